@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxBody bounds a request body; refunds are small.
+const maxBody = 1 << 20
+
+// handler serves the tools over HTTP, the ledger, the health check and MCP at /mcp.
+func (s *service) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tools/{name}", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			write(w, problem(http.StatusRequestEntityTooLarge, "body_too_large", err.Error()))
+			return
+		}
+		tool := r.PathValue("name")
+		key := parseKeyHeader(r.Header.Get("Idempotency-Key"))
+		resp := s.call(r.Context(), tool, key, body)
+		s.logCall(tool, key, resp)
+		write(w, resp)
+	})
+	mux.HandleFunc("GET /refunds", func(w http.ResponseWriter, r *http.Request) {
+		list, err := s.store.Refunds(r.Context(), r.URL.Query().Get("accountId"))
+		if err != nil {
+			write(w, problem(http.StatusInternalServerError, "store_error", err.Error()))
+			return
+		}
+		write(w, jsonResponse(map[string]any{"refunds": list}))
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		write(w, jsonResponse(map[string]any{"status": "ok", "mode": s.cfg.Mode}))
+	})
+	srv := s.mcpServer()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	return mux
+}
+
+func write(w http.ResponseWriter, resp response) {
+	ct := "application/json"
+	if !resp.ok() {
+		ct = "application/problem+json"
+	}
+	w.Header().Set("Content-Type", ct)
+	if resp.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// parseKeyHeader accepts a bare key or the draft's structured-field string form ("key").
+func parseKeyHeader(v string) string {
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		var b strings.Builder
+		inner := v[1 : len(v)-1]
+		for i := 0; i < len(inner); i++ {
+			if inner[i] == '\\' && i+1 < len(inner) {
+				i++
+			}
+			b.WriteByte(inner[i])
+		}
+		return b.String()
+	}
+	return v
+}
+
+func (s *service) logCall(tool, key string, resp response) {
+	outcome := "executed"
+	if !resp.ok() {
+		var p struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal(resp.Body, &p)
+		outcome = p.Code
+	}
+	s.log.Info("call", "tool", tool, "key", key, "status", resp.Status, "outcome", outcome, "replayed", resp.Replayed)
+}

@@ -1,0 +1,162 @@
+// Command refundserver is the reference tool server for idemtest: it serves issue_refund,
+// list_refunds and set_account_status over HTTP (POST /tools/{name}) and MCP (streamable HTTP at
+// /mcp, or stdio with --stdio), with a correct idempotency implementation and two broken ones.
+//
+//	go run ./examples/refundserver --addr 127.0.0.1:8080
+//	go run ./examples/refundserver --store redis --idempotency naive
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+const usage = `refundserver: the reference refund tool server for idemtest.
+
+Tools: issue_refund {accountId, amount, currency?} (needs an idempotency key),
+list_refunds {accountId?} (read-only), set_account_status {accountId, status}
+(naturally idempotent).
+
+HTTP: POST /tools/{name} with the JSON arguments as body and the key in the
+Idempotency-Key header; GET /refunds?accountId=; GET /healthz.
+MCP: streamable HTTP at /mcp, or stdio with --stdio; the key in the
+idempotencyKey argument or the idempotencyKey entry of _meta.
+
+--idempotency selects the implementation:
+  locked  correct: an atomic in-flight reservation, 409 while in flight,
+          422 on a reused key with another payload, stored replay (default)
+  naive   BROKEN on purpose: check, execute, then store; concurrent
+          duplicates both execute
+  none    BROKEN on purpose: keys are ignored; every call executes
+The broken modes exist so idemtest's tests and demos can show what it catches.
+
+Flags:
+`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("refundserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	addr := fs.String("addr", "127.0.0.1:8080", "HTTP listen address (with --stdio: served only when given)")
+	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
+	storeName := fs.String("store", "memory", "where keys and refunds live: memory, redis or postgres")
+	redisAddr := fs.String("redis-addr", envOr("REDIS_ADDR", "127.0.0.1:6379"), "Redis address for --store redis (env REDIS_ADDR)")
+	redisPrefix := fs.String("redis-prefix", "refundserver:", "prefix of every Redis key the server writes")
+	dbURL := fs.String("database-url", envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"), "PostgreSQL URL for --store postgres (env DATABASE_URL)")
+	mode := fs.String("idempotency", modeLocked, "locked (correct), naive or none (both broken on purpose)")
+	keyTTL := fs.Duration("key-ttl", 48*time.Hour, "how long a completed key is remembered")
+	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
+	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
+	logLevel := fs.String("log-level", "warn", "debug, info (a line per request), warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "refundserver: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	switch *mode {
+	case modeLocked, modeNaive, modeNone:
+	default:
+		fmt.Fprintf(stderr, "refundserver: --idempotency %q: want locked, naive or none\n", *mode)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "refundserver: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	svc := newService(config{
+		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work,
+		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"),
+	}, st, log)
+
+	serveHTTP := !*stdio || flagSet(fs, "addr")
+	errc := make(chan error, 2)
+	var srv *http.Server
+	if serveHTTP {
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			fmt.Fprintf(stderr, "refundserver: listen: %v\n", err)
+			return 1
+		}
+		srv = &http.Server{Handler: svc.handler(), ReadHeaderTimeout: 10 * time.Second}
+		fmt.Fprintf(stderr, "refundserver: listening on http://%s (store %s, idempotency %s)\n", ln.Addr(), *storeName, *mode)
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	if *stdio {
+		go func() {
+			t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+			errc <- svc.mcpServer().Run(ctx, t)
+		}()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+			fmt.Fprintf(stderr, "refundserver: %v\n", err)
+			return 1
+		}
+	}
+	if srv != nil {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL string) (store, error) {
+	switch name {
+	case "memory":
+		return newMemStore(), nil
+	case "redis":
+		return newRedisStore(ctx, redisAddr, redisPrefix)
+	case "postgres":
+		return newPGStore(ctx, dbURL)
+	}
+	return nil, fmt.Errorf("--store %q: want memory, redis or postgres", name)
+}

@@ -1,0 +1,469 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) {
+	// The MCP stdio test runs this test binary as the server.
+	if os.Getenv("REFUNDSERVER_RUN_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// needService skips (or, under CI=true, fails) when a real service the test needs is absent.
+func needService(t *testing.T, name, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not reachable at %s (CI=true requires it): %v", name, addr, err)
+	}
+	t.Skipf("%s is not reachable at %s; start it (see .ci/run) to run this test: %v", name, addr, err)
+}
+
+func openTestStore(t *testing.T, name string) store {
+	t.Helper()
+	ctx := context.Background()
+	var st store
+	var err error
+	switch name {
+	case "memory":
+		st = newMemStore()
+	case "redis":
+		needService(t, "Redis", "127.0.0.1:6379")
+		st, err = newRedisStore(ctx, "127.0.0.1:6379", randomID("refundserver-test:")+":")
+	case "postgres":
+		needService(t, "PostgreSQL", "127.0.0.1:5432")
+		st, err = newPGStore(ctx, "postgres://127.0.0.1:5432/test")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+type testServer struct {
+	*httptest.Server
+	st store
+}
+
+func startServer(t *testing.T, storeName string, cfg config) *testServer {
+	t.Helper()
+	if cfg.Mode == "" {
+		cfg.Mode = modeLocked
+	}
+	if cfg.KeyTTL == 0 {
+		cfg.KeyTTL = time.Hour
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = 10 * time.Second
+	}
+	st := openTestStore(t, storeName)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(newService(cfg, st, log).handler())
+	t.Cleanup(srv.Close)
+	return &testServer{srv, st}
+}
+
+type callResult struct {
+	status   int
+	body     []byte
+	replayed bool
+	code     string
+}
+
+func (s *testServer) call(t *testing.T, tool, key string, args any) callResult {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/tools/"+tool, bytes.NewReader(b))
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return callResult{}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var p struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(body, &p)
+	return callResult{resp.StatusCode, body, resp.Header.Get("Idempotent-Replayed") == "true", p.Code}
+}
+
+func (s *testServer) executions(t *testing.T, acct string) int {
+	t.Helper()
+	list, err := s.st.Refunds(context.Background(), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list)
+}
+
+// burst sends n copies of one call at once and returns their statuses.
+func (s *testServer) burst(t *testing.T, n int, key string, args any) []int {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			statuses[i] = s.call(t, "issue_refund", key, args).status
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return statuses
+}
+
+var stores = []string{"memory", "redis", "postgres"}
+
+func TestLockedExecutesOnce(t *testing.T) {
+	for _, storeName := range stores {
+		t.Run(storeName, func(t *testing.T) {
+			s := startServer(t, storeName, config{Work: 5 * time.Millisecond})
+
+			t.Run("sequential duplicate replays byte for byte", func(t *testing.T) {
+				acct, key := randomID("acct_"), randomID("k_")
+				args := map[string]any{"accountId": acct, "amount": 49.99}
+				first := s.call(t, "issue_refund", key, args)
+				second := s.call(t, "issue_refund", key, args)
+				if first.status != 200 || second.status != 200 {
+					t.Fatalf("statuses %d, %d; want 200, 200 (%s)", first.status, second.status, second.body)
+				}
+				if first.replayed || !second.replayed {
+					t.Errorf("replayed = %v, %v; want false, true", first.replayed, second.replayed)
+				}
+				if !bytes.Equal(first.body, second.body) {
+					t.Errorf("replay body differs:\n%s\n%s", first.body, second.body)
+				}
+				if n := s.executions(t, acct); n != 1 {
+					t.Errorf("executions = %d, want 1", n)
+				}
+			})
+
+			t.Run("32-way concurrent duplicate", func(t *testing.T) {
+				acct, key := randomID("acct_"), randomID("k_")
+				statuses := s.burst(t, 32, key, map[string]any{"accountId": acct, "amount": 10})
+				if n := s.executions(t, acct); n != 1 {
+					t.Errorf("executions = %d, want 1 (statuses %v)", n, statuses)
+				}
+				for _, st := range statuses {
+					if st != 200 && st != 409 {
+						t.Errorf("status %d in a burst; want 200 or 409", st)
+					}
+				}
+			})
+
+			t.Run("missing key is 400", func(t *testing.T) {
+				acct := randomID("acct_")
+				r := s.call(t, "issue_refund", "", map[string]any{"accountId": acct, "amount": 1})
+				if r.status != 400 || r.code != "idempotency_key_missing" {
+					t.Errorf("got %d %s, want 400 idempotency_key_missing", r.status, r.code)
+				}
+				if n := s.executions(t, acct); n != 0 {
+					t.Errorf("executions = %d, want 0", n)
+				}
+			})
+
+			t.Run("same key other payload is 422", func(t *testing.T) {
+				acct, key := randomID("acct_"), randomID("k_")
+				s.call(t, "issue_refund", key, map[string]any{"accountId": acct, "amount": 5})
+				r := s.call(t, "issue_refund", key, map[string]any{"accountId": acct, "amount": 6})
+				if r.status != 422 || r.replayed {
+					t.Errorf("got %d replayed=%v, want 422 not replayed", r.status, r.replayed)
+				}
+				if n := s.executions(t, acct); n != 1 {
+					t.Errorf("executions = %d, want 1", n)
+				}
+			})
+
+			t.Run("quoted sf-string key is the same key", func(t *testing.T) {
+				acct, key := randomID("acct_"), randomID("k_")
+				args := map[string]any{"accountId": acct, "amount": 5}
+				s.call(t, "issue_refund", key, args)
+				r := s.call(t, "issue_refund", `"`+key+`"`, args)
+				if !r.replayed {
+					t.Errorf("quoted key was not replayed: %d %s", r.status, r.body)
+				}
+			})
+
+			t.Run("keys are scoped per tool", func(t *testing.T) {
+				key := randomID("k_")
+				acct := randomID("acct_")
+				s.call(t, "issue_refund", key, map[string]any{"accountId": acct, "amount": 5})
+				r := s.call(t, "set_account_status", key, map[string]any{"accountId": acct, "status": "active"})
+				if r.status != 200 {
+					t.Errorf("set_account_status with a key used by issue_refund: %d %s", r.status, r.body)
+				}
+			})
+		})
+	}
+}
+
+func TestInFlightDuplicateIs409(t *testing.T) {
+	for _, storeName := range stores {
+		t.Run(storeName, func(t *testing.T) {
+			s := startServer(t, storeName, config{Work: 300 * time.Millisecond})
+			acct, key := randomID("acct_"), randomID("k_")
+			args := map[string]any{"accountId": acct, "amount": 5}
+			done := make(chan callResult)
+			go func() { done <- s.call(t, "issue_refund", key, args) }()
+			time.Sleep(100 * time.Millisecond)
+			r := s.call(t, "issue_refund", key, args)
+			if r.status != 409 || r.code != "idempotency_key_in_progress" {
+				t.Errorf("duplicate in flight: %d %s, want 409 idempotency_key_in_progress", r.status, r.body)
+			}
+			if first := <-done; first.status != 200 {
+				t.Errorf("first: %d %s", first.status, first.body)
+			}
+		})
+	}
+}
+
+func TestDownstreamFailureReleasesKey(t *testing.T) {
+	for _, storeName := range stores {
+		t.Run(storeName, func(t *testing.T) {
+			var calls atomic.Int32
+			var keys sync.Map
+			pp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				keys.Store(r.Header.Get("Idempotency-Key"), true)
+				if calls.Add(1) == 1 {
+					http.Error(w, "processor down", http.StatusInternalServerError)
+					return
+				}
+				w.Write([]byte(`{"id":"pp_1"}`))
+			}))
+			defer pp.Close()
+			s := startServer(t, storeName, config{Downstream: pp.URL})
+			acct, key := randomID("acct_"), randomID("k_")
+			args := map[string]any{"accountId": acct, "amount": 5}
+			if r := s.call(t, "issue_refund", key, args); r.status != 502 {
+				t.Fatalf("first call with the processor down: %d %s, want 502", r.status, r.body)
+			}
+			if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
+				t.Fatalf("retry after 502: %d replayed=%v %s, want a fresh 200", r.status, r.replayed, r.body)
+			}
+			if n := s.executions(t, acct); n != 1 {
+				t.Errorf("executions = %d, want 1", n)
+			}
+			if _, ok := keys.Load(key); !ok {
+				t.Errorf("the processor never saw idempotency key %q", key)
+			}
+		})
+	}
+}
+
+func TestLeaseAndKeyExpiry(t *testing.T) {
+	for _, storeName := range stores {
+		t.Run(storeName, func(t *testing.T) {
+			s := startServer(t, storeName, config{Lease: 200 * time.Millisecond, KeyTTL: 300 * time.Millisecond})
+			acct, key := randomID("acct_"), randomID("k_")
+			args := map[string]any{"accountId": acct, "amount": 5}
+
+			// A request that reserved the key and crashed.
+			fp := fingerprint(map[string]any{"accountId": acct, "amount": 5.0})
+			if _, err := s.st.Reserve(context.Background(), "issue_refund:"+key, record{Fingerprint: fp, Token: "crashed"}, 200*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if r := s.call(t, "issue_refund", key, args); r.status != 409 {
+				t.Fatalf("while the crashed reservation holds: %d %s, want 409", r.status, r.body)
+			}
+			time.Sleep(300 * time.Millisecond)
+			if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
+				t.Fatalf("after the lease: %d %s, want a fresh 200", r.status, r.body)
+			}
+			if r := s.call(t, "issue_refund", key, args); !r.replayed {
+				t.Fatalf("before the key expires: %d %s, want a replay", r.status, r.body)
+			}
+			time.Sleep(400 * time.Millisecond)
+			if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
+				t.Fatalf("after the key expired: %d %s, want a fresh execution", r.status, r.body)
+			}
+			if n := s.executions(t, acct); n != 2 {
+				t.Errorf("executions = %d, want 2 (one per key lifetime)", n)
+			}
+		})
+	}
+}
+
+func TestBrokenModes(t *testing.T) {
+	for _, storeName := range stores {
+		t.Run(storeName+"/naive double-executes under concurrency", func(t *testing.T) {
+			s := startServer(t, storeName, config{Mode: modeNaive, Work: 5 * time.Millisecond})
+			for try := 1; try <= 20; try++ {
+				acct, key := randomID("acct_"), randomID("k_")
+				s.burst(t, 32, key, map[string]any{"accountId": acct, "amount": 10})
+				if n := s.executions(t, acct); n > 1 {
+					t.Logf("caught %d executions on try %d", n, try)
+					return
+				}
+			}
+			t.Fatal("naive mode never double-executed in 20 bursts of 32")
+		})
+		t.Run(storeName+"/naive replays sequential duplicates", func(t *testing.T) {
+			s := startServer(t, storeName, config{Mode: modeNaive})
+			acct, key := randomID("acct_"), randomID("k_")
+			args := map[string]any{"accountId": acct, "amount": 10}
+			s.call(t, "issue_refund", key, args)
+			if r := s.call(t, "issue_refund", key, args); !r.replayed {
+				t.Errorf("naive sequential retry not replayed: %d %s", r.status, r.body)
+			}
+		})
+		t.Run(storeName+"/none executes every call", func(t *testing.T) {
+			s := startServer(t, storeName, config{Mode: modeNone})
+			acct, key := randomID("acct_"), randomID("k_")
+			args := map[string]any{"accountId": acct, "amount": 10}
+			s.call(t, "issue_refund", key, args)
+			s.call(t, "issue_refund", key, args)
+			if n := s.executions(t, acct); n != 2 {
+				t.Errorf("executions = %d, want 2", n)
+			}
+		})
+	}
+}
+
+func TestHTTPEndpoints(t *testing.T) {
+	s := startServer(t, "memory", config{})
+	acct := randomID("acct_")
+	s.call(t, "issue_refund", "k1", map[string]any{"accountId": acct, "amount": 3, "currency": "EUR"})
+	resp, err := http.Get(s.URL + "/refunds?accountId=" + acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Refunds []refund }
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if len(out.Refunds) != 1 || out.Refunds[0].Currency != "EUR" {
+		t.Errorf("GET /refunds = %+v", out)
+	}
+	for _, tc := range []struct {
+		name, tool string
+		args       any
+		status     int
+	}{
+		{"unknown tool", "nope", map[string]any{}, 404},
+		{"bad amount", "issue_refund", map[string]any{"accountId": "a", "amount": -1}, 400},
+		{"not an object", "issue_refund", []int{1}, 400},
+		{"status twice", "set_account_status", map[string]any{"accountId": "a", "status": "active"}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := s.call(t, tc.tool, "k-"+tc.name, tc.args); r.status != tc.status {
+				t.Errorf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+		})
+	}
+}
+
+func TestParseKeyHeader(t *testing.T) {
+	for in, want := range map[string]string{`abc`: "abc", `"abc"`: "abc", `"a\"b"`: `a"b`, ` x `: "x", `"`: `"`} {
+		if got := parseKeyHeader(in); got != want {
+			t.Errorf("parseKeyHeader(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMCP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	transports := map[string]func(t *testing.T) mcp.Transport{
+		"stdio": func(t *testing.T) mcp.Transport {
+			cmd := exec.Command(os.Args[0], "--stdio")
+			cmd.Env = append(os.Environ(), "REFUNDSERVER_RUN_MAIN=1")
+			cmd.Stderr = os.Stderr
+			return &mcp.CommandTransport{Command: cmd}
+		},
+		"http": func(t *testing.T) mcp.Transport {
+			s := startServer(t, "memory", config{})
+			return &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp"}
+		},
+	}
+	for name, newTransport := range transports {
+		t.Run(name, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, newTransport(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hints := map[string]string{}
+			for _, tool := range tools.Tools {
+				hints[tool.Name] = fmt.Sprintf("ro=%v idem=%v", tool.Annotations.ReadOnlyHint, tool.Annotations.IdempotentHint)
+			}
+			want := map[string]string{"issue_refund": "ro=false idem=false", "list_refunds": "ro=true idem=false", "set_account_status": "ro=false idem=true"}
+			for k, v := range want {
+				if hints[k] != v {
+					t.Errorf("%s annotations %q, want %q", k, hints[k], v)
+				}
+			}
+
+			acct, key := randomID("acct_"), randomID("k_")
+			call := func(args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
+				t.Helper()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "issue_refund", Arguments: args, Meta: meta})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			first := call(map[string]any{"accountId": acct, "amount": 5, "idempotencyKey": key}, nil)
+			second := call(map[string]any{"accountId": acct, "amount": 5}, mcp.Meta{"idempotencyKey": key})
+			if first.IsError || second.IsError {
+				t.Fatalf("errors: %v %v", first.Content, second.Content)
+			}
+			if first.Meta[replayedMeta] == true || second.Meta[replayedMeta] != true {
+				t.Errorf("replayed meta: %v, %v", first.Meta, second.Meta)
+			}
+			a, _ := json.Marshal(first.StructuredContent)
+			b, _ := json.Marshal(second.StructuredContent)
+			if !bytes.Equal(a, b) {
+				t.Errorf("replay differs: %s vs %s", a, b)
+			}
+			mismatch := call(map[string]any{"accountId": acct, "amount": 6, "idempotencyKey": key}, nil)
+			if !mismatch.IsError || mismatch.StructuredContent.(map[string]any)["code"] != "idempotency_key_mismatch" {
+				t.Errorf("reused key with another payload: %+v", mismatch.StructuredContent)
+			}
+			missing := call(map[string]any{"accountId": acct, "amount": 5}, nil)
+			if !missing.IsError {
+				t.Errorf("missing key accepted: %+v", missing.StructuredContent)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_refunds", Arguments: map[string]any{"accountId": acct}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(res.StructuredContent.(map[string]any)["refunds"].([]any)); n != 1 {
+				t.Errorf("list_refunds over MCP: %d refunds, want 1", n)
+			}
+		})
+	}
+}

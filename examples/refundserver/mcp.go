@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// replayedMeta is the result _meta entry set on a replayed response, the MCP counterpart of the
+// Idempotent-Replayed header.
+const replayedMeta = "idempotentReplayed"
+
+func boolPtr(b bool) *bool { return &b }
+
+// mcpServer serves the same tools over MCP. The idempotency key comes from the idempotencyKey
+// argument, or from the idempotencyKey entry of the request's _meta.
+func (s *service) mcpServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "refundserver", Version: "1.0.0"}, nil)
+	srv.AddTool(&mcp.Tool{
+		Name:        "issue_refund",
+		Description: "Refund an amount to an account. Requires an idempotency key; retries with the same key return the first result.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"accountId":{"type":"string","examples":["acct_1"]},
+			"amount":{"type":"number","exclusiveMinimum":0,"examples":[49.99]},
+			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},
+			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
+			"required":["accountId","amount"]}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
+	}, s.mcpHandler("issue_refund"))
+	srv.AddTool(&mcp.Tool{
+		Name:        "list_refunds",
+		Description: "List executed refunds, optionally for one account.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"accountId":{"type":"string"}}}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, s.mcpHandler("list_refunds"))
+	srv.AddTool(&mcp.Tool{
+		Name:        "set_account_status",
+		Description: "Set an account's status. Setting the same status twice changes nothing.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"accountId":{"type":"string"},"status":{"type":"string","enum":["active","suspended","closed"]}},
+			"required":["accountId","status"]}`),
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
+	}, s.mcpHandler("set_account_status"))
+	return srv
+}
+
+func (s *service) mcpHandler(tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		key := ""
+		if k, ok := req.Params.Meta[keyArg].(string); ok {
+			key = k
+		}
+		resp := s.call(ctx, tool, key, req.Params.Arguments)
+		s.logCall(tool, key, resp)
+		var structured any
+		if err := json.Unmarshal(resp.Body, &structured); err != nil {
+			return nil, fmt.Errorf("encode %s result: %w", tool, err)
+		}
+		res := &mcp.CallToolResult{StructuredContent: structured}
+		if resp.ok() {
+			res.Content = []mcp.Content{&mcp.TextContent{Text: string(resp.Body)}}
+		} else {
+			p, _ := structured.(map[string]any)
+			res.IsError = true
+			res.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v: %v", p["code"], p["detail"])}}
+		}
+		if resp.Replayed {
+			res.Meta = mcp.Meta{replayedMeta: true}
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Idempotency modes. Only "locked" is correct; the others exist so idemtest can show what it
+// catches.
+const (
+	modeLocked = "locked"
+	modeNaive  = "naive"
+	modeNone   = "none"
+)
+
+// keyArg is the argument (and MCP _meta entry) that carries the idempotency key over MCP.
+const keyArg = "idempotencyKey"
+
+type config struct {
+	Mode       string
+	KeyTTL     time.Duration
+	Lease      time.Duration
+	Work       time.Duration
+	Downstream string // base URL of the payment processor; empty: none
+}
+
+// service implements the tools once for both transports.
+type service struct {
+	cfg    config
+	store  store
+	log    *slog.Logger
+	client *http.Client
+
+	mu       sync.Mutex
+	accounts map[string]string
+}
+
+// response is a tool's answer in HTTP terms; the MCP layer maps it onto a CallToolResult.
+type response struct {
+	Status   int
+	Body     []byte
+	Replayed bool
+}
+
+func (r response) ok() bool { return r.Status >= 200 && r.Status < 300 }
+
+func newService(cfg config, st store, log *slog.Logger) *service {
+	return &service{
+		cfg:      cfg,
+		store:    st,
+		log:      log,
+		client:   &http.Client{Timeout: 30 * time.Second},
+		accounts: map[string]string{},
+	}
+}
+
+func problem(status int, code, detail string) response {
+	body, _ := json.Marshal(map[string]any{
+		"type":   "urn:refundserver:problem:" + code,
+		"title":  http.StatusText(status),
+		"status": status,
+		"code":   code,
+		"detail": detail,
+	})
+	return response{Status: status, Body: body}
+}
+
+func jsonResponse(v any) response {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return problem(http.StatusInternalServerError, "internal", err.Error())
+	}
+	return response{Status: http.StatusOK, Body: body}
+}
+
+// call runs one tool. key is the idempotency key ("" when the caller sent none); args is the JSON
+// object of arguments, which may itself carry the key as idempotencyKey.
+func (s *service) call(ctx context.Context, tool, key string, args []byte) response {
+	var m map[string]any
+	if len(bytes.TrimSpace(args)) == 0 {
+		m = map[string]any{}
+	} else if err := json.Unmarshal(args, &m); err != nil || m == nil {
+		return problem(http.StatusBadRequest, "invalid_arguments", "arguments must be a JSON object")
+	}
+	if k, ok := m[keyArg].(string); ok {
+		if key == "" {
+			key = k
+		}
+		delete(m, keyArg)
+	}
+	switch tool {
+	case "issue_refund":
+		return s.issueRefund(ctx, key, m)
+	case "list_refunds":
+		acct, _ := m["accountId"].(string)
+		list, err := s.store.Refunds(ctx, acct)
+		if err != nil {
+			return problem(http.StatusInternalServerError, "store_error", err.Error())
+		}
+		return jsonResponse(map[string]any{"refunds": list})
+	case "set_account_status":
+		return s.setAccountStatus(m)
+	}
+	return problem(http.StatusNotFound, "unknown_tool", fmt.Sprintf("no tool %q; tools: issue_refund, list_refunds, set_account_status", tool))
+}
+
+func (s *service) setAccountStatus(m map[string]any) response {
+	acct, _ := m["accountId"].(string)
+	status, _ := m["status"].(string)
+	if acct == "" || status == "" {
+		return problem(http.StatusBadRequest, "invalid_arguments", "accountId and status are required strings")
+	}
+	s.mu.Lock()
+	prev := s.accounts[acct]
+	s.accounts[acct] = status
+	s.mu.Unlock()
+	return jsonResponse(map[string]any{"accountId": acct, "status": status, "previous": prev, "changed": prev != status})
+}
+
+type refundArgs struct {
+	AccountID string
+	Amount    float64
+	Currency  string
+}
+
+func parseRefund(m map[string]any) (refundArgs, error) {
+	var a refundArgs
+	a.AccountID, _ = m["accountId"].(string)
+	if a.AccountID == "" {
+		return a, errors.New("accountId is required and must be a non-empty string")
+	}
+	amt, ok := m["amount"].(float64)
+	if !ok || amt <= 0 {
+		return a, errors.New("amount is required and must be a number above 0")
+	}
+	a.Amount = amt
+	a.Currency = "USD"
+	if c, ok := m["currency"]; ok {
+		cs, ok := c.(string)
+		if !ok || len(cs) != 3 {
+			return a, errors.New("currency must be a three-letter code")
+		}
+		a.Currency = cs
+	}
+	for k := range m {
+		switch k {
+		case "accountId", "amount", "currency":
+		default:
+			return a, fmt.Errorf("unknown argument %q", k)
+		}
+	}
+	return a, nil
+}
+
+// fingerprint identifies a payload: the canonical JSON of the arguments (encoding/json sorts map
+// keys), without the key itself.
+func fingerprint(m map[string]any) string {
+	b, _ := json.Marshal(m)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func randomID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func (s *service) issueRefund(ctx context.Context, key string, m map[string]any) response {
+	a, err := parseRefund(m)
+	if err != nil {
+		return problem(http.StatusBadRequest, "invalid_arguments", err.Error())
+	}
+	if s.cfg.Mode == modeNone {
+		return s.execute(ctx, key, a)
+	}
+	if key == "" {
+		return problem(http.StatusBadRequest, "idempotency_key_missing",
+			"issue_refund requires an Idempotency-Key header (or the idempotencyKey argument over MCP)")
+	}
+	fp := fingerprint(m)
+	// Keys are scoped per tool: the same key on another tool is another operation.
+	scoped := "issue_refund:" + key
+	if s.cfg.Mode == modeNaive {
+		// Check, execute, store: two concurrent duplicates both miss the check and both execute.
+		existing, err := s.store.Get(ctx, scoped)
+		if err != nil {
+			return problem(http.StatusInternalServerError, "store_error", err.Error())
+		}
+		if existing != nil && existing.Done {
+			return replayOrMismatch(existing, fp)
+		}
+		resp := s.execute(ctx, key, a)
+		if resp.ok() {
+			if err := s.store.Put(ctx, scoped, record{Fingerprint: fp, Done: true, Status: resp.Status, Body: resp.Body}, s.cfg.KeyTTL); err != nil {
+				s.log.Error("store response", "key", key, "err", err)
+			}
+		}
+		return resp
+	}
+
+	token := randomID("")
+	existing, err := s.store.Reserve(ctx, scoped, record{Fingerprint: fp, Token: token}, s.cfg.Lease)
+	if err != nil {
+		return problem(http.StatusInternalServerError, "store_error", err.Error())
+	}
+	if existing != nil {
+		if existing.Fingerprint != fp || existing.Done {
+			return replayOrMismatch(existing, fp)
+		}
+		return problem(http.StatusConflict, "idempotency_key_in_progress",
+			"a request with this idempotency key is still being processed; retry later")
+	}
+	resp := s.execute(ctx, key, a)
+	if !resp.ok() {
+		// Nothing was executed: free the key so a retry can try again.
+		if err := s.store.Release(context.WithoutCancel(ctx), scoped, token); err != nil {
+			s.log.Error("release key", "key", key, "err", err)
+		}
+		return resp
+	}
+	err = s.store.Complete(context.WithoutCancel(ctx), scoped, record{Fingerprint: fp, Token: token, Done: true, Status: resp.Status, Body: resp.Body}, s.cfg.KeyTTL)
+	if err != nil {
+		// The lease ran out before the work finished: the refund happened, but the key may now
+		// belong to a retry. Raise --lease above the slowest execution.
+		s.log.Warn("store response", "key", key, "err", err)
+	}
+	return resp
+}
+
+func replayOrMismatch(rec *record, fp string) response {
+	if rec.Fingerprint != fp {
+		return problem(http.StatusUnprocessableEntity, "idempotency_key_mismatch",
+			"this idempotency key was already used with a different payload; use a new key for a new operation")
+	}
+	return response{Status: rec.Status, Body: rec.Body, Replayed: true}
+}
+
+// execute performs the refund: the work, the downstream call, the ledger entry. It runs to the
+// end even when the caller has gone away, as a real server would.
+func (s *service) execute(ctx context.Context, key string, a refundArgs) response {
+	ctx = context.WithoutCancel(ctx)
+	r := refund{
+		RefundID:  randomID("re_"),
+		AccountID: a.AccountID,
+		Amount:    a.Amount,
+		Currency:  a.Currency,
+		Status:    "succeeded",
+		Key:       key,
+	}
+	if s.cfg.Work > 0 {
+		time.Sleep(s.cfg.Work)
+	}
+	if s.cfg.Downstream != "" {
+		if err := s.notifyDownstream(ctx, key, r); err != nil {
+			return problem(http.StatusBadGateway, "downstream_failed", err.Error())
+		}
+	}
+	r.CreatedAt = time.Now().UTC()
+	if err := s.store.AddRefund(ctx, r); err != nil {
+		return problem(http.StatusInternalServerError, "store_error", err.Error())
+	}
+	return jsonResponse(map[string]any{
+		"refundId":  r.RefundID,
+		"accountId": r.AccountID,
+		"amount":    r.Amount,
+		"currency":  r.Currency,
+		"status":    r.Status,
+	})
+}
+
+func (s *service) notifyDownstream(ctx context.Context, key string, r refund) error {
+	body, _ := json.Marshal(map[string]any{
+		"refundId": r.RefundID, "accountId": r.AccountID, "amount": r.Amount, "currency": r.Currency,
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.Downstream+"/v1/refunds", bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("payment processor: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key == "" {
+		key = r.RefundID
+	}
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("payment processor: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("payment processor answered %s", resp.Status)
+	}
+	return nil
+}
