@@ -1,0 +1,412 @@
+package assert
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Env declares the names an expression may use, with a sample value of each name's type. Names
+// whose values are maps (step results, sinks) are dynamic: their fields are not checked.
+type Env map[string]any
+
+// Names returns an Env in which each name holds a dynamic map.
+func Names(names ...string) Env {
+	env := Env{}
+	for _, n := range names {
+		env[n] = map[string]any{}
+	}
+	return env
+}
+
+// Error is a compile error at a byte offset of the expression as written.
+type Error struct {
+	Offset int
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Program is a compiled expression, safe for concurrent use.
+type Program struct {
+	// Source is the expression as written.
+	Source string
+	norm   string
+	prog   *vm.Program
+	opts   []expr.Option
+}
+
+// Compile compiles src against env. Unknown names and syntax errors are reported as *Error.
+func Compile(src string, env Env) (*Program, error) {
+	norm, back := normalize(src)
+	opts := options(env)
+	prog, err := expr.Compile(norm, opts...)
+	if err != nil {
+		return nil, toError(err, norm, back)
+	}
+	return &Program{Source: src, norm: norm, prog: prog, opts: opts}, nil
+}
+
+func options(env Env) []expr.Option {
+	full := map[string]any{}
+	for k, v := range env {
+		full[k] = v
+	}
+	return []expr.Option{
+		expr.Env(full),
+		expr.Patch(countPatch{}),
+		expr.Function("countWhere", countWhere),
+		expr.Function("uuid", func(...any) (any, error) { return newUUID(), nil }, new(func() string)),
+	}
+}
+
+// Run evaluates the program.
+func (p *Program) Run(env map[string]any) (any, error) {
+	return expr.Run(p.prog, env)
+}
+
+// Bool evaluates the program and requires a boolean result.
+func (p *Program) Bool(env map[string]any) (bool, error) {
+	out, err := p.Run(env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("assertion must be true or false, got %s", Show(out))
+	}
+	return b, nil
+}
+
+func toError(err error, norm string, back func(int) int) error {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		off := offsetOf(norm, fe.Line, fe.Column)
+		return &Error{Offset: back(off), Msg: fe.Message}
+	}
+	return &Error{Msg: err.Error()}
+}
+
+// offsetOf turns expr's 1-based line and 0-based column into a byte offset.
+func offsetOf(s string, line, col int) int {
+	off := 0
+	for l := 1; l < line; l++ {
+		i := strings.IndexByte(s[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+	}
+	off += col
+	if off > len(s) {
+		off = len(s)
+	}
+	if off < 0 {
+		off = 0
+	}
+	return off
+}
+
+// normalize rewrites === and !== outside string literals, and returns a map from offsets in the
+// result back to offsets in src.
+func normalize(src string) (string, func(int) int) {
+	var b strings.Builder
+	var removed []int // offsets in the output at which one byte of src was dropped
+	var quote byte
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && i+1 < len(src) {
+				b.WriteByte(c)
+				i++
+				c = src[i]
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case (c == '=' || c == '!') && strings.HasPrefix(src[i+1:], "=="):
+			b.WriteString(string(c) + "=")
+			i += 2
+			removed = append(removed, b.Len())
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), func(off int) int {
+		n := 0
+		for _, r := range removed {
+			if r <= off {
+				n++
+			}
+		}
+		return off + n
+	}
+}
+
+// countPatch rewrites x.count(m) into countWhere(x, m): expr has no methods on lists.
+type countPatch struct{}
+
+func (countPatch) Visit(node *ast.Node) {
+	c, ok := (*node).(*ast.CallNode)
+	if !ok {
+		return
+	}
+	m, ok := c.Callee.(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if p, ok := m.Property.(*ast.StringNode); !ok || p.Value != "count" {
+		return
+	}
+	ast.Patch(node, &ast.CallNode{
+		Callee:    &ast.IdentifierNode{Value: "countWhere"},
+		Arguments: append([]ast.Node{m.Node}, c.Arguments...),
+	})
+}
+
+// countWhere counts the entries of a list whose fields equal every field of the filter; with no
+// filter it counts all entries.
+func countWhere(params ...any) (any, error) {
+	if len(params) == 0 || len(params) > 2 {
+		return nil, errors.New("count takes one filter map, as in list.count({accountId: \"a\"})")
+	}
+	list := reflect.ValueOf(params[0])
+	if !list.IsValid() {
+		return 0, nil
+	}
+	if list.Kind() != reflect.Slice && list.Kind() != reflect.Array {
+		return nil, fmt.Errorf("count: %s is not a list", Show(params[0]))
+	}
+	var filter map[string]any
+	if len(params) == 2 {
+		f, ok := params[1].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("count: filter must be a map like {accountId: \"a\"}, got %s", Show(params[1]))
+		}
+		filter = f
+	}
+	n := 0
+	for i := range list.Len() {
+		if matches(list.Index(i).Interface(), filter) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func matches(entry any, filter map[string]any) bool {
+	for k, want := range filter {
+		got, ok := Field(entry, k)
+		if !ok || !Equal(got, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// Field reads a field of a map value.
+func Field(v any, name string) (any, bool) {
+	if m, ok := v.(map[string]any); ok {
+		x, ok := m[name]
+		return x, ok
+	}
+	return nil, false
+}
+
+// Equal compares as expr's == does: numbers by value whatever their Go type.
+func Equal(a, b any) bool {
+	if fa, ok := toFloat(a); ok {
+		if fb, ok := toFloat(b); ok {
+			return fa == fb
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// Explain evaluates the sub-expressions of a failed assertion and returns a line for each one
+// that can be shown: "count(burst.calls, .ok) = 2, want >= 3". Predicate bodies (.ok) are
+// skipped: they have no value outside their loop.
+func (p *Program) Explain(env map[string]any) []string {
+	tree, err := parser.Parse(p.norm)
+	if err != nil {
+		return nil
+	}
+	inPredicate := map[ast.Node]bool{}
+	ast.Walk(&tree.Node, markPredicates{inPredicate})
+	var lines []string
+	seen := map[string]bool{}
+	eval := func(n ast.Node) (any, bool) {
+		prog, err := expr.Compile(n.String(), p.opts...)
+		if err != nil {
+			return nil, false
+		}
+		v, err := expr.Run(prog, env)
+		if err != nil {
+			return "error: " + err.Error(), true
+		}
+		return v, true
+	}
+	ast.Walk(&tree.Node, visitFunc(func(node *ast.Node) {
+		n := *node
+		if inPredicate[n] || n == tree.Node {
+			return
+		}
+		switch n := n.(type) {
+		case *ast.BinaryNode:
+			switch n.Operator {
+			case "==", "!=", "<", ">", "<=", ">=", "in", "not in":
+				if isLiteral(n.Left) {
+					return
+				}
+				left, ok := eval(n.Left)
+				if !ok {
+					return
+				}
+				key := n.String()
+				if seen[key] {
+					return
+				}
+				seen[key] = true
+				res, _ := eval(n)
+				if res == false {
+					lines = append(lines, fmt.Sprintf("%s = %s, want %s %s", n.Left.String(), Show(left), n.Operator, n.Right.String()))
+				}
+			}
+			return
+		case *ast.MemberNode, *ast.CallNode, *ast.BuiltinNode, *ast.IdentifierNode:
+		default:
+			return
+		}
+		key := n.String()
+		if seen[key] {
+			return
+		}
+		if v, ok := eval(n); ok {
+			seen[key] = true
+			lines = append(lines, fmt.Sprintf("%s = %s", key, Show(v)))
+		}
+	}))
+	// The whole expression's own comparison, if it is one.
+	if b, ok := tree.Node.(*ast.BinaryNode); ok {
+		switch b.Operator {
+		case "==", "!=", "<", ">", "<=", ">=":
+			if left, ok := eval(b.Left); ok {
+				lines = append(lines, fmt.Sprintf("%s = %s, want %s %s", b.Left.String(), Show(left), b.Operator, b.Right.String()))
+			}
+		}
+	}
+	return dropShadowed(lines)
+}
+
+// dropShadowed removes "x = v" lines when a "x = v, want …" line says the same and more.
+func dropShadowed(lines []string) []string {
+	want := map[string]bool{}
+	for _, l := range lines {
+		if i := strings.Index(l, ", want "); i >= 0 {
+			want[l[:i]] = true
+		}
+	}
+	out := lines[:0]
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if (!strings.Contains(l, ", want ") && want[l]) || seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
+	}
+	return out
+}
+
+func isLiteral(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode, *ast.StringNode, *ast.BoolNode, *ast.NilNode:
+		return true
+	}
+	return false
+}
+
+type visitFunc func(*ast.Node)
+
+func (f visitFunc) Visit(n *ast.Node) { f(n) }
+
+type markPredicates struct{ m map[ast.Node]bool }
+
+func (v markPredicates) Visit(node *ast.Node) {
+	if p, ok := (*node).(*ast.PredicateNode); ok {
+		ast.Walk(&p.Node, visitFunc(func(n *ast.Node) { v.m[*n] = true }))
+	}
+}
+
+// Show formats a value for a report: strings quoted, maps with sorted keys, long values cut.
+func Show(v any) string {
+	s := show(v)
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
+}
+
+func show(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return fmt.Sprintf("%q", x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + ": " + show(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = show(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}

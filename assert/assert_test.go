@@ -1,0 +1,127 @@
+package assert
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func testEnv() map[string]any {
+	return map[string]any{
+		"burst": map[string]any{
+			"calls": []any{
+				map[string]any{"ok": true, "result": map[string]any{"refundId": "re_1"}},
+				map[string]any{"ok": true, "result": map[string]any{"refundId": "re_2"}},
+				map[string]any{"ok": false},
+			},
+			"ok": 2,
+		},
+		"pp":      map[string]any{"refunds": []any{map[string]any{"accountId": "a", "amount": 10.0}, map[string]any{"accountId": "b", "amount": 3.0}}},
+		"session": "s1",
+	}
+}
+
+func TestCompileAndRun(t *testing.T) {
+	env := testEnv()
+	decl := Names("burst", "pp")
+	decl["session"] = ""
+	for _, tc := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"count builtin", `count(burst.calls, .ok) >= 1`, true},
+		{"uniq over results", `len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`, false},
+		{"triple equals", `pp.refunds.count({accountId: "a"}) === 1`, true},
+		{"not triple equals", `pp.refunds.count({ accountId: "a" }) !== 1`, false},
+		{"count matches numbers by value", `pp.refunds.count({amount: 10}) == 1`, true},
+		{"triple equals inside a string is text", `"a===b" == "a===b"`, true},
+		{"session", `session == "s1"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Compile(tc.src, decl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Bool(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		offset    int
+		msg       string
+	}{
+		{"unknown name", `burst.ok == 1 && nope.x == 1`, 17, "unknown name nope"},
+		{"unknown name after ===", `pp.refunds === 1 && nope`, 20, "unknown name nope"},
+		{"syntax", `burst.ok ==`, 10, "unexpected token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile(tc.src, Names("burst", "pp"))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if e.Offset != tc.offset || !strings.Contains(e.Msg, tc.msg) {
+				t.Errorf("got offset %d %q, want %d %q", e.Offset, e.Msg, tc.offset, tc.msg)
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	p, err := Compile(`count(burst.calls, .ok) >= 3 && len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`, Names("burst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(p.Explain(testEnv()), "\n")
+	for _, want := range []string{
+		"count(burst.calls, .ok) = 2, want >= 3",
+		`len(uniq(map(filter(burst.calls, .ok), .result.refundId))) = 2, want == 1`,
+		`uniq(map(filter(burst.calls, .ok), .result.refundId)) = ["re_1", "re_2"]`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\n.ok") || strings.HasPrefix(got, ".ok") {
+		t.Errorf("explanation shows a predicate body:\n%s", got)
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	env := testEnv()
+	for _, tc := range []struct {
+		src  string
+		want any
+	}{
+		{`{{ burst.ok }}`, 2},
+		{`n={{ burst.ok }} s={{session}}`, "n=2 s=s1"},
+		{`plain`, "plain"},
+		{`{{ burst.calls[0].result }}!`, `{"refundId":"re_1"}!`},
+	} {
+		tpl, err := CompileTemplate(tc.src, Env{"burst": map[string]any{}, "session": ""})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		got, err := tpl.Eval(env)
+		if err != nil || got != tc.want {
+			t.Errorf("%s = %#v, %v; want %#v", tc.src, got, err, tc.want)
+		}
+	}
+	_, err := CompileTemplate(`ab {{ nope }}`, Env{})
+	var e *Error
+	if !errors.As(err, &e) || e.Offset != 6 {
+		t.Errorf("template error %v, want offset 6", err)
+	}
+	if _, err := CompileTemplate(`ab {{ x`, Env{}); err == nil {
+		t.Error("unclosed {{ accepted")
+	}
+}

@@ -1,0 +1,94 @@
+package assert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Template is a string with {{ expr }} parts, compiled once.
+type Template struct {
+	Source string
+	parts  []part
+}
+
+type part struct {
+	text string
+	prog *Program
+}
+
+// HasTemplate reports whether s contains a {{ }} part.
+func HasTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// CompileTemplate compiles every {{ }} part of s against env. Offsets in errors are into s.
+func CompileTemplate(s string, env Env) (*Template, error) {
+	t := &Template{Source: s}
+	rest, base := s, 0
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			if rest != "" {
+				t.parts = append(t.parts, part{text: rest})
+			}
+			return t, nil
+		}
+		j := strings.Index(rest[i+2:], "}}")
+		if j < 0 {
+			return nil, &Error{Offset: base + i, Msg: "unclosed {{: add }} after the expression"}
+		}
+		if i > 0 {
+			t.parts = append(t.parts, part{text: rest[:i]})
+		}
+		src := rest[i+2 : i+2+j]
+		if strings.TrimSpace(src) == "" {
+			return nil, &Error{Offset: base + i, Msg: "empty {{ }}"}
+		}
+		p, err := Compile(src, env)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.Offset += base + i + 2
+			}
+			return nil, err
+		}
+		t.parts = append(t.parts, part{prog: p})
+		base += i + 2 + j + 2
+		rest = rest[i+2+j+2:]
+	}
+}
+
+// Eval renders the template. A template that is exactly one {{ }} returns the value with its
+// type; otherwise the parts are joined as a string (maps and lists as JSON).
+func (t *Template) Eval(env map[string]any) (any, error) {
+	if len(t.parts) == 1 && t.parts[0].prog != nil {
+		return t.parts[0].prog.Run(env)
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.prog == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		v, err := p.prog.Run(env)
+		if err != nil {
+			return nil, fmt.Errorf("{{ %s }}: %w", strings.TrimSpace(p.prog.Source), err)
+		}
+		b.WriteString(Text(v))
+	}
+	return b.String(), nil
+}
+
+// Text formats a value for interpolation into a string.
+func Text(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	case map[string]any, []any:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
