@@ -1,0 +1,62 @@
+package endpoint
+
+import (
+	"context"
+	"time"
+)
+
+// Outcome is what a caller can know about whether a call took effect.
+type Outcome string
+
+const (
+	// OK: the call definitely happened.
+	OK Outcome = "ok"
+	// Fail: the call definitely did not happen (4xx, refused before sending).
+	Fail Outcome = "fail"
+	// Info: indeterminate (5xx, timeout, connection lost after sending, response discarded).
+	Info Outcome = "info"
+)
+
+// Request is one tool call.
+type Request struct {
+	Tool string
+	Args map[string]any
+	// Key is the idempotency key; "" sends none.
+	Key string
+	// Timeout is how long the client waits; 0 uses the endpoint's default.
+	Timeout time.Duration
+}
+
+// Result is a call's classified outcome and what came back.
+type Result struct {
+	Outcome  Outcome
+	Status   int
+	Error    string
+	Body     []byte
+	Result   any
+	Replayed bool
+	Conflict bool
+	Headers  map[string]string
+	// Start is when the call began; Sent when its last byte was written (zero if unknown);
+	// Received when the response was complete.
+	Start    time.Time
+	Sent     time.Time
+	Received time.Time
+	Duration time.Duration
+}
+
+// Endpoint is a tool server. Call never returns an error: a failing or hanging server is an
+// outcome, not a crash.
+type Endpoint interface {
+	Call(ctx context.Context, req Request) Result
+	// Prepare readies a call to be fired later, together with other copies.
+	Prepare(ctx context.Context, req Request) Prepared
+	Close() error
+}
+
+// Prepared is a call ready to fire.
+type Prepared interface {
+	Fire(ctx context.Context) Result
+	// Abort releases what Prepare acquired without sending.
+	Abort()
+}

@@ -1,0 +1,349 @@
+package endpoint
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTPConfig describes a JSON-over-HTTP tool server.
+type HTTPConfig struct {
+	// URL is the call URL; {tool} is replaced with the tool name.
+	URL     string
+	Method  string
+	Headers map[string]string
+	// KeyHeader or KeyArg says where the idempotency key goes.
+	KeyHeader string
+	KeyArg    string
+	// Timeout is the default client timeout of a call.
+	Timeout time.Duration
+	// MaxResponseBytes caps a response body; a larger one is an info outcome.
+	MaxResponseBytes int64
+}
+
+// HTTP is an HTTP tool endpoint. Sequential calls share keep-alive connections; prepared calls
+// each get their own connection.
+type HTTP struct {
+	cfg       HTTPConfig
+	client    *http.Client
+	transport *http.Transport
+}
+
+// NewHTTP returns an HTTP endpoint.
+func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
+	if cfg.Method == "" {
+		cfg.Method = http.MethodPost
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = 10 << 20
+	}
+	if _, err := url.Parse(strings.ReplaceAll(cfg.URL, "{tool}", "x")); err != nil {
+		return nil, fmt.Errorf("endpoint url: %w", err)
+	}
+	tr := &http.Transport{
+		Proxy:               nil, // duplicates go where the scenario says, never through a proxy
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   false,
+	}
+	return &HTTP{
+		cfg:       cfg,
+		transport: tr,
+		client: &http.Client{
+			Transport: tr,
+			// A redirect of a POST would silently become a GET: report it instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}, nil
+}
+
+// Close drops idle connections.
+func (e *HTTP) Close() error {
+	e.transport.CloseIdleConnections()
+	return nil
+}
+
+func (e *HTTP) newRequest(ctx context.Context, req Request) (*http.Request, error) {
+	args := req.Args
+	if req.Key != "" && e.cfg.KeyArg != "" {
+		args = make(map[string]any, len(req.Args)+1)
+		for k, v := range req.Args {
+			args[k] = v
+		}
+		args[e.cfg.KeyArg] = req.Key
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	body, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode arguments: %w", err)
+	}
+	u := strings.ReplaceAll(e.cfg.URL, "{tool}", url.PathEscape(req.Tool))
+	hr, err := http.NewRequestWithContext(ctx, e.cfg.Method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	// Without GetBody net/http never re-sends the request by itself: every duplicate idemtest
+	// sends is one it decided to send (the transport would otherwise replay requests that carry
+	// an Idempotency-Key header when a reused connection fails).
+	hr.GetBody = nil
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("User-Agent", "idemtest")
+	for k, v := range e.cfg.Headers {
+		hr.Header.Set(k, v)
+	}
+	if req.Key != "" && e.cfg.KeyHeader != "" {
+		hr.Header.Set(e.cfg.KeyHeader, req.Key)
+	}
+	return hr, nil
+}
+
+func (e *HTTP) timeout(req Request) time.Duration {
+	if req.Timeout > 0 {
+		return req.Timeout
+	}
+	return e.cfg.Timeout
+}
+
+// Call sends one request over a shared keep-alive connection.
+func (e *HTTP) Call(ctx context.Context, req Request) Result {
+	res := Result{Start: time.Now()}
+	timeout := e.timeout(req)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hr, err := e.newRequest(ctx, req)
+	if err != nil {
+		return finish(res, Fail, err.Error())
+	}
+	var mu sync.Mutex
+	wrote := false
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		mu.Lock()
+		wrote = true
+		res.Sent = time.Now()
+		mu.Unlock()
+	}}
+	hr = hr.WithContext(httptrace.WithClientTrace(ctx, trace))
+	resp, err := e.client.Do(hr)
+	mu.Lock()
+	sent := wrote
+	mu.Unlock()
+	if err != nil {
+		return finish(res, transportOutcome(ctx, err, sent), describe(ctx, err, timeout))
+	}
+	defer resp.Body.Close()
+	return e.read(ctx, res, resp, timeout)
+}
+
+// transportOutcome classifies a failed exchange: nothing sent is fail, anything after is info.
+func transportOutcome(ctx context.Context, err error, sent bool) Outcome {
+	if ctx.Err() != nil || sent {
+		return Info
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return Fail
+	}
+	return Info
+}
+
+func describe(ctx context.Context, err error, timeout time.Duration) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf("no response within %s (timeout)", timeout)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "cancelled"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+func finish(res Result, o Outcome, msg string) Result {
+	res.Outcome = o
+	res.Error = msg
+	res.Received = time.Now()
+	res.Duration = res.Received.Sub(res.Start)
+	return res
+}
+
+// read reads and classifies a response.
+func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeout time.Duration) Result {
+	res.Status = resp.StatusCode
+	res.Headers = make(map[string]string, len(resp.Header))
+	for k, v := range resp.Header {
+		res.Headers[k] = strings.Join(v, ", ")
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, e.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return finish(res, Info, "response cut off: "+describe(ctx, err, timeout))
+	}
+	if int64(len(body)) > e.cfg.MaxResponseBytes {
+		return finish(res, Info, fmt.Sprintf("response body is larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
+	}
+	res.Body = body
+	if len(bytes.TrimSpace(body)) > 0 {
+		var v any
+		if json.Unmarshal(body, &v) == nil {
+			res.Result = v
+		} else {
+			res.Result = string(body)
+		}
+	}
+	res.Replayed = isTrue(resp.Header.Get("Idempotent-Replayed"))
+	outcome, msg := classify(resp.StatusCode)
+	res.Conflict = resp.StatusCode == http.StatusConflict
+	if msg != "" {
+		msg = detail(msg, res.Result)
+	}
+	return finish(res, outcome, msg)
+}
+
+// classify maps a status code to an outcome (DESIGN §2).
+func classify(status int) (Outcome, string) {
+	switch {
+	case status >= 200 && status < 300:
+		return OK, ""
+	case status >= 500:
+		return Info, fmt.Sprintf("server error %d", status)
+	case status == http.StatusConflict:
+		return Fail, "conflict 409"
+	case status >= 400:
+		return Fail, fmt.Sprintf("client error %d", status)
+	}
+	return Fail, fmt.Sprintf("unexpected status %d", status)
+}
+
+// detail adds a problem+json detail or title to an error message when the body has one.
+func detail(msg string, body any) string {
+	if m, ok := body.(map[string]any); ok {
+		for _, k := range []string{"detail", "title", "error", "message"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return msg + ": " + s
+			}
+		}
+	}
+	return msg
+}
+
+func isTrue(v string) bool {
+	v = strings.TrimSpace(strings.ToLower(v))
+	return v == "true" || v == "?1" || v == "1"
+}
+
+// Prepare dials a connection of its own for the call and encodes the request, so that Fire
+// only writes bytes.
+func (e *HTTP) Prepare(ctx context.Context, req Request) Prepared {
+	p := &preparedHTTP{e: e, timeout: e.timeout(req)}
+	hr, err := e.newRequest(context.Background(), req)
+	if err != nil {
+		p.err, p.outcome = err.Error(), Fail
+		return p
+	}
+	var buf bytes.Buffer
+	if err := hr.Write(&buf); err != nil {
+		p.err, p.outcome = "encode request: "+err.Error(), Fail
+		return p
+	}
+	p.req, p.wire = hr, buf.Bytes()
+	addr := hr.URL.Host
+	if hr.URL.Port() == "" {
+		if hr.URL.Scheme == "https" {
+			addr = net.JoinHostPort(hr.URL.Hostname(), "443")
+		} else {
+			addr = net.JoinHostPort(hr.URL.Hostname(), "80")
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, min(p.timeout, 10*time.Second))
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+	if err != nil {
+		p.err, p.outcome = "connect: "+err.Error(), Fail
+		return p
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	if hr.URL.Scheme == "https" {
+		tconn := tls.Client(conn, &tls.Config{ServerName: hr.URL.Hostname(), NextProtos: []string{"http/1.1"}})
+		if err := tconn.HandshakeContext(dctx); err != nil {
+			conn.Close()
+			p.err, p.outcome = "tls handshake: "+err.Error(), Fail
+			return p
+		}
+		conn = tconn
+	}
+	p.conn = conn
+	return p
+}
+
+type preparedHTTP struct {
+	e       *HTTP
+	req     *http.Request
+	wire    []byte
+	conn    net.Conn
+	timeout time.Duration
+	err     string
+	outcome Outcome
+}
+
+func (p *preparedHTTP) Abort() {
+	if p.conn != nil {
+		p.conn.Close()
+	}
+}
+
+// Fire writes the request in one write and reads the response.
+func (p *preparedHTTP) Fire(ctx context.Context) Result {
+	res := Result{Start: time.Now()}
+	if p.conn == nil {
+		return finish(res, p.outcome, p.err)
+	}
+	defer p.conn.Close()
+	deadline := res.Start.Add(p.timeout)
+	_ = p.conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = p.conn.SetDeadline(time.Now()) })
+	defer stop()
+	n, err := p.conn.Write(p.wire)
+	res.Sent = time.Now()
+	if err != nil {
+		o := Info
+		if n == 0 {
+			o = Fail
+		}
+		return finish(res, o, "send: "+err.Error())
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(p.conn), p.req)
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() && ctx.Err() == nil {
+			return finish(res, Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
+		}
+		if ctx.Err() != nil {
+			return finish(res, Info, "cancelled")
+		}
+		return finish(res, Info, "connection lost after sending: "+err.Error())
+	}
+	defer resp.Body.Close()
+	return p.e.read(ctx, res, resp, p.timeout)
+}

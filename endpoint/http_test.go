@@ -1,0 +1,138 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// toolServer answers each tool the way a real server might fail.
+func toolServer(t *testing.T, received *atomic.Int32) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		switch strings.TrimPrefix(r.URL.Path, "/tools/") {
+		case "ok":
+			var args map[string]any
+			json.Unmarshal(body, &args)
+			w.Header().Set("Idempotent-Replayed", "true")
+			json.NewEncoder(w).Encode(map[string]any{"key": r.Header.Get("Idempotency-Key"), "args": args})
+		case "conflict":
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(409)
+			w.Write([]byte(`{"detail":"in progress"}`))
+		case "unprocessable":
+			w.WriteHeader(422)
+		case "boom":
+			w.WriteHeader(503)
+		case "hang":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		case "reset":
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		case "big":
+			w.Write([]byte(strings.Repeat("x", 2048)))
+		case "redirect":
+			http.Redirect(w, r, "/tools/ok", http.StatusFound)
+		case "text":
+			w.Write([]byte("plain words"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestHTTPOutcomes(t *testing.T) {
+	var received atomic.Int32
+	srv := toolServer(t, &received)
+	ep, err := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}", KeyHeader: "Idempotency-Key", MaxResponseBytes: 1024, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	cases := []struct {
+		tool     string
+		outcome  Outcome
+		status   int
+		conflict bool
+		errHas   string
+	}{
+		{"ok", OK, 200, false, ""},
+		{"conflict", Fail, 409, true, "in progress"},
+		{"unprocessable", Fail, 422, false, "client error 422"},
+		{"boom", Info, 503, false, "server error"},
+		{"hang", Info, 0, false, "timeout"},
+		{"reset", Info, 0, false, ""},
+		{"big", Info, 200, false, "max_response_bytes"},
+		{"redirect", Fail, 302, false, "unexpected status"},
+		{"text", OK, 200, false, ""},
+	}
+	for _, mode := range []string{"call", "prepared"} {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.tool, func(t *testing.T) {
+				req := Request{Tool: tc.tool, Args: map[string]any{"a": 1}, Key: "k-1"}
+				var res Result
+				if mode == "call" {
+					res = ep.Call(context.Background(), req)
+				} else {
+					res = ep.Prepare(context.Background(), req).Fire(context.Background())
+				}
+				if res.Outcome != tc.outcome || res.Status != tc.status || res.Conflict != tc.conflict || !strings.Contains(res.Error, tc.errHas) {
+					t.Errorf("got %s %d conflict=%v %q; want %s %d conflict=%v error containing %q",
+						res.Outcome, res.Status, res.Conflict, res.Error, tc.outcome, tc.status, tc.conflict, tc.errHas)
+				}
+				if tc.tool == "ok" {
+					m, _ := res.Result.(map[string]any)
+					if m["key"] != "k-1" || !res.Replayed {
+						t.Errorf("result %v replayed=%v; want the key echoed and replayed", res.Result, res.Replayed)
+					}
+				}
+				if tc.tool == "text" && res.Result != "plain words" {
+					t.Errorf("non-JSON body: result %#v", res.Result)
+				}
+			})
+		}
+	}
+}
+
+func TestHTTPRefusedIsFail(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	ep, _ := NewHTTP(HTTPConfig{URL: "http://" + addr + "/tools/{tool}"})
+	if res := ep.Call(context.Background(), Request{Tool: "x"}); res.Outcome != Fail {
+		t.Errorf("refused connection: %s %q, want fail", res.Outcome, res.Error)
+	}
+	if res := ep.Prepare(context.Background(), Request{Tool: "x"}).Fire(context.Background()); res.Outcome != Fail {
+		t.Errorf("refused prepared connection: %s %q, want fail", res.Outcome, res.Error)
+	}
+}
+
+func TestHTTPKeyArgAndNoTransportRetry(t *testing.T) {
+	var received atomic.Int32
+	srv := toolServer(t, &received)
+	ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}", KeyArg: "idempotencyKey"})
+	res := ep.Call(context.Background(), Request{Tool: "ok", Args: map[string]any{"a": 1}, Key: "k-2"})
+	args := res.Result.(map[string]any)["args"].(map[string]any)
+	if args["idempotencyKey"] != "k-2" {
+		t.Errorf("key arg not sent: %v", args)
+	}
+	// A reset on a reused keep-alive connection must not be re-sent by the transport.
+	received.Store(0)
+	ep.Call(context.Background(), Request{Tool: "ok", Key: "k-3"})
+	ep.Call(context.Background(), Request{Tool: "reset", Key: "k-3"})
+	if n := received.Load(); n != 2 {
+		t.Errorf("server received %d requests for 2 calls: the transport retried by itself", n)
+	}
+}

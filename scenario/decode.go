@@ -1,0 +1,264 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// file is one YAML file being decoded; it collects every error instead of stopping at the first.
+type file struct {
+	path  string
+	lines []string
+	errs  Errors
+	// namesHint lists the names an expression being compiled may use, for "unknown name" hints.
+	namesHint []string
+	// serviceRefs are services.NAME references, checked once the scenario's services are known.
+	serviceRefs []serviceUse
+}
+
+func (f *file) pos(n *yaml.Node) Pos {
+	return Pos{File: f.path, Line: n.Line, Col: n.Column}
+}
+
+func (f *file) errAt(p Pos, hint, format string, args ...any) {
+	src := ""
+	if p.Line > 0 && p.Line <= len(f.lines) {
+		src = f.lines[p.Line-1]
+	}
+	f.errs = append(f.errs, &Error{Pos: p, Msg: fmt.Sprintf(format, args...), Hint: hint, Source: src})
+}
+
+func (f *file) errf(n *yaml.Node, hint, format string, args ...any) {
+	f.errAt(f.pos(n), hint, format, args...)
+}
+
+// offsetPos is the position of byte off inside the scalar n's value.
+func (f *file) offsetPos(n *yaml.Node, off int) Pos {
+	p := f.pos(n)
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		before := n.Value[:min(off, len(n.Value))]
+		nl := strings.Count(before, "\n")
+		p.Line += 1 + nl
+		if p.Line <= len(f.lines) {
+			indent := len(f.lines[p.Line-1]) - len(strings.TrimLeft(f.lines[p.Line-1], " "))
+			p.Col = indent + 1 + len(before) - (strings.LastIndex(before, "\n") + 1)
+		}
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		p.Col += 1 + off
+	default:
+		p.Col += off
+	}
+	return p
+}
+
+// mapping checks that n is a mapping with only the allowed keys and returns its values by key.
+// Unknown keys are reported with the nearest allowed key as a suggestion.
+func (f *file) mapping(n *yaml.Node, what string, allowed ...string) (map[string]*yaml.Node, bool) {
+	if n.Kind != yaml.MappingNode {
+		f.errf(n, "", "%s must be a mapping (key: value lines), got %s", what, kindName(n))
+		return nil, false
+	}
+	out := map[string]*yaml.Node{}
+	keys := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if _, dup := out[k.Value]; dup {
+			f.errf(k, "remove one of them", "%s: %q is given twice", what, k.Value)
+			continue
+		}
+		if !contains(allowed, k.Value) {
+			hint := "allowed fields: " + strings.Join(allowed, ", ")
+			if c := closest(k.Value, allowed); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errf(k, hint, "unknown field %q in %s", k.Value, what)
+			continue
+		}
+		out[k.Value] = v
+		keys[k.Value] = k
+	}
+	return out, true
+}
+
+// entries returns the key and value nodes of a mapping in order.
+func (f *file) entries(n *yaml.Node, what string) [][2]*yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		f.errf(n, "", "%s must be a mapping, got %s", what, kindName(n))
+		return nil
+	}
+	var out [][2]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an alias"
+}
+
+func (f *file) str(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		f.errf(n, "", "%s must be a string, got %s", what, kindName(n))
+		return ""
+	}
+	return n.Value
+}
+
+func (f *file) boolean(n *yaml.Node, what string) bool {
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	}
+	f.errf(n, "write true or false", "%s must be true or false, got %s", what, kindName(n))
+	return false
+}
+
+func (f *file) integer(n *yaml.Node, what string, lo, hi int) int {
+	if n.Kind == yaml.ScalarNode {
+		if v, err := strconv.Atoi(n.Value); err == nil {
+			if v < lo || v > hi {
+				f.errf(n, fmt.Sprintf("use a number from %d to %d", lo, hi), "%s is %d, out of range", what, v)
+			}
+			return v
+		}
+	}
+	f.errf(n, fmt.Sprintf("use a whole number from %d to %d", lo, hi), "%s must be a whole number, got %s", what, kindName(n))
+	return lo
+}
+
+func (f *file) duration(n *yaml.Node, what string) time.Duration {
+	if n.Kind == yaml.ScalarNode {
+		d, err := time.ParseDuration(n.Value)
+		if err == nil && d >= 0 {
+			return d
+		}
+		if err == nil {
+			f.errf(n, "use a positive duration", "%s must not be negative, got %s", what, n.Value)
+			return 0
+		}
+	}
+	f.errf(n, `use a duration such as 500ms, 2s or 1m30s`, "%s must be a duration, got %s", what, kindName(n))
+	return 0
+}
+
+func (f *file) strings(n *yaml.Node, what string) []string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{n.Value}
+	}
+	if n.Kind != yaml.SequenceNode {
+		f.errf(n, "", "%s must be a list of strings, got %s", what, kindName(n))
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, c := range n.Content {
+		out = append(out, f.str(c, what+" entry"))
+	}
+	return out
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${VAR} and ${VAR:-default} in every scalar of the tree, once, at load time.
+func (f *file) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
+	if n.Kind == yaml.ScalarNode {
+		if !strings.Contains(n.Value, "${") {
+			return
+		}
+		val := n.Value
+		n.Value = envRef.ReplaceAllStringFunc(val, func(m string) string {
+			sub := envRef.FindStringSubmatch(m)
+			if v, ok := lookup(sub[1]); ok && v != "" {
+				return v
+			}
+			if sub[2] != "" {
+				return sub[3]
+			}
+			off := strings.Index(val, m)
+			f.errAt(f.offsetPos(n, off), fmt.Sprintf("set %s in the environment, or give a default: ${%s:-value}", sub[1], sub[1]),
+				"environment variable %s is not set", sub[1])
+			return m
+		})
+		if n.Value != val && n.Tag != "!!str" {
+			// Let the expanded text resolve as YAML would have (a number stays a number).
+			var v yaml.Node
+			if yaml.Unmarshal([]byte(n.Value), &v) == nil && len(v.Content) == 1 && v.Content[0].Kind == yaml.ScalarNode {
+				n.Tag = v.Content[0].Tag
+			}
+		}
+		return
+	}
+	for _, c := range n.Content {
+		f.expandEnv(c, lookup)
+	}
+}
+
+// value converts a YAML tree into plain Go values (maps, lists, strings, numbers, bools).
+func (f *file) value(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return f.value(n.Alias)
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for _, kv := range f.entries(n, "value") {
+			m[kv[0].Value] = f.value(kv[1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			l = append(l, f.value(c))
+		}
+		return l
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		f.errf(n, "", "%v", err)
+	}
+	switch x := v.(type) {
+	case int:
+		return x
+	case uint64:
+		return float64(x)
+	}
+	return v
+}
+
+func readLines(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(b), "\n")
+}

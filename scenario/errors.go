@@ -1,0 +1,102 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a position in a scenario or config file; Line and Col are 1-based.
+type Pos struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Error is one problem in an input file, with what to do about it.
+type Error struct {
+	Pos  Pos
+	Msg  string
+	Hint string
+	// Source is the text of the line the error points at, for the caret.
+	Source string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", e.Pos, e.Msg)
+	if e.Source != "" && e.Pos.Col > 0 {
+		line := strings.ReplaceAll(e.Source, "\t", " ")
+		fmt.Fprintf(&b, "\n    %s\n    %s^", line, strings.Repeat(" ", min(e.Pos.Col-1, len(line))))
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, "\n    hint: %s", e.Hint)
+	}
+	return b.String()
+}
+
+// Errors is every problem found in the inputs, sorted by position.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (es Errors) sort() {
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i].Pos, es[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+// closest returns the candidate nearest to s when it is near enough to be a likely typo.
+func closest(s string, candidates []string) string {
+	best, bestD := "", len(s)+100
+	for _, c := range candidates {
+		if d := distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" && bestD < len(s) && (bestD <= 2 || bestD <= len(best)/3) {
+		return best
+	}
+	return ""
+}
+
+// distance is the Levenshtein edit distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

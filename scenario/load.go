@@ -1,0 +1,961 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/assert"
+)
+
+// ConfigName is the shared config file looked up next to the scenarios and above them.
+const ConfigName = "idemtest.yaml"
+
+// Options control loading.
+type Options struct {
+	// Config is an explicit config file (--config); when empty, idemtest.yaml is looked up from
+	// each scenario's directory upwards, then from the working directory upwards.
+	Config string
+	// LookupEnv resolves ${VAR}; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// AllowHosts are extra non-loopback hosts calls may go to (--allow-host).
+	AllowHosts []string
+}
+
+// Load reads, decodes, validates and compiles the scenarios under paths (files or directories).
+// Every problem in every file is returned together as Errors; nothing is partially loaded.
+func Load(paths []string, opts Options) ([]*Scenario, error) {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	files, errs := scenarioFiles(paths)
+	l := &loader{opts: opts, configs: map[string]*config{}}
+	var out []*Scenario
+	var explicit *config
+	if opts.Config != "" {
+		c, cerrs := l.config(opts.Config)
+		errs = append(errs, cerrs...)
+		explicit = c
+	}
+	for _, path := range files {
+		cfg := explicit
+		if opts.Config == "" {
+			var cerrs Errors
+			cfg, cerrs = l.findConfig(path)
+			errs = append(errs, cerrs...)
+		}
+		s, serrs := l.scenario(path, cfg)
+		errs = append(errs, serrs...)
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	if len(errs) > 0 {
+		errs.sort()
+		return nil, errs
+	}
+	return out, nil
+}
+
+// scenarioFiles expands directories into their *.yaml and *.yml files (not idemtest.yaml),
+// sorted, without duplicates.
+func scenarioFiles(paths []string) ([]string, Errors) {
+	var errs Errors
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			errs = append(errs, &Error{Pos: Pos{File: p}, Msg: "no such file or directory", Hint: "pass scenario files or directories that contain them"})
+			continue
+		}
+		if !info.IsDir() {
+			add(filepath.Clean(p))
+			continue
+		}
+		var found []string
+		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			name := d.Name()
+			if d.IsDir() {
+				if path != p && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			ext := filepath.Ext(name)
+			if (ext == ".yaml" || ext == ".yml") && name != ConfigName && name != "idemtest.yml" && !strings.HasPrefix(name, ".") {
+				found = append(found, filepath.Clean(path))
+			}
+			return nil
+		})
+		sort.Strings(found)
+		if len(found) == 0 {
+			errs = append(errs, &Error{Pos: Pos{File: p}, Msg: "no scenario files (*.yaml) in this directory"})
+		}
+		for _, f := range found {
+			add(f)
+		}
+	}
+	return out, errs
+}
+
+type loader struct {
+	opts    Options
+	configs map[string]*config
+	cerrs   map[string]bool
+}
+
+// config is a decoded idemtest.yaml.
+type config struct {
+	Path       string
+	Endpoints  map[string]*Endpoint
+	Services   map[string]*Service
+	AllowHosts []string
+}
+
+func (l *loader) findConfig(scenarioPath string) (*config, Errors) {
+	dirs := []string{}
+	if abs, err := filepath.Abs(filepath.Dir(scenarioPath)); err == nil {
+		dirs = append(dirs, abs)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, wd)
+	}
+	for _, d := range dirs {
+		for {
+			p := filepath.Join(d, ConfigName)
+			if _, err := os.Stat(p); err == nil {
+				if rel, err := filepath.Rel(mustWd(), p); err == nil && !strings.HasPrefix(rel, "..") {
+					p = rel
+				}
+				return l.config(p)
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	return nil, nil
+}
+
+func mustWd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// config loads a config file once; its errors are reported once.
+func (l *loader) config(path string) (*config, Errors) {
+	if c, ok := l.configs[path]; ok {
+		return c, nil
+	}
+	f, root := l.parse(path)
+	c := &config{Path: path}
+	if root != nil {
+		m, ok := f.mapping(root, "config", "endpoints", "services", "allow_hosts", "sinks", "probes")
+		if ok {
+			l.sections(f, m, &c.Endpoints, &c.Services, &c.AllowHosts, path)
+		}
+	}
+	l.configs[path] = c
+	if len(f.errs) > 0 {
+		return nil, f.errs
+	}
+	return c, nil
+}
+
+// parse reads a file, rejects binary data, parses YAML and expands ${VAR}.
+func (l *loader) parse(path string) (*file, *yaml.Node) {
+	f := &file{path: path}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.errAt(Pos{File: path}, "", "read: %v", errors.Unwrap(err))
+		return f, nil
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 || !utf8.Valid(data) {
+		if i < 0 {
+			i = firstInvalidUTF8(data)
+		}
+		line := bytes.Count(data[:i], []byte("\n")) + 1
+		f.errAt(Pos{File: path, Line: line, Col: i - bytes.LastIndexByte(data[:i], '\n')}, "scenario files are UTF-8 YAML text",
+			"not a text file (binary data at byte %d)", i)
+		return f, nil
+	}
+	f.lines = strings.Split(string(data), "\n")
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		f.yamlError(err)
+		return f, nil
+	}
+	if len(doc.Content) == 0 {
+		f.errAt(Pos{File: path, Line: 1, Col: 1}, "a scenario needs at least name: and steps:", "empty file")
+		return f, nil
+	}
+	root := doc.Content[0]
+	f.expandEnv(root, l.opts.LookupEnv)
+	return f, root
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return 0
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+func (f *file) yamlError(err error) {
+	msg := err.Error()
+	line := 1
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg = m[2]
+	}
+	col := 1
+	if line <= len(f.lines) {
+		col = len(f.lines[line-1]) - len(strings.TrimLeft(f.lines[line-1], " \t")) + 1
+	}
+	f.errAt(Pos{File: f.path, Line: line, Col: col}, "check the indentation and quoting around this line", "invalid YAML: %s", msg)
+}
+
+// configEnv is what {{ }} in endpoint and service settings may use.
+func configEnv() assert.Env {
+	return assert.Env{"port": 0, "services": map[string]any{}, "sinks": map[string]any{}}
+}
+
+// sections decodes the parts a config and a scenario share.
+func (l *loader) sections(f *file, m map[string]*yaml.Node, eps *map[string]*Endpoint, svcs *map[string]*Service, hosts *[]string, source string) {
+	if n := m["allow_hosts"]; n != nil {
+		*hosts = f.strings(n, "allow_hosts")
+	}
+	for _, name := range []string{"sinks", "probes"} {
+		if n := m[name]; n != nil {
+			f.errf(n, "count side effects through the tool's own read endpoints for now", "%s are not supported by this version of idemtest", name)
+		}
+	}
+	if n := m["endpoints"]; n != nil {
+		*eps = map[string]*Endpoint{}
+		for _, kv := range f.entries(n, "endpoints") {
+			if ep := f.endpoint(kv[0].Value, kv[1]); ep != nil {
+				(*eps)[ep.Name] = ep
+			}
+		}
+	}
+	if n := m["services"]; n != nil {
+		*svcs = map[string]*Service{}
+		for _, kv := range f.entries(n, "services") {
+			if s := f.service(kv[0].Value, kv[1], source); s != nil {
+				(*svcs)[s.Name] = s
+			}
+		}
+	}
+}
+
+func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Template {
+	s := f.str(n, what)
+	t, err := assert.CompileTemplate(s, env)
+	if err != nil {
+		f.exprError(n, err, what)
+		return nil
+	}
+	return t
+}
+
+// exprError reports an expression error at its position inside the scalar n.
+func (f *file) exprError(n *yaml.Node, err error, what string) {
+	var e *assert.Error
+	if errors.As(err, &e) {
+		hint := ""
+		if strings.HasPrefix(e.Msg, "unknown name") {
+			hint = "names available here: " + strings.Join(f.namesHint, ", ")
+		}
+		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
+		return
+	}
+	f.errf(n, "", "%s: %v", what, err)
+}
+
+func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
+	m, ok := f.mapping(n, "endpoint "+name, "http", "mcp", "key", "mutating", "allow_hosts")
+	if !ok {
+		return nil
+	}
+	ep := &Endpoint{Name: name, Pos: f.pos(n), Key: KeySpec{Header: "Idempotency-Key"}}
+	f.namesHint = []string{"services.NAME.port", "sinks.NAME.url"}
+	switch {
+	case m["mcp"] != nil:
+		f.errf(m["mcp"], "use an http endpoint for now", "MCP endpoints are not supported by this version of idemtest")
+		return nil
+	case m["http"] == nil:
+		f.errf(n, "add http: {url: http://127.0.0.1:8080/tools/{tool}}", "endpoint %s needs http:", name)
+		return nil
+	}
+	hm, ok := f.mapping(m["http"], "http endpoint", "url", "method", "headers", "timeout", "max_response_bytes")
+	if !ok {
+		return nil
+	}
+	h := &HTTPEndpoint{Method: "POST", Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
+	if hm["url"] == nil {
+		f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}", "http endpoint %s needs url:", name)
+	} else {
+		h.URL = f.template(hm["url"], "url", configEnv())
+		f.checkServiceRefs(hm["url"])
+	}
+	if v := hm["method"]; v != nil {
+		h.Method = strings.ToUpper(f.str(v, "method"))
+	}
+	if v := hm["timeout"]; v != nil {
+		h.Timeout = f.duration(v, "timeout")
+	}
+	if v := hm["max_response_bytes"]; v != nil {
+		h.MaxResponseBytes = int64(f.integer(v, "max_response_bytes", 1, 1<<30))
+	}
+	if v := hm["headers"]; v != nil {
+		h.Headers = map[string]*assert.Template{}
+		for _, kv := range f.entries(v, "headers") {
+			h.Headers[kv[0].Value] = f.template(kv[1], "header "+kv[0].Value, configEnv())
+		}
+	}
+	ep.HTTP = h
+	if v := m["key"]; v != nil {
+		km, ok := f.mapping(v, "key", "header", "arg", "meta")
+		if ok {
+			switch {
+			case len(km) != 1:
+				f.errf(v, "write key: {header: Idempotency-Key} or key: {arg: idempotencyKey}", "key needs exactly one of header or arg")
+			case km["header"] != nil:
+				ep.Key = KeySpec{Header: f.str(km["header"], "key.header")}
+			case km["arg"] != nil:
+				ep.Key = KeySpec{Arg: f.str(km["arg"], "key.arg")}
+			case km["meta"] != nil:
+				f.errf(km["meta"], "use header or arg for an http endpoint", "key.meta is only for MCP endpoints")
+			}
+		}
+	}
+	if v := m["mutating"]; v != nil {
+		ep.Mutating = f.strings(v, "mutating")
+		if ep.Mutating == nil {
+			ep.Mutating = []string{}
+		}
+	}
+	if v := m["allow_hosts"]; v != nil {
+		ep.AllowHosts = f.strings(v, "allow_hosts")
+	}
+	return ep
+}
+
+var serviceRef = regexp.MustCompile(`services\.([A-Za-z_][A-Za-z0-9_-]*)`)
+
+// serviceUse is one services.NAME reference in a template.
+type serviceUse struct {
+	n    *yaml.Node
+	name string
+	off  int
+}
+
+func (f *file) checkServiceRefs(n *yaml.Node) {
+	for _, m := range serviceRef.FindAllStringSubmatchIndex(n.Value, -1) {
+		f.serviceRefs = append(f.serviceRefs, serviceUse{n, n.Value[m[2]:m[3]], m[2]})
+	}
+}
+
+func (f *file) service(name string, n *yaml.Node, source string) *Service {
+	m, ok := f.mapping(n, "service "+name, "command", "env", "dir", "ready")
+	if !ok {
+		return nil
+	}
+	s := &Service{Name: name, Pos: f.pos(n), Config: source, Ready: Ready{Timeout: 60 * time.Second}}
+	f.namesHint = []string{"port", "services.NAME.port", "sinks.NAME.url"}
+	if m["command"] == nil {
+		f.errf(n, `add command: [go, run, ./server, --addr, "127.0.0.1:{{ port }}"]`, "service %s needs command:", name)
+	} else {
+		if m["command"].Kind != yaml.SequenceNode {
+			f.errf(m["command"], `write the command as a list: [go, run, ./server]`, "command must be a list of strings")
+		} else {
+			for _, c := range m["command"].Content {
+				s.Command = append(s.Command, f.template(c, "command", configEnv()))
+				f.checkServiceRefs(c)
+			}
+			if len(s.Command) == 0 {
+				f.errf(m["command"], "", "command is empty")
+			}
+		}
+	}
+	if v := m["env"]; v != nil {
+		s.Env = map[string]*assert.Template{}
+		for _, kv := range f.entries(v, "env") {
+			s.Env[kv[0].Value] = f.template(kv[1], "env "+kv[0].Value, configEnv())
+			f.checkServiceRefs(kv[1])
+		}
+	}
+	if v := m["dir"]; v != nil {
+		s.Dir = f.str(v, "dir")
+	}
+	if v := m["ready"]; v != nil {
+		rm, ok := f.mapping(v, "ready", "http", "tcp", "log", "timeout")
+		if ok {
+			kinds := 0
+			if x := rm["http"]; x != nil {
+				s.Ready.HTTP = f.template(x, "ready.http", configEnv())
+				kinds++
+			}
+			if x := rm["tcp"]; x != nil {
+				s.Ready.TCP = f.template(x, "ready.tcp", configEnv())
+				kinds++
+			}
+			if x := rm["log"]; x != nil {
+				s.Ready.Log = f.str(x, "ready.log")
+				if _, err := regexp.Compile(s.Ready.Log); err != nil {
+					f.errf(x, "ready.log is a regular expression matched against each output line", "ready.log: %v", err)
+				}
+				kinds++
+			}
+			if kinds > 1 {
+				f.errf(v, "", "ready takes one of http, tcp or log")
+			}
+			if x := rm["timeout"]; x != nil {
+				s.Ready.Timeout = f.duration(x, "ready.timeout")
+			}
+		}
+	}
+	return s
+}
+
+// merge returns a's entries overridden by b's.
+func merge[T any](a, b map[string]T) map[string]T {
+	out := map[string]T{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
+	f, root := l.parse(path)
+	if root == nil {
+		return nil, f.errs
+	}
+	m, ok := f.mapping(root, "scenario", "name", "description", "tags", "trials", "steps", "endpoints", "services", "allow_hosts")
+	if !ok {
+		return nil, f.errs
+	}
+	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1}
+	if n := m["name"]; n != nil {
+		s.Name = f.str(n, "name")
+	}
+	if s.Name == "" && (m["name"] == nil || m["name"].Tag != "!!null") {
+		f.errf(root, "add name: a sentence saying what the scenario proves", "scenario has no name")
+	}
+	if n := m["tags"]; n != nil {
+		s.Tags = f.strings(n, "tags")
+	}
+	if n := m["trials"]; n != nil {
+		s.Trials = f.integer(n, "trials", 1, MaxTrials)
+	}
+	var eps map[string]*Endpoint
+	var svcs map[string]*Service
+	var hosts []string
+	l.sections(f, m, &eps, &svcs, &hosts, path)
+	if cfg != nil {
+		s.Config = cfg.Path
+		s.Endpoints = merge(cfg.Endpoints, eps)
+		s.Services = merge(cfg.Services, svcs)
+		hosts = append(hosts, cfg.AllowHosts...)
+	} else {
+		s.Endpoints = merge(nil, eps)
+		s.Services = merge(nil, svcs)
+	}
+	hosts = append(hosts, l.opts.AllowHosts...)
+	for _, ref := range f.serviceRefs {
+		if _, ok := s.Services[ref.name]; !ok {
+			names := keys(s.Services)
+			hint := "services defined: " + strings.Join(names, ", ")
+			if len(names) == 0 {
+				hint = "define it under services: in " + ConfigName + " or in this file"
+			} else if c := closest(ref.name, names); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errAt(f.offsetPos(ref.n, ref.off), hint, "unknown service %q", ref.name)
+		}
+	}
+	f.serviceRefs = nil
+
+	if n := m["steps"]; n == nil {
+		f.errf(root, "add steps: with call_tool and assert steps", "scenario has no steps")
+	} else if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		f.errf(n, "steps is a list: - call_tool: NAME", "steps must be a non-empty list")
+	} else {
+		for i, sn := range n.Content {
+			if st := f.step(s, i, sn); st != nil {
+				s.Steps = append(s.Steps, st)
+			}
+		}
+	}
+	f.validate(s, hosts)
+	if len(f.errs) > 0 {
+		return nil, f.errs
+	}
+	return s, nil
+}
+
+func keys[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var callFields = []string{"id", "call_tool", "endpoint", "args", "key", "retry_of", "fanout", "sync", "timeout",
+	"lose_response", "retry", "expect", "expect_error", "without_key"}
+
+// step decodes one step of either form.
+func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
+	if n.Kind != yaml.MappingNode {
+		f.errf(n, "a step is a mapping such as - call_tool: issue_refund", "step %d must be a mapping, got %s", i+1, kindName(n))
+		return nil
+	}
+	n = f.seedStep(n)
+	if n == nil {
+		return nil
+	}
+	st := &Step{Index: i, ID: fmt.Sprintf("step%d", i+1), Pos: f.pos(n)}
+	has := func(k string) bool {
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == k {
+				return true
+			}
+		}
+		return false
+	}
+	kinds := 0
+	for _, k := range []string{"assert", "sleep"} {
+		if has(k) {
+			kinds++
+		}
+	}
+	if has("call_tool") || has("retry_of") {
+		kinds++
+	}
+	if kinds != 1 {
+		f.errf(n, "each step has exactly one of call_tool, assert or sleep", "step %d is neither a call, an assertion nor a sleep", i+1)
+		return nil
+	}
+	var env assert.Env
+	switch {
+	case has("assert"):
+		st.Kind = AssertStep
+		m, _ := f.mapping(n, "assert step", "id", "assert", "eventually")
+		f.stepID(st, m)
+		env = f.stepEnv(s, st)
+		if x := m["assert"]; x != nil {
+			src := f.str(x, "assert")
+			p, err := assert.Compile(src, env)
+			if err != nil {
+				f.exprError(x, err, "assert")
+			}
+			st.Assert = p
+		}
+		if x := m["eventually"]; x != nil {
+			st.Eventually = f.duration(x, "eventually")
+		}
+	case has("sleep"):
+		st.Kind = SleepStep
+		m, _ := f.mapping(n, "sleep step", "id", "sleep")
+		f.stepID(st, m)
+		st.Sleep = f.duration(m["sleep"], "sleep")
+	default:
+		st.Kind = CallStep
+		m, _ := f.mapping(n, "call step", callFields...)
+		f.stepID(st, m)
+		env = f.stepEnv(s, st)
+		f.callStep(st, m, env)
+	}
+	return st
+}
+
+// seedStep rewrites the hosted-runner form (action/tool/check) into the native one, keeping
+// every node and so every position.
+func (f *file) seedStep(n *yaml.Node) *yaml.Node {
+	var action *yaml.Node
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == "action" {
+			action = n.Content[j+1]
+		}
+	}
+	if action == nil {
+		return n
+	}
+	rename := map[string]string{}
+	switch action.Value {
+	case "call_tool":
+		rename["tool"] = "call_tool"
+	case "assert":
+		rename["check"] = "assert"
+	case "sleep":
+		rename["duration"] = "sleep"
+	default:
+		hint := "action is call_tool, assert or sleep"
+		if c := closest(action.Value, []string{"call_tool", "assert", "sleep"}); c != "" {
+			hint = fmt.Sprintf("did you mean %q?", c)
+		}
+		f.errf(action, hint, "unknown action %q", action.Value)
+		return nil
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		k, v := n.Content[j], n.Content[j+1]
+		if k.Value == "action" {
+			continue
+		}
+		if to, ok := rename[k.Value]; ok {
+			k2 := *k
+			k2.Value = to
+			k = &k2
+		}
+		out.Content = append(out.Content, k, v)
+	}
+	if len(out.Content) == 0 || (action.Value == "call_tool" && !hasKey(out, "call_tool")) {
+		f.errf(n, "add tool: NAME", "action: call_tool needs tool:")
+		return nil
+	}
+	if action.Value == "assert" && !hasKey(out, "assert") {
+		f.errf(n, "add check: EXPRESSION", "action: assert needs check:")
+		return nil
+	}
+	return out
+}
+
+func hasKey(n *yaml.Node, k string) bool {
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == k {
+			return true
+		}
+	}
+	return false
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
+	if x := m["id"]; x != nil {
+		id := f.str(x, "id")
+		if !idPattern.MatchString(id) {
+			f.errf(x, "ids are names usable in assertions: letters, digits and _", "invalid step id %q", id)
+			return
+		}
+		switch id {
+		case "session", "trial", "uuid", "now":
+			f.errf(x, "choose another id", "step id %q is a built-in name", id)
+			return
+		}
+		st.ID = id
+		st.Pos = f.pos(x)
+	}
+}
+
+// stepEnv is what a step's expressions may use: earlier steps, session and trial.
+func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
+	env := assert.Env{"session": "", "trial": 0}
+	names := []string{"session", "trial"}
+	for _, prev := range s.Steps {
+		if prev.Kind == CallStep {
+			env[prev.ID] = map[string]any{}
+			names = append(names, prev.ID)
+		}
+	}
+	f.namesHint = names
+	return env
+}
+
+func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
+	if x := m["call_tool"]; x != nil {
+		st.Tool = f.str(x, "call_tool")
+	}
+	if x := m["endpoint"]; x != nil {
+		st.Endpoint = f.str(x, "endpoint")
+	}
+	if x := m["args"]; x != nil {
+		if x.Kind != yaml.MappingNode {
+			f.errf(x, "args is a mapping such as {accountId: acct_1, amount: 10}", "args must be a mapping, got %s", kindName(x))
+		} else {
+			st.Args = f.args(x, env)
+		}
+	}
+	if x := m["key"]; x != nil {
+		st.Key = f.template(x, "key", env)
+	}
+	if x := m["retry_of"]; x != nil {
+		st.RetryOf = f.str(x, "retry_of")
+	}
+	st.Fanout = 1
+	if x := m["fanout"]; x != nil {
+		st.Fanout = f.integer(x, "fanout", 1, MaxFanout)
+	}
+	st.Sync = "barrier"
+	if x := m["sync"]; x != nil {
+		switch v := f.str(x, "sync"); v {
+		case "barrier":
+		case "last-byte":
+			f.errf(x, "use sync: barrier", "sync: last-byte is not supported by this version of idemtest")
+		default:
+			f.errf(x, "sync is barrier", "unknown sync %q", v)
+		}
+	}
+	if x := m["timeout"]; x != nil {
+		if st.Timeout = f.duration(x, "timeout"); st.Timeout == 0 {
+			f.errf(x, "use a duration above zero, such as 200ms", "timeout must be above zero")
+		}
+	}
+	if x := m["lose_response"]; x != nil {
+		st.LoseResponse = f.boolean(x, "lose_response")
+	}
+	if x := m["without_key"]; x != nil {
+		st.WithoutKey = f.boolean(x, "without_key")
+	}
+	if x := m["retry"]; x != nil {
+		st.Retry = f.retry(x)
+	}
+	switch {
+	case st.LoseResponse:
+		st.Expect = Info
+	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:
+		st.Expect = Any
+	case st.WithoutKey:
+		st.Expect = Fail
+	default:
+		st.Expect = OK
+	}
+	if x := m["expect"]; x != nil {
+		switch v := Outcome(f.str(x, "expect")); v {
+		case OK, Fail, Info, Any:
+			st.Expect = v
+		default:
+			f.errf(x, "expect is ok, fail, info or any", "unknown outcome %q", v)
+		}
+	}
+	if x := m["expect_error"]; x != nil && f.boolean(x, "expect_error") {
+		if m["expect"] != nil {
+			f.errf(x, "keep one: expect_error: true means expect: fail", "expect_error and expect are both given")
+		}
+		st.Expect = Fail
+	}
+	if st.LoseResponse && st.Fanout > 1 {
+		f.errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")
+	}
+	if st.WithoutKey && (m["key"] != nil) {
+		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
+	}
+}
+
+func (f *file) args(n *yaml.Node, env assert.Env) any {
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := map[string]any{}
+		for _, kv := range f.entries(n, "args") {
+			out[kv[0].Value] = f.args(kv[1], env)
+		}
+		return out
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			out = append(out, f.args(c, env))
+		}
+		return out
+	case yaml.ScalarNode:
+		if n.Tag == "!!str" && assert.HasTemplate(n.Value) {
+			return f.template(n, "template", env)
+		}
+	}
+	return f.value(n)
+}
+
+func (f *file) retry(n *yaml.Node) *Retry {
+	m, ok := f.mapping(n, "retry", "attempts", "on", "backoff")
+	if !ok {
+		return nil
+	}
+	r := &Retry{Attempts: 3, On: []string{"info", "conflict"}, Backoff: 100 * time.Millisecond}
+	if x := m["attempts"]; x != nil {
+		r.Attempts = f.integer(x, "retry.attempts", 1, 100)
+	}
+	if x := m["on"]; x != nil {
+		r.On = f.strings(x, "retry.on")
+		for i, o := range r.On {
+			if !contains([]string{"info", "conflict", "5xx", "fail"}, o) {
+				f.errAt(f.pos(x.Content[min(i, len(x.Content)-1)]), "retry.on lists info, conflict, 5xx or fail", "unknown retry condition %q", o)
+			}
+		}
+	}
+	if x := m["backoff"]; x != nil {
+		r.Backoff = f.duration(x, "retry.backoff")
+	}
+	return r
+}
+
+// validate checks what needs the whole scenario: ids, references, endpoints, hosts.
+func (f *file) validate(s *Scenario, hosts []string) {
+	ids := map[string]*Step{}
+	for _, st := range s.Steps {
+		if prev, dup := ids[st.ID]; dup {
+			f.errAt(st.Pos, fmt.Sprintf("the first is at line %d; ids must be unique", prev.Pos.Line), "duplicate step id %q", st.ID)
+			continue
+		}
+		ids[st.ID] = st
+	}
+	used := map[string]bool{}
+	for _, st := range s.Steps {
+		if st.Kind != CallStep {
+			continue
+		}
+		if st.RetryOf != "" {
+			orig, ok := ids[st.RetryOf]
+			switch {
+			case !ok || orig.Index >= st.Index || orig.Kind != CallStep:
+				hint := "retry_of names an earlier call step's id"
+				if c := closest(st.RetryOf, keys(ids)); c != "" {
+					hint = fmt.Sprintf("did you mean %q?", c)
+				}
+				f.errAt(st.Pos, hint, "retry_of %q is not an earlier call step", st.RetryOf)
+			default:
+				if st.Tool == "" {
+					st.Tool = orig.Tool
+				} else if st.Tool != orig.Tool {
+					f.errAt(st.Pos, "a retry repeats the same call: drop call_tool or make it match", "retry_of %q calls %s, this step calls %s", st.RetryOf, orig.Tool, st.Tool)
+				}
+				if st.Endpoint == "" {
+					st.Endpoint = orig.Endpoint
+				}
+				if st.WithoutKey || orig.WithoutKey {
+					f.errAt(st.Pos, "", "retry_of cannot be combined with without_key")
+				}
+			}
+		}
+		if st.Tool == "" && st.RetryOf == "" {
+			f.errAt(st.Pos, "", "call step needs call_tool: NAME")
+		}
+		switch {
+		case st.Endpoint != "":
+			if _, ok := s.Endpoints[st.Endpoint]; !ok {
+				names := keys(s.Endpoints)
+				hint := "endpoints defined: " + strings.Join(names, ", ")
+				if c := closest(st.Endpoint, names); c != "" {
+					hint = fmt.Sprintf("did you mean %q?", c)
+				}
+				f.errAt(st.Pos, hint, "unknown endpoint %q", st.Endpoint)
+				continue
+			}
+		case len(s.Endpoints) == 1:
+			st.Endpoint = keys(s.Endpoints)[0]
+		case len(s.Endpoints) == 0:
+			f.errAt(st.Pos, "define endpoints: in "+ConfigName+" or in this scenario", "no endpoint to call %s on", st.Tool)
+			continue
+		default:
+			f.errAt(st.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "several endpoints are defined: set endpoint: on this step")
+			continue
+		}
+		used[st.Endpoint] = true
+	}
+	for name := range used {
+		ep := s.Endpoints[name]
+		if ep.HTTP == nil || ep.HTTP.URL == nil {
+			continue
+		}
+		if err := CheckHost(ep.HTTP.URL.Source, append(hosts, ep.AllowHosts...)); err != nil {
+			f.errAt(ep.Pos, fmt.Sprintf("idemtest sends duplicate mutating calls; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, ConfigName, err.Host),
+				"endpoint %s: %v", name, err)
+		}
+	}
+}
+
+// HostError is a call target that is neither loopback nor allowed.
+type HostError struct{ Host string }
+
+func (e *HostError) Error() string {
+	return fmt.Sprintf("host %s is not loopback and not in allow_hosts", e.Host)
+}
+
+// CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
+// rule and the allowed hosts. A host that is itself templated is checked when the call is made.
+func CheckHost(rawURL string, allowed []string) *HostError {
+	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
+	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
+		u := tpl.ReplaceAllString(strings.ReplaceAll(rawURL, "{tool}", "tool"), "0")
+		return checkHost(u, allowed)
+	}
+	return nil
+}
+
+func hostOf(raw string) string {
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if h, _, err := net.SplitHostPort(rest); err == nil {
+		return h
+	}
+	return rest
+}
+
+func checkHost(rawURL string, allowed []string) *HostError {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	h := u.Hostname()
+	if h == "" || IsLoopback(h) {
+		return nil
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(a, h) || strings.EqualFold(a, u.Host) {
+			return nil
+		}
+	}
+	return &HostError{Host: h}
+}
+
+// IsLoopback reports whether host is localhost or a loopback address.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,149 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/idemtest/idemtest/assert"
+)
+
+// Scenario is one loaded, validated scenario file with its config merged in.
+type Scenario struct {
+	Name   string
+	Tags   []string
+	Trials int
+	File   string
+	Pos    Pos
+	Steps  []*Step
+	// Endpoints and Services are the config's, overridden by the scenario's own by name.
+	Endpoints map[string]*Endpoint
+	Services  map[string]*Service
+	// Config is the path of the idemtest.yaml merged in, or "".
+	Config string
+}
+
+// StepKind says what a step does.
+type StepKind int
+
+const (
+	CallStep StepKind = iota
+	AssertStep
+	SleepStep
+)
+
+// Outcome is a call's outcome in Jepsen's sense (DESIGN §2).
+type Outcome string
+
+const (
+	OK   Outcome = "ok"
+	Fail Outcome = "fail"
+	Info Outcome = "info"
+	Any  Outcome = "any"
+)
+
+// Step is one step in either written form; after loading nothing knows which form it was.
+type Step struct {
+	Kind StepKind
+	// Index is the step's place in the scenario, from 0.
+	Index int
+	// ID names the step in assertions; steps without one get "step<N>" (1-based).
+	ID  string
+	Pos Pos
+
+	// Call steps.
+	Tool         string
+	Endpoint     string
+	Args         any // plain values; strings with {{ }} are *assert.Template
+	Key          *assert.Template
+	RetryOf      string
+	Fanout       int
+	Sync         string
+	Timeout      time.Duration
+	LoseResponse bool
+	Retry        *Retry
+	Expect       Outcome
+	WithoutKey   bool
+
+	// Assert steps.
+	Assert     *assert.Program
+	Eventually time.Duration
+
+	// Sleep steps.
+	Sleep time.Duration
+}
+
+// Retry is the agent framework's retry loop: the same key on every attempt.
+type Retry struct {
+	Attempts int
+	// On lists what is retried: info, conflict, 5xx, fail.
+	On      []string
+	Backoff time.Duration
+}
+
+// Endpoint is a named tool server.
+type Endpoint struct {
+	Name string
+	Pos  Pos
+	HTTP *HTTPEndpoint
+	Key  KeySpec
+	// Mutating lists the tools that get an idempotency key; nil means every tool.
+	Mutating []string
+	// AllowHosts lists the non-loopback hosts this endpoint may be sent duplicates on.
+	AllowHosts []string
+}
+
+// IsMutating reports whether tool gets an idempotency key.
+func (e *Endpoint) IsMutating(tool string) bool {
+	if e.Mutating == nil {
+		return true
+	}
+	for _, t := range e.Mutating {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// HTTPEndpoint is a JSON-over-HTTP tool server.
+type HTTPEndpoint struct {
+	// URL may contain {tool} and {{ }} parts (services.NAME.port).
+	URL     *assert.Template
+	Method  string
+	Headers map[string]*assert.Template
+	// Timeout bounds every call that sets no timeout of its own.
+	Timeout time.Duration
+	// MaxResponseBytes caps a response body.
+	MaxResponseBytes int64
+}
+
+// KeySpec says where the idempotency key goes: exactly one field is set.
+type KeySpec struct {
+	Header string
+	Arg    string
+}
+
+// Service is a process started before the scenarios that use it and stopped after the run.
+type Service struct {
+	Name    string
+	Pos     Pos
+	Command []*assert.Template
+	Env     map[string]*assert.Template
+	Dir     string
+	Ready   Ready
+	// Config is the file that declared it; services are shared by identity (file, name).
+	Config string
+}
+
+// Ready says how to tell that a service is up; at most one of HTTP, TCP and Log is set.
+type Ready struct {
+	HTTP    *assert.Template
+	TCP     *assert.Template
+	Log     string
+	Timeout time.Duration
+}
+
+// MaxFanout bounds a fan-out step's copies.
+const MaxFanout = 1000
+
+// MaxTrials bounds a scenario's trials.
+const MaxTrials = 100000
