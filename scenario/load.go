@@ -499,6 +499,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 		s.Services = merge(nil, svcs)
 	}
 	hosts = append(hosts, l.opts.AllowHosts...)
+	s.AllowHosts = hosts
 	for _, ref := range f.serviceRefs {
 		if _, ok := s.Services[ref.name]; !ok {
 			names := keys(s.Services)

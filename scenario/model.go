@@ -17,6 +17,8 @@ type Scenario struct {
 	// Endpoints and Services are the config's, overridden by the scenario's own by name.
 	Endpoints map[string]*Endpoint
 	Services  map[string]*Service
+	// AllowHosts are the non-loopback hosts calls may go to (scenario, config and --allow-host).
+	AllowHosts []string
 	// Config is the path of the idemtest.yaml merged in, or "".
 	Config string
 }

@@ -1,0 +1,72 @@
+package reporters
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/idemtest/idemtest/runner"
+)
+
+// History formats a trial's calls as an aligned table: the evidence behind a verdict.
+func History(t *runner.Trial) string {
+	if t == nil || len(t.Calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "step\tcopy\tattempt\tkey\toutcome\tstatus\treplayed\tms\terror")
+	for _, c := range t.Calls {
+		cp := "-"
+		if c.Copy > 0 {
+			cp = fmt.Sprint(c.Copy)
+		}
+		status := fmt.Sprint(c.Status)
+		if c.Status == 0 {
+			status = "-"
+		}
+		if c.Lost {
+			status += " (lost)"
+		}
+		key := c.Key
+		if key == "" {
+			key = "(none)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t%.1f\t%s\n", c.Step, cp, c.Attempt, key, c.Outcome, status, c.Replayed,
+			float64(c.Duration.Microseconds())/1000, oneLine(c.Error, 80))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n-3] + "..."
+	}
+	return s
+}
+
+// FailureText is the plain-text explanation of a failure.
+func FailureText(f *runner.Failure) string {
+	if f == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: step %s: %s\n", f.Pos, f.Step, f.Message)
+	if f.Expression != "" {
+		fmt.Fprintf(&b, "  assert: %s\n", f.Expression)
+	}
+	for _, l := range f.Explanation {
+		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	return b.String()
+}
+
+// replayRate is replays over retries, as a percentage string.
+func rate(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(n)/float64(of), n, of)
+}

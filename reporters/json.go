@@ -1,0 +1,125 @@
+package reporters
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// JSONReport is the machine-readable report: everything the run knows.
+type JSONReport struct {
+	Tool        string         `json:"tool"`
+	Version     string         `json:"version"`
+	Start       time.Time      `json:"start"`
+	DurationMS  float64        `json:"duration_ms"`
+	Interrupted bool           `json:"interrupted"`
+	Error       string         `json:"error,omitempty"`
+	Summary     JSONSummary    `json:"summary"`
+	Scenarios   []JSONScenario `json:"scenarios"`
+}
+
+// JSONSummary counts scenarios by status and sums the metrics.
+type JSONSummary struct {
+	Passed  int            `json:"passed"`
+	Failed  int            `json:"failed"`
+	Errored int            `json:"errored"`
+	Skipped int            `json:"skipped"`
+	Metrics runner.Metrics `json:"metrics"`
+}
+
+// JSONScenario is one scenario's result.
+type JSONScenario struct {
+	Name         string         `json:"name"`
+	File         string         `json:"file"`
+	Line         int            `json:"line"`
+	Tags         []string       `json:"tags"`
+	Status       runner.Status  `json:"status"`
+	Trials       int            `json:"trials"`
+	TrialsRun    int            `json:"trials_run"`
+	TrialsPassed int            `json:"trials_passed"`
+	DurationMS   float64        `json:"duration_ms"`
+	Metrics      runner.Metrics `json:"metrics"`
+	Failure      *JSONFailure   `json:"failure,omitempty"`
+	FailedTrial  *JSONTrial     `json:"failed_trial,omitempty"`
+	FirstTrial   *JSONTrial     `json:"first_trial,omitempty"`
+}
+
+// JSONFailure points at the scenario line that failed.
+type JSONFailure struct {
+	Kind        string       `json:"kind"`
+	Step        string       `json:"step"`
+	Pos         scenario.Pos `json:"pos"`
+	Message     string       `json:"message"`
+	Expression  string       `json:"expression,omitempty"`
+	Explanation []string     `json:"explanation,omitempty"`
+}
+
+// JSONTrial is a trial with its call history.
+type JSONTrial struct {
+	Index   int           `json:"index"`
+	Session string        `json:"session"`
+	Passed  bool          `json:"passed"`
+	Calls   []runner.Call `json:"calls"`
+}
+
+// WriteJSON writes rep as indented JSON.
+func WriteJSON(w io.Writer, rep *runner.Report, version string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(generateJSON(rep, version)); err != nil {
+		return fmt.Errorf("write json report: %w", err)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func jsonTrial(t *runner.Trial) *JSONTrial {
+	if t == nil {
+		return nil
+	}
+	calls := t.Calls
+	if calls == nil {
+		calls = []runner.Call{}
+	}
+	return &JSONTrial{Index: t.Index, Session: t.Session, Passed: t.Passed, Calls: calls}
+}
+
+func generateJSON(rep *runner.Report, version string) JSONReport {
+	out := JSONReport{Tool: "idemtest", Version: version, Start: rep.Start, DurationMS: ms(rep.Duration), Interrupted: rep.Interrupted,
+		Scenarios: []JSONScenario{}}
+	if rep.Err != nil {
+		out.Error = rep.Err.Error()
+	}
+	for _, r := range rep.Scenarios {
+		js := JSONScenario{
+			Name: r.Scenario.Name, File: r.Scenario.File, Line: r.Scenario.Pos.Line, Tags: r.Scenario.Tags,
+			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed,
+			DurationMS: ms(r.Duration), Metrics: r.Metrics,
+			FailedTrial: jsonTrial(r.FailedTrial), FirstTrial: jsonTrial(r.Trial1),
+		}
+		if js.Tags == nil {
+			js.Tags = []string{}
+		}
+		if f := r.Failure; f != nil {
+			js.Failure = &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression, Explanation: f.Explanation}
+		}
+		switch r.Status {
+		case runner.Passed:
+			out.Summary.Passed++
+		case runner.Failed:
+			out.Summary.Failed++
+		case runner.Errored:
+			out.Summary.Errored++
+		case runner.Skipped:
+			out.Summary.Skipped++
+		}
+		out.Summary.Metrics.Add(r.Metrics)
+		out.Scenarios = append(out.Scenarios, js)
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package reporters
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/idemtest/idemtest/runner"
+)
+
+// JUnitTestSuites is the root of a JUnit XML report.
+type JUnitTestSuites struct {
+	XMLName  xml.Name         `xml:"testsuites"`
+	Name     string           `xml:"name,attr"`
+	Tests    int              `xml:"tests,attr"`
+	Failures int              `xml:"failures,attr"`
+	Errors   int              `xml:"errors,attr"`
+	Skipped  int              `xml:"skipped,attr"`
+	Time     string           `xml:"time,attr"`
+	Suites   []JUnitTestSuite `xml:"testsuite"`
+}
+
+// JUnitTestSuite is one scenario file.
+type JUnitTestSuite struct {
+	Name      string          `xml:"name,attr"`
+	Tests     int             `xml:"tests,attr"`
+	Failures  int             `xml:"failures,attr"`
+	Errors    int             `xml:"errors,attr"`
+	Skipped   int             `xml:"skipped,attr"`
+	Time      string          `xml:"time,attr"`
+	Timestamp string          `xml:"timestamp,attr,omitempty"`
+	Cases     []JUnitTestCase `xml:"testcase"`
+}
+
+// JUnitTestCase is one scenario.
+type JUnitTestCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      int           `xml:"line,attr,omitempty"`
+	Time      string        `xml:"time,attr"`
+	Failure   *JUnitMessage `xml:"failure,omitempty"`
+	Error     *JUnitMessage `xml:"error,omitempty"`
+	Skipped   *JUnitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// JUnitMessage is a failure, error or skip.
+type JUnitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes rep as JUnit XML: a testsuite per scenario file, a testcase per scenario.
+func WriteJUnit(w io.Writer, rep *runner.Report) error {
+	doc := generateJUnit(rep)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("write junit report: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+func generateJUnit(rep *runner.Report) JUnitTestSuites {
+	root := JUnitTestSuites{Name: "idemtest", Time: seconds(rep.Duration)}
+	byFile := map[string]*JUnitTestSuite{}
+	var files []string
+	for _, r := range rep.Scenarios {
+		file := r.Scenario.File
+		s := byFile[file]
+		if s == nil {
+			s = &JUnitTestSuite{Name: file}
+			if !r.Start.IsZero() {
+				s.Timestamp = r.Start.UTC().Format(time.RFC3339)
+			}
+			byFile[file] = s
+			files = append(files, file)
+		}
+		tc := JUnitTestCase{
+			Name: clean(r.Scenario.Name), Classname: file, File: file, Line: r.Scenario.Pos.Line,
+			Time: seconds(r.Duration),
+		}
+		var out strings.Builder
+		fmt.Fprintf(&out, "trials: %d/%d passed\n", r.TrialsPassed, r.Trials)
+		t := r.FailedTrial
+		if t == nil {
+			t = r.Trial1
+		}
+		if t != nil {
+			fmt.Fprintf(&out, "trial %d, session %s\n%s", t.Index, t.Session, History(t))
+		}
+		tc.SystemOut = clean(out.String())
+		switch r.Status {
+		case runner.Failed:
+			tc.Failure = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: r.Failure.Kind, Text: clean(FailureText(r.Failure))}
+			s.Failures++
+		case runner.Errored:
+			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(FailureText(r.Failure))}
+			s.Errors++
+		case runner.Skipped:
+			tc.Skipped = &JUnitMessage{Message: "not run"}
+			s.Skipped++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		s := byFile[f]
+		var d time.Duration
+		for _, r := range rep.Scenarios {
+			if r.Scenario.File == f {
+				d += r.Duration
+			}
+		}
+		s.Time = seconds(d)
+		root.Tests += s.Tests
+		root.Failures += s.Failures
+		root.Errors += s.Errors
+		root.Skipped += s.Skipped
+		root.Suites = append(root.Suites, *s)
+	}
+	if rep.Err != nil {
+		root.Errors++
+		root.Tests++
+		root.Suites = append(root.Suites, JUnitTestSuite{Name: "idemtest", Tests: 1, Errors: 1, Time: "0.000",
+			Cases: []JUnitTestCase{{Name: "services", Classname: "idemtest", Time: "0.000",
+				Error: &JUnitMessage{Message: clean(oneLine(rep.Err.Error(), 200)), Type: "error", Text: clean(rep.Err.Error())}}}})
+	}
+	return root
+}
+
+func firstLine(f *runner.Failure) string {
+	return oneLine(fmt.Sprintf("%s: step %s: %s", f.Pos, f.Step, strings.SplitN(f.Message, "\n", 2)[0]), 300)
+}
+
+// clean makes any bytes safe for XML 1.0: invalid UTF-8 and characters XML forbids become
+// U+FFFD, so the report parses whatever the endpoint returned.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, invalidXML) && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if invalidXML(r) {
+			r = '\uFFFD'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func invalidXML(r rune) bool {
+	return !(r == 0x9 || r == 0xA || r == 0xD || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF))
+}

@@ -1,0 +1,230 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemtest/idemtest/runner"
+)
+
+// TerminalOptions control the terminal report.
+type TerminalOptions struct {
+	Color bool
+	// Verbose shows the call history of passing scenarios too.
+	Verbose bool
+}
+
+// Terminal writes the human report: a line per scenario, each failure explained with its call
+// history, and a summary with the idempotency metrics.
+func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
+	st := newStyles(w, opts.Color)
+	if rep.Err != nil {
+		fmt.Fprintf(w, "%s %v\n", st.fail.Render("error:"), rep.Err)
+	}
+	for _, r := range rep.Scenarios {
+		fmt.Fprintln(w, ScenarioLine(st, r))
+	}
+	for _, r := range rep.Scenarios {
+		if r.Failure != nil {
+			fmt.Fprintln(w)
+			writeFailure(w, st, r)
+		} else if opts.Verbose && r.Trial1 != nil {
+			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", r.Scenario.Name, r.Trial1.Session, indentLines(History(r.Trial1), "  "))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, Summary(rep))
+}
+
+// ScenarioLine is the one-line result of a scenario.
+func ScenarioLine(st styles, r *runner.ScenarioResult) string {
+	mark := st.pass.Render("✓")
+	switch r.Status {
+	case runner.Failed:
+		mark = st.fail.Render("✗")
+	case runner.Errored:
+		mark = st.fail.Render("!")
+	case runner.Skipped:
+		mark = st.skip.Render("-")
+	}
+	trials := fmt.Sprintf("%d/%d trials", r.TrialsPassed, r.Trials)
+	if r.Status == runner.Skipped {
+		trials = "skipped"
+	}
+	return fmt.Sprintf("%s %s  %s  %s", mark, r.Scenario.Name, st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
+}
+
+func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
+	f := r.Failure
+	title := "FAIL"
+	if r.Status == runner.Errored {
+		title = "ERROR"
+	}
+	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(r.Scenario.Name))
+	fmt.Fprintf(w, "  %s: step %s: %s\n", f.Pos, f.Step, indentRest(f.Message, "  "))
+	if f.Expression != "" {
+		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(f.Expression))
+	}
+	for _, l := range f.Explanation {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+	if t := r.FailedTrial; t != nil {
+		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
+		if h := History(t); h != "" {
+			fmt.Fprint(w, indentLines(h, "    "))
+		}
+	}
+}
+
+// Summary is the closing line: counts and the idempotency metrics.
+func Summary(rep *runner.Report) string {
+	var passed, failed, errored, skipped int
+	var m runner.Metrics
+	for _, r := range rep.Scenarios {
+		switch r.Status {
+		case runner.Passed:
+			passed++
+		case runner.Failed:
+			failed++
+		case runner.Errored:
+			errored++
+		case runner.Skipped:
+			skipped++
+		}
+		m.Add(r.Metrics)
+	}
+	parts := []string{fmt.Sprintf("%d passed, %d failed", passed, failed)}
+	if errored > 0 {
+		parts[0] += fmt.Sprintf(", %d errored", errored)
+	}
+	if skipped > 0 {
+		parts[0] += fmt.Sprintf(", %d skipped", skipped)
+	}
+	parts = append(parts,
+		fmt.Sprintf("%d calls", m.Calls),
+		"replay rate "+rate(m.Replayed, m.Retries),
+		"conflict rate "+rate(m.Conflicts, m.Keyed),
+		formatDuration(rep.Duration))
+	s := strings.Join(parts, " · ")
+	if rep.Interrupted {
+		s = "interrupted: " + s
+	}
+	return s
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+func indentLines(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func indentRest(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// Progress draws a live line on a terminal while scenarios run, and prints every call when
+// verbose. It is safe for concurrent use.
+type Progress struct {
+	w       io.Writer
+	live    bool
+	verbose bool
+	total   int
+
+	mu      sync.Mutex
+	done    int
+	running map[string]bool
+	drawn   bool
+	st      styles
+}
+
+// NewProgress returns a progress writer; live redraws a status line (only on a terminal).
+func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
+	return &Progress{w: w, live: live, verbose: verbose, total: total, running: map[string]bool{}, st: newStyles(w, color)}
+}
+
+// Event receives runner events.
+func (p *Progress) Event(ev runner.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	switch ev.Kind {
+	case "scenario-start":
+		p.running[ev.Scenario.Name] = true
+	case "scenario-end":
+		delete(p.running, ev.Scenario.Name)
+		p.done++
+		if p.verbose {
+			fmt.Fprintln(p.w, ScenarioLine(p.st, ev.Result))
+		}
+	case "call":
+		if p.verbose {
+			c := ev.Call
+			key := c.Key
+			if key == "" {
+				key = "(none)"
+			}
+			extra := ""
+			if c.Lost {
+				extra = " lost"
+			}
+			if c.Replayed {
+				extra += " replayed"
+			}
+			if c.Error != "" {
+				extra += " " + oneLine(c.Error, 60)
+			}
+			cp := ""
+			if c.Copy > 0 {
+				cp = fmt.Sprintf("#%d", c.Copy)
+			}
+			fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(ev.Scenario.Name), ev.Trial, c.Step, cp, c.Tool, key,
+				c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
+		}
+	}
+	p.draw()
+}
+
+func (p *Progress) clear() {
+	if p.live && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *Progress) draw() {
+	if !p.live {
+		return
+	}
+	names := make([]string, 0, len(p.running))
+	for n := range p.running {
+		names = append(names, n)
+	}
+	line := fmt.Sprintf("%d/%d done", p.done, p.total)
+	if len(names) > 0 {
+		line += " · running " + oneLine(strings.Join(names, ", "), 60)
+	}
+	fmt.Fprint(p.w, p.st.dim.Render(line))
+	p.drawn = true
+}
+
+// Finish removes the live line.
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+}

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// Status is how a scenario ended.
+type Status string
+
+const (
+	Passed  Status = "passed"
+	Failed  Status = "failed"
+	Errored Status = "errored"
+	Skipped Status = "skipped"
+)
+
+// Report is the outcome of a run, everything the reporters need.
+type Report struct {
+	Scenarios   []*ScenarioResult
+	Start       time.Time
+	Duration    time.Duration
+	Interrupted bool
+	// Err is a run-level error (a service that did not start); scenarios did not run.
+	Err error
+}
+
+// Failed reports whether anything failed or errored.
+func (r *Report) Failed() bool {
+	if r.Err != nil {
+		return true
+	}
+	for _, s := range r.Scenarios {
+		if s.Status == Failed || s.Status == Errored {
+			return true
+		}
+	}
+	return false
+}
+
+// ScenarioResult is one scenario's result over its trials.
+type ScenarioResult struct {
+	Scenario     *scenario.Scenario
+	Status       Status
+	Trials       int // trials asked for
+	TrialsRun    int
+	TrialsPassed int
+	// Failure is the first failure; FailedTrial the trial it happened in.
+	Failure     *Failure
+	FailedTrial *Trial
+	// Trial1 is the first trial, kept for reports when nothing failed.
+	Trial1   *Trial
+	Metrics  Metrics
+	Start    time.Time
+	Duration time.Duration
+}
+
+// Trial is one run of a scenario's steps with its own session.
+type Trial struct {
+	Index    int
+	Session  string
+	Passed   bool
+	Failure  *Failure
+	Calls    []Call
+	Duration time.Duration
+}
+
+// Failure says why a trial failed, pointing at the scenario line.
+type Failure struct {
+	// Kind is "assert" (an assertion was false), "expect" (a call's outcome was not the one
+	// expected) or "error" (the step could not run).
+	Kind        string
+	Step        string
+	Pos         scenario.Pos
+	Message     string
+	Expression  string
+	Explanation []string
+}
+
+// Call is one request in a trial's history.
+type Call struct {
+	Step     string           `json:"step"`
+	Tool     string           `json:"tool"`
+	Endpoint string           `json:"endpoint"`
+	Copy     int              `json:"copy"`
+	Attempt  int              `json:"attempt"`
+	Key      string           `json:"key"`
+	Outcome  scenario.Outcome `json:"outcome"`
+	Status   int              `json:"status"`
+	Replayed bool             `json:"replayed"`
+	Conflict bool             `json:"conflict"`
+	// Lost marks a response the harness discarded (lose_response); Outcome is then info and
+	// Status what the server really answered.
+	Lost     bool          `json:"lost,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Metrics sums the idempotency behaviour seen over all trials of a scenario.
+type Metrics struct {
+	Calls     int `json:"calls"`
+	OK        int `json:"ok"`
+	Fail      int `json:"fail"`
+	Info      int `json:"info"`
+	Replayed  int `json:"replayed"`
+	Conflicts int `json:"conflicts"`
+	// Keyed counts the calls that carried an idempotency key.
+	Keyed int `json:"keyed"`
+	// Retries counts the calls that reused a key already sent in the trial: the replay rate is
+	// Replayed/Retries.
+	Retries int `json:"retries"`
+	// SpreadMaxUS is the widest fan-out release spread seen, in microseconds.
+	SpreadMaxUS float64 `json:"spread_max_us"`
+}
+
+// Add sums m and o.
+func (m *Metrics) Add(o Metrics) {
+	m.Calls += o.Calls
+	m.OK += o.OK
+	m.Fail += o.Fail
+	m.Info += o.Info
+	m.Replayed += o.Replayed
+	m.Conflicts += o.Conflicts
+	m.Keyed += o.Keyed
+	m.Retries += o.Retries
+	m.SpreadMaxUS = max(m.SpreadMaxUS, o.SpreadMaxUS)
+}

@@ -1,0 +1,620 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/endpoint"
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// Options control a run.
+type Options struct {
+	// Parallel is how many scenarios run at once (at least 1).
+	Parallel int
+	// Trials overrides every scenario's trials when above 0.
+	Trials int
+	// Session pins the session id: trial 1 uses it as is, trial N uses "<session>-N".
+	Session  string
+	FailFast bool
+	// OnEvent, when set, is told about progress; it is called from several goroutines.
+	OnEvent func(Event)
+}
+
+// Event is a progress notification.
+type Event struct {
+	Kind     string // "scenario-start", "scenario-end", "call"
+	Scenario *scenario.Scenario
+	Result   *ScenarioResult
+	Call     *Call
+	Trial    int
+	Session  string
+}
+
+// Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
+// matches run (any when nil).
+func Select(list []*scenario.Scenario, tags []string, run *regexp.Regexp) []*scenario.Scenario {
+	var out []*scenario.Scenario
+	for _, s := range list {
+		if run != nil && !run.MatchString(s.Name) {
+			continue
+		}
+		if len(tags) > 0 && !hasAny(s.Tags, tags) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func hasAny(have, want []string) bool {
+	for _, w := range want {
+		for _, h := range have {
+			if h == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Run starts the services, runs the scenarios and stops the services, whatever happens. When
+// ctx is cancelled (Ctrl-C) it stops as soon as every running call has returned, and reports
+// what finished.
+func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
+	rep := &Report{Start: time.Now()}
+	defer func() { rep.Duration = time.Since(rep.Start) }()
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	svcs, err := startServices(ctx, list)
+	if err != nil {
+		rep.Err = err
+		rep.Interrupted = ctx.Err() != nil
+		return rep
+	}
+	defer svcs.stop()
+	r := &runner{opts: opts, svcs: svcs, endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}}
+	defer r.closeEndpoints()
+
+	rep.Scenarios = make([]*ScenarioResult, len(list))
+	for i, sc := range list {
+		rep.Scenarios[i] = &ScenarioResult{Scenario: sc, Status: Skipped, Trials: r.trials(sc)}
+	}
+	runCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	g := new(errgroup.Group)
+	g.SetLimit(opts.Parallel)
+	for i, sc := range list {
+		if runCtx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if runCtx.Err() != nil {
+				return nil
+			}
+			res := rep.Scenarios[i]
+			r.emit(Event{Kind: "scenario-start", Scenario: sc})
+			r.scenario(runCtx, sc, res)
+			r.emit(Event{Kind: "scenario-end", Scenario: sc, Result: res})
+			if opts.FailFast && (res.Status == Failed || res.Status == Errored) {
+				stopAll()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	rep.Interrupted = ctx.Err() != nil
+	return rep
+}
+
+type runner struct {
+	opts Options
+	svcs *services
+
+	mu        sync.Mutex
+	endpoints map[*scenario.Endpoint]endpoint.Endpoint
+}
+
+func (r *runner) emit(ev Event) {
+	if r.opts.OnEvent != nil {
+		r.opts.OnEvent(ev)
+	}
+}
+
+func (r *runner) trials(sc *scenario.Scenario) int {
+	if r.opts.Trials > 0 {
+		return r.opts.Trials
+	}
+	return sc.Trials
+}
+
+func (r *runner) closeEndpoints() {
+	for _, ep := range r.endpoints {
+		ep.Close()
+	}
+}
+
+// endpoint builds an endpoint once per run, with its templates resolved.
+func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint, *scenario.Endpoint, error) {
+	def := sc.Endpoints[name]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ep, ok := r.endpoints[def]; ok {
+		return ep, def, nil
+	}
+	env := r.svcs.templateEnv(sc.Config)
+	u, err := def.HTTP.URL.Eval(env)
+	if err != nil {
+		return nil, def, fmt.Errorf("endpoint %s: url: %w", name, err)
+	}
+	url := fmt.Sprint(u)
+	if herr := scenario.CheckHost(url, append(sc.AllowHosts, def.AllowHosts...)); herr != nil {
+		return nil, def, fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
+	}
+	headers := map[string]string{}
+	for k, t := range def.HTTP.Headers {
+		v, err := t.Eval(env)
+		if err != nil {
+			return nil, def, fmt.Errorf("endpoint %s: header %s: %w", name, k, err)
+		}
+		headers[k] = fmt.Sprint(v)
+	}
+	ep, err := endpoint.NewHTTP(endpoint.HTTPConfig{
+		URL: url, Method: def.HTTP.Method, Headers: headers,
+		KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
+		Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+	})
+	if err != nil {
+		return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
+	}
+	r.endpoints[def] = ep
+	return ep, def, nil
+}
+
+// scenario runs every trial; it stops at the first failing trial.
+func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *ScenarioResult) {
+	res.Start = time.Now()
+	defer func() { res.Duration = time.Since(res.Start) }()
+	res.Status = Passed
+	for i := 1; i <= res.Trials; i++ {
+		if ctx.Err() != nil {
+			if res.TrialsRun == 0 {
+				res.Status = Skipped
+			}
+			return
+		}
+		t := r.trial(ctx, sc, i, res)
+		res.TrialsRun++
+		if i == 1 {
+			res.Trial1 = t
+		}
+		if t.Passed {
+			res.TrialsPassed++
+			continue
+		}
+		if ctx.Err() != nil && t.Failure != nil && t.Failure.Kind == "error" {
+			// Interrupted mid-trial: not a verdict on the tool.
+			res.TrialsRun--
+			if res.TrialsRun == 0 {
+				res.Status = Skipped
+			}
+			return
+		}
+		res.FailedTrial, res.Failure = t, t.Failure
+		res.Status = Failed
+		if t.Failure.Kind == "error" {
+			res.Status = Errored
+		}
+		return
+	}
+}
+
+func newSession() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (r *runner) session(trial int) string {
+	switch {
+	case r.opts.Session == "":
+		return newSession()
+	case trial == 1:
+		return r.opts.Session
+	}
+	return fmt.Sprintf("%s-%d", r.opts.Session, trial)
+}
+
+// trialState is what one trial's steps share.
+type trialState struct {
+	sc      *scenario.Scenario
+	trial   *Trial
+	env     map[string]any
+	index   int // logical calls so far, for default keys
+	keys    map[string]string
+	args    map[string]map[string]any
+	sent    map[string]bool // keys already sent in this trial
+	metrics *Metrics
+	mu      sync.Mutex
+}
+
+func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res *ScenarioResult) *Trial {
+	start := time.Now()
+	t := &Trial{Index: idx, Session: r.session(idx)}
+	st := &trialState{
+		sc: sc, trial: t,
+		env:     map[string]any{"session": t.Session, "trial": idx},
+		keys:    map[string]string{},
+		args:    map[string]map[string]any{},
+		sent:    map[string]bool{},
+		metrics: &res.Metrics,
+	}
+	defer func() { t.Duration = time.Since(start) }()
+	for _, step := range sc.Steps {
+		if err := r.svcs.dead(); err != nil {
+			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+			return t
+		}
+		if ctx.Err() != nil {
+			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
+			return t
+		}
+		var f *Failure
+		switch step.Kind {
+		case scenario.CallStep:
+			f = r.call(ctx, st, step)
+		case scenario.AssertStep:
+			f = r.assert(ctx, st, step)
+		case scenario.SleepStep:
+			select {
+			case <-ctx.Done():
+			case <-time.After(step.Sleep):
+			}
+		}
+		if f != nil {
+			if f.Kind != "error" {
+				// A dead service explains a failed call better than the call does.
+				if err := r.svcs.dead(); err != nil {
+					f = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+				}
+			}
+			t.Failure = f
+			return t
+		}
+	}
+	t.Passed = true
+	return t
+}
+
+func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
+	deadline := time.Now().Add(step.Eventually)
+	for {
+		ok, err := step.Assert.Bool(st.env)
+		if err == nil && ok {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			f := &Failure{Kind: "assert", Step: step.ID, Pos: step.Pos, Expression: step.Assert.Source}
+			if err != nil {
+				f.Message = "assertion could not be evaluated: " + err.Error()
+			} else {
+				f.Message = "assertion is false"
+				if step.Eventually > 0 {
+					f.Message = fmt.Sprintf("assertion still false after %s", step.Eventually)
+				}
+			}
+			f.Explanation = step.Assert.Explain(st.env)
+			return f
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(50*time.Millisecond, time.Until(deadline)+time.Millisecond)):
+		}
+	}
+}
+
+// render evaluates the {{ }} templates in a step's arguments.
+func render(v any, env map[string]any) (any, error) {
+	switch x := v.(type) {
+	case *assert.Template:
+		return x.Eval(env)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			rv, err := render(e, env)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = rv
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			rv, err := render(e, env)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = rv
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// keyFor decides the idempotency key of a call step: a retry reuses its original's, an
+// explicit key (key: or in the arguments) is used as given, otherwise <session>-<index>.
+func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, args map[string]any) (string, error) {
+	if step.WithoutKey || !def.IsMutating(step.Tool) {
+		return "", nil
+	}
+	if step.RetryOf != "" {
+		return st.keys[step.RetryOf], nil
+	}
+	if step.Key != nil {
+		v, err := step.Key.Eval(st.env)
+		if err != nil {
+			return "", fmt.Errorf("key: %w", err)
+		}
+		return assert.Text(v), nil
+	}
+	if def.Key.Arg != "" {
+		if k, ok := args[def.Key.Arg].(string); ok && k != "" {
+			return k, nil
+		}
+	}
+	k := fmt.Sprintf("%s-%d", st.trial.Session, st.index)
+	st.index++
+	return k, nil
+}
+
+func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
+	ep, def, err := r.endpoint(st.sc, step.Endpoint)
+	if err != nil {
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+	}
+	var args map[string]any
+	if step.Args == nil && step.RetryOf != "" {
+		args = st.args[step.RetryOf]
+	} else {
+		rv, err := render(step.Args, st.env)
+		if err != nil {
+			return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "args: " + err.Error()}
+		}
+		args, _ = rv.(map[string]any)
+	}
+	key, err := st.keyFor(step, def, args)
+	if err != nil {
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+	}
+	if key != "" && def.Key.Arg != "" && args != nil {
+		// The key travels as an argument and the endpoint adds it; a copy written by hand in the
+		// arguments is dropped so that a retry's arguments are the original's.
+		delete(args, def.Key.Arg)
+	}
+	st.keys[step.ID] = key
+	st.args[step.ID] = args
+	req := endpoint.Request{Tool: step.Tool, Args: args, Key: key, Timeout: step.Timeout}
+
+	if step.Fanout > 1 {
+		return r.fanout(ctx, st, step, ep, req)
+	}
+	var res endpoint.Result
+	attempts := 0
+	for {
+		attempts++
+		res = ep.Call(ctx, req)
+		lost := step.LoseResponse
+		r.record(st, step, 0, attempts, key, res, lost)
+		if step.Retry == nil || attempts >= step.Retry.Attempts || !shouldRetry(step.Retry, res) || ctx.Err() != nil {
+			break
+		}
+		backoff := step.Retry.Backoff << (attempts - 1)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+	}
+	out := resultMap(res, key, attempts)
+	if step.LoseResponse {
+		out = lostMap(res, key)
+	}
+	st.env[step.ID] = out
+	got := scenario.Outcome(out["outcome"].(string))
+	if step.Expect != scenario.Any && got != step.Expect {
+		return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
+			Message: fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res, step.LoseResponse))}
+	}
+	return nil
+}
+
+func describeResult(res endpoint.Result, lost bool) string {
+	switch {
+	case lost:
+		return fmt.Sprintf(" (the response, status %d, was discarded)", res.Status)
+	case res.Error != "":
+		return " (" + res.Error + ")"
+	case res.Status != 0:
+		return fmt.Sprintf(" (status %d)", res.Status)
+	}
+	return ""
+}
+
+func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
+	for _, on := range p.On {
+		switch on {
+		case "info":
+			if res.Outcome == endpoint.Info {
+				return true
+			}
+		case "conflict":
+			if res.Conflict {
+				return true
+			}
+		case "5xx":
+			if res.Status >= 500 {
+				return true
+			}
+		case "fail":
+			if res.Outcome == endpoint.Fail {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// record appends a call to the trial's history and the metrics.
+func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result, lost bool) {
+	c := Call{
+		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
+		Outcome: scenario.Outcome(res.Outcome), Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
+		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: lost,
+	}
+	if lost {
+		c.Outcome = scenario.Info
+	}
+	st.mu.Lock()
+	st.trial.Calls = append(st.trial.Calls, c)
+	m := st.metrics
+	m.Calls++
+	switch c.Outcome {
+	case scenario.OK:
+		m.OK++
+	case scenario.Fail:
+		m.Fail++
+	case scenario.Info:
+		m.Info++
+	}
+	if c.Replayed {
+		m.Replayed++
+	}
+	if c.Conflict {
+		m.Conflicts++
+	}
+	if key != "" {
+		m.Keyed++
+		if st.sent[key] {
+			m.Retries++
+		}
+		st.sent[key] = true
+	}
+	st.mu.Unlock()
+	r.emit(Event{Kind: "call", Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})
+}
+
+func resultMap(res endpoint.Result, key string, attempts int) map[string]any {
+	headers := map[string]any{}
+	for k, v := range res.Headers {
+		headers[k] = v
+	}
+	return map[string]any{
+		"ok":          res.Outcome == endpoint.OK,
+		"outcome":     string(res.Outcome),
+		"status":      res.Status,
+		"error":       res.Error,
+		"result":      res.Result,
+		"replayed":    res.Replayed,
+		"conflict":    res.Conflict,
+		"key":         key,
+		"duration_ms": float64(res.Duration.Microseconds()) / 1000,
+		"headers":     headers,
+		"attempts":    attempts,
+	}
+}
+
+// lostMap is what the scenario sees of a call whose response was discarded: nothing came back.
+func lostMap(res endpoint.Result, key string) map[string]any {
+	return map[string]any{
+		"ok": false, "outcome": string(endpoint.Info), "status": 0,
+		"error":  "response discarded (lose_response)",
+		"result": nil, "replayed": false, "conflict": false, "key": key,
+		"duration_ms": float64(res.Duration.Microseconds()) / 1000,
+		"headers":     map[string]any{}, "attempts": 1, "lost": true,
+	}
+}
+
+// fanout prepares every copy (own connection, bytes encoded), releases them together and
+// records how far apart they left.
+func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step, ep endpoint.Endpoint, req endpoint.Request) *Failure {
+	n := step.Fanout
+	prepared := make([]endpoint.Prepared, n)
+	var pg errgroup.Group
+	pg.SetLimit(64)
+	for i := range n {
+		pg.Go(func() error {
+			prepared[i] = ep.Prepare(ctx, req)
+			return nil
+		})
+	}
+	_ = pg.Wait()
+	if ctx.Err() != nil {
+		for _, p := range prepared {
+			p.Abort()
+		}
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
+	}
+	results := make([]endpoint.Result, n)
+	release := make(chan struct{})
+	var ready, done sync.WaitGroup
+	for i := range n {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-release
+			results[i] = prepared[i].Fire(ctx)
+		}()
+	}
+	ready.Wait()
+	close(release)
+	done.Wait()
+
+	calls := make([]any, n)
+	counts := map[string]int{}
+	conflicts := 0
+	var sent []time.Time
+	for i, res := range results {
+		r.record(st, step, i+1, 1, req.Key, res, false)
+		calls[i] = resultMap(res, req.Key, 1)
+		counts[string(res.Outcome)]++
+		if res.Conflict {
+			conflicts++
+		}
+		if !res.Sent.IsZero() {
+			sent = append(sent, res.Sent)
+		}
+	}
+	spread := 0.0
+	if len(sent) > 1 {
+		sort.Slice(sent, func(i, j int) bool { return sent[i].Before(sent[j]) })
+		spread = float64(sent[len(sent)-1].Sub(sent[0]).Nanoseconds()) / 1000
+	}
+	st.mu.Lock()
+	st.metrics.SpreadMaxUS = max(st.metrics.SpreadMaxUS, spread)
+	st.mu.Unlock()
+	st.env[step.ID] = map[string]any{
+		"calls": calls, "ok": counts["ok"], "fail": counts["fail"], "info": counts["info"],
+		"conflict": conflicts, "spread_us": spread, "key": req.Key, "fanout": n,
+	}
+	if step.Expect != scenario.Any {
+		for i, res := range results {
+			if scenario.Outcome(res.Outcome) != step.Expect {
+				return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
+					Message: fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res, false))}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,339 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// stopGrace is how long a service has to exit after SIGTERM before it is killed.
+const stopGrace = 5 * time.Second
+
+// services are the processes of one run, started before the scenarios and stopped after.
+type services struct {
+	byKey map[string]*service
+	// env is the {{ }} environment of endpoint and service settings: services.NAME.port.
+	env map[string]map[string]any
+}
+
+type service struct {
+	def  *scenario.Service
+	port int
+	cmd  *exec.Cmd
+	out  *ringBuffer
+	done chan struct{}
+	// exitErr is set when the process has exited; stopping marks an exit we asked for.
+	mu       sync.Mutex
+	exitErr  error
+	exited   bool
+	stopping bool
+}
+
+func serviceKey(s *scenario.Service) string { return s.Config + "\x00" + s.Name }
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startServices starts every service of the scenarios, each once, and waits until all are ready.
+// On error every process already started is stopped.
+func startServices(ctx context.Context, list []*scenario.Scenario) (*services, error) {
+	ss := &services{byKey: map[string]*service{}, env: map[string]map[string]any{}}
+	var order []*service
+	for _, sc := range list {
+		for _, def := range sc.Services {
+			k := serviceKey(def)
+			if ss.byKey[k] != nil {
+				continue
+			}
+			port, err := freePort()
+			if err != nil {
+				return nil, fmt.Errorf("service %s: find a free port: %w", def.Name, err)
+			}
+			s := &service{def: def, port: port, out: newRingBuffer(64 << 10), done: make(chan struct{})}
+			ss.byKey[k] = s
+			order = append(order, s)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(order))
+	for i, s := range order {
+		if err := s.start(ss.envFor(s)); err != nil {
+			errs[i] = err
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.waitReady(ctx, ss.envFor(s))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		ss.stop()
+		return nil, err
+	}
+	return ss, nil
+}
+
+// envFor is the template environment of a service's own settings ({{ port }} is its port).
+func (ss *services) envFor(s *service) map[string]any {
+	env := ss.templateEnv(s.def.Config)
+	env["port"] = s.port
+	return env
+}
+
+// templateEnv is the environment for endpoint and service templates of one config file.
+func (ss *services) templateEnv(config string) map[string]any {
+	svcs := map[string]any{}
+	for _, s := range ss.byKey {
+		if s.def.Config == config {
+			svcs[s.def.Name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
+		}
+	}
+	// A scenario's own services may be referenced alongside its config's.
+	for _, s := range ss.byKey {
+		if _, ok := svcs[s.def.Name]; !ok {
+			svcs[s.def.Name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
+		}
+	}
+	return map[string]any{"services": svcs, "sinks": map[string]any{}, "port": 0}
+}
+
+func (s *service) start(env map[string]any) error {
+	var argv []string
+	for _, t := range s.def.Command {
+		v, err := t.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s (%s): command: %w", s.def.Name, s.def.Pos, err)
+		}
+		argv = append(argv, fmt.Sprint(v))
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// Commands run in idemtest's working directory unless dir: says otherwise.
+	cmd.Dir = s.def.Dir
+	cmd.Env = os.Environ()
+	for k, t := range s.def.Env {
+		v, err := t.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s (%s): env %s: %w", s.def.Name, s.def.Pos, k, err)
+		}
+		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", s.port))
+	// Its own process group, so that stopping it also stops what it started (go run's child).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdout = s.out
+	cmd.Stderr = s.out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("service %s (%s): start %q: %w", s.def.Name, s.def.Pos, argv[0], err)
+	}
+	s.cmd = cmd
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.exited, s.exitErr = true, err
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	return nil
+}
+
+// died reports an exit nobody asked for.
+func (s *service) died() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.exited || s.stopping {
+		return nil
+	}
+	status := "exited"
+	if s.exitErr != nil {
+		status = s.exitErr.Error()
+	}
+	return fmt.Errorf("service %s stopped unexpectedly (%s); its last output:\n%s", s.def.Name, status, indent(s.out.String()))
+}
+
+func (s *service) waitReady(ctx context.Context, env map[string]any) error {
+	r := s.def.Ready
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	var check func() bool
+	what := "started"
+	switch {
+	case r.HTTP != nil:
+		v, err := r.HTTP.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s: ready.http: %w", s.def.Name, err)
+		}
+		u := fmt.Sprint(v)
+		what = "answering " + u
+		client := &http.Client{Timeout: time.Second}
+		check = func() bool {
+			resp, err := client.Get(u)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode < 500
+		}
+	case r.TCP != nil:
+		v, err := r.TCP.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s: ready.tcp: %w", s.def.Name, err)
+		}
+		addr := fmt.Sprint(v)
+		what = "accepting connections on " + addr
+		check = func() bool {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
+	case r.Log != "":
+		re := regexp.MustCompile(r.Log)
+		what = fmt.Sprintf("printing a line matching %q", r.Log)
+		check = func() bool { return s.out.matchLine(re) }
+	default:
+		return nil
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if check() {
+			return nil
+		}
+		select {
+		case <-s.done:
+			return s.died()
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("service %s (%s) was not ready within %s (waiting for it to be %s); its output:\n%s",
+					s.def.Name, s.def.Pos, r.Timeout, what, indent(s.out.String()))
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// stop stops every service: SIGTERM to its process group, SIGKILL after the grace period.
+func (ss *services) stop() {
+	if ss == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, s := range ss.byKey {
+		if s.cmd == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.mu.Lock()
+			s.stopping = true
+			s.mu.Unlock()
+			pgid := s.cmd.Process.Pid
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-s.done:
+			case <-time.After(stopGrace):
+			}
+			// Whatever is left of the group (the leader exited, a child may not have) is killed.
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-s.done
+		}()
+	}
+	wg.Wait()
+}
+
+// dead returns the first service that stopped on its own, if any.
+func (ss *services) dead() error {
+	if ss == nil {
+		return nil
+	}
+	for _, s := range ss.byKey {
+		if err := s.died(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "    (no output)"
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// ringBuffer keeps the last part of a process's output.
+type ringBuffer struct {
+	mu    sync.Mutex
+	buf   []byte
+	limit int
+	lines []string // complete lines seen, for ready.log; bounded like buf
+	part  []byte
+}
+
+func newRingBuffer(limit int) *ringBuffer { return &ringBuffer{limit: limit} }
+
+func (r *ringBuffer) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf = append(r.buf, p...)
+	if len(r.buf) > r.limit {
+		r.buf = r.buf[len(r.buf)-r.limit:]
+	}
+	r.part = append(r.part, p...)
+	for {
+		i := strings.IndexByte(string(r.part), '\n')
+		if i < 0 {
+			break
+		}
+		r.lines = append(r.lines, string(r.part[:i]))
+		r.part = r.part[i+1:]
+	}
+	if len(r.lines) > 1000 {
+		r.lines = r.lines[len(r.lines)-1000:]
+	}
+	return len(p), nil
+}
+
+func (r *ringBuffer) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.buf)
+}
+
+func (r *ringBuffer) matchLine(re *regexp.Regexp) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.lines {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return re.Match(r.part)
+}
+
+var _ io.Writer = (*ringBuffer)(nil)
