@@ -310,7 +310,7 @@ func (p *Program) Explain(env map[string]any) []string {
 				}
 			}
 			return
-		case *ast.MemberNode, *ast.CallNode, *ast.BuiltinNode, *ast.IdentifierNode:
+		case *ast.MemberNode, *ast.CallNode, *ast.BuiltinNode:
 		default:
 			return
 		}
@@ -318,7 +318,8 @@ func (p *Program) Explain(env map[string]any) []string {
 		if seen[key] {
 			return
 		}
-		if v, ok := eval(n); ok {
+		// Whole step results and lists of them are noise next to the fields that decide.
+		if v, ok := eval(n); ok && !bulky(v) {
 			seen[key] = true
 			lines = append(lines, fmt.Sprintf("%s = %s", key, Show(v)))
 		}
@@ -353,6 +354,21 @@ func dropShadowed(lines []string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// bulky reports whether a value is a map or a list of maps.
+func bulky(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return true
+	case []any:
+		for _, e := range x {
+			if _, ok := e.(map[string]any); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isLiteral(n ast.Node) bool {

@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -53,7 +54,7 @@ func FailureText(f *runner.Failure) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: step %s: %s\n", f.Pos, f.Step, f.Message)
+	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), f.Message)
 	if f.Expression != "" {
 		fmt.Fprintf(&b, "  assert: %s\n", f.Expression)
 	}
@@ -69,4 +70,14 @@ func rate(n, of int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(n)/float64(of), n, of)
+}
+
+var autoID = regexp.MustCompile(`^step([0-9]+)$`)
+
+// stepLabel names a step: "step 3" for one without an id, "step burst" for one with.
+func stepLabel(id string) string {
+	if m := autoID.FindStringSubmatch(id); m != nil {
+		return "step " + m[1]
+	}
+	return "step " + id
 }

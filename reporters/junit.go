@@ -143,7 +143,7 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 }
 
 func firstLine(f *runner.Failure) string {
-	return oneLine(fmt.Sprintf("%s: step %s: %s", f.Pos, f.Step, strings.SplitN(f.Message, "\n", 2)[0]), 300)
+	return oneLine(fmt.Sprintf("%s: %s: %s", f.Pos, stepLabel(f.Step), strings.SplitN(f.Message, "\n", 2)[0]), 300)
 }
 
 // clean makes any bytes safe for XML 1.0: invalid UTF-8 and characters XML forbids become

@@ -64,7 +64,7 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 		title = "ERROR"
 	}
 	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(r.Scenario.Name))
-	fmt.Fprintf(w, "  %s: step %s: %s\n", f.Pos, f.Step, indentRest(f.Message, "  "))
+	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(f.Message, "  "))
 	if f.Expression != "" {
 		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(f.Expression))
 	}

@@ -419,7 +419,11 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 		}
 	}
 	if v := m["dir"]; v != nil {
+		// dir is relative to the file that declares the service, so a config works from anywhere.
 		s.Dir = f.str(v, "dir")
+		if !filepath.IsAbs(s.Dir) {
+			s.Dir = filepath.Join(filepath.Dir(f.path), s.Dir)
+		}
 	}
 	if v := m["ready"]; v != nil {
 		rm, ok := f.mapping(v, "ready", "http", "tcp", "log", "timeout")
@@ -584,6 +588,7 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 		f.stepID(st, m)
 		env = f.stepEnv(s, st)
 		if x := m["assert"]; x != nil {
+			st.Pos = f.pos(x)
 			src := f.str(x, "assert")
 			p, err := assert.Compile(src, env)
 			if err != nil {

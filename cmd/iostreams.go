@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+)
+
+// IOStreams are the command's streams and what is known about them. Results go to Out,
+// progress and errors to ErrOut.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	OutTTY bool
+	ErrTTY bool
+	// Getenv reads the environment (NO_COLOR, CLICOLOR_FORCE, GITHUB_ACTIONS).
+	Getenv func(string) string
+}
+
+// System returns the process's streams.
+func System() *IOStreams {
+	return &IOStreams{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		OutTTY: isatty.IsTerminal(os.Stdout.Fd()), ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
+		Getenv: os.Getenv,
+	}
+}
+
+// Test returns streams backed by buffers, as if nothing were a terminal.
+func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, Getenv: func(string) string { return "" }}, out, errOut
+}
+
+// ColorEnabled applies the usual rules: NO_COLOR turns colour off, CLICOLOR_FORCE turns it on,
+// otherwise colour only on a terminal.
+func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
+	switch {
+	case noColorFlag, s.Getenv("NO_COLOR") != "":
+		return false
+	case s.Getenv("CLICOLOR_FORCE") != "" && s.Getenv("CLICOLOR_FORCE") != "0":
+		return true
+	}
+	return s.OutTTY
+}

@@ -1,0 +1,161 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/reporters"
+	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// RunOptions are the inputs of idemtest run.
+type RunOptions struct {
+	IO         *IOStreams
+	Version    string
+	Paths      []string
+	Config     string
+	AllowHosts []string
+	Trials     int
+	Parallel   int
+	JUnit      string
+	JSON       string
+	Tags       []string
+	Run        string
+	Session    string
+	FailFast   bool
+	Verbose    bool
+	NoColor    bool
+}
+
+// NewCmdRun builds idemtest run; runF replaces the action in tests.
+func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	opts := &RunOptions{IO: f.IO, Version: f.Version}
+	c := &cobra.Command{
+		Use:   "run [paths...]",
+		Short: "Run scenarios (files or directories, default .)",
+		Example: `  idemtest run examples/scenarios
+  idemtest run --junit report.xml --json report.json scenarios/
+  idemtest run --trials 50 --run 'burst' scenarios/refund.yaml`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Paths = args
+			if len(opts.Paths) == 0 {
+				opts.Paths = []string{"."}
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Config, "config", "", "config file (default: idemtest.yaml next to the scenarios or above)")
+	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "allow calls to this non-loopback host (repeatable)")
+	fl.IntVar(&opts.Trials, "trials", 0, "run every scenario's steps N times (default: the scenario's trials)")
+	fl.IntVarP(&opts.Parallel, "parallel", "j", 1, "scenarios to run at once")
+	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
+	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
+	fl.StringSliceVar(&opts.Tags, "tag", nil, "run only scenarios with one of these tags")
+	fl.StringVar(&opts.Run, "run", "", "run only scenarios whose name matches this `REGEX`")
+	fl.StringVar(&opts.Session, "session", "", "pin the session id (trial N>1 uses SESSION-N), to reproduce a failure")
+	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failing scenario")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	return c
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	if opts.Trials < 0 || opts.Trials > scenario.MaxTrials {
+		return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
+	}
+	if opts.Parallel < 1 {
+		return &exitError{ExitUsage, errors.New("--parallel must be at least 1")}
+	}
+	var re *regexp.Regexp
+	if opts.Run != "" {
+		var err error
+		if re, err = regexp.Compile(opts.Run); err != nil {
+			return &exitError{ExitUsage, fmt.Errorf("--run: %v", err)}
+		}
+	}
+	list, err := scenario.Load(opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	if err != nil {
+		return err
+	}
+	list = runner.Select(list, opts.Tags, re)
+	if len(list) == 0 {
+		return &exitError{ExitUsage, errors.New("no scenario matches --tag/--run")}
+	}
+	for _, path := range []string{opts.JUnit, opts.JSON} {
+		if path == "" {
+			continue
+		}
+		if dir := filepath.Dir(path); dir != "" {
+			if _, err := os.Stat(dir); err != nil {
+				return &exitError{ExitUsage, fmt.Errorf("report file %s: directory %s does not exist", path, dir)}
+			}
+		}
+	}
+
+	color := opts.IO.ColorEnabled(opts.NoColor)
+	progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.ErrTTY, false, color && opts.IO.ErrTTY)
+	var verbose *reporters.Progress
+	if opts.Verbose {
+		verbose = reporters.NewProgress(opts.IO.Out, len(list), false, true, color)
+	}
+	rep := runner.Run(ctx, list, runner.Options{
+		Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast,
+		OnEvent: func(ev runner.Event) {
+			if verbose != nil {
+				verbose.Event(ev)
+			}
+			progress.Event(ev)
+		},
+	})
+	progress.Finish()
+	if verbose != nil {
+		fmt.Fprintln(opts.IO.Out)
+	}
+
+	reporters.Terminal(opts.IO.Out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
+	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
+		reporters.GitHub(opts.IO.Out, rep)
+	}
+	var werr error
+	if opts.JUnit != "" {
+		werr = errors.Join(werr, writeFile(opts.JUnit, func(f *os.File) error { return reporters.WriteJUnit(f, rep) }))
+	}
+	if opts.JSON != "" {
+		werr = errors.Join(werr, writeFile(opts.JSON, func(f *os.File) error { return reporters.WriteJSON(f, rep, opts.Version) }))
+	}
+	switch {
+	case rep.Interrupted:
+		if werr != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
+		}
+		return silentExit(ExitInterrupted)
+	case werr != nil:
+		return &exitError{ExitFailed, werr}
+	case rep.Failed():
+		return silentExit(ExitFailed)
+	}
+	return nil
+}
+
+func writeFile(path string, write func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

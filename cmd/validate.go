@@ -1,0 +1,55 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// ValidateOptions are the inputs of idemtest validate.
+type ValidateOptions struct {
+	IO         *IOStreams
+	Paths      []string
+	Config     string
+	AllowHosts []string
+}
+
+// NewCmdValidate builds idemtest validate: load, check and compile, and send nothing.
+func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "validate [paths...]",
+		Short: "Check scenarios without sending anything",
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Paths = args
+			if len(opts.Paths) == 0 {
+				opts.Paths = []string{"."}
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runValidate(opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Config, "config", "", "config file (default: idemtest.yaml next to the scenarios or above)")
+	c.Flags().StringSliceVar(&opts.AllowHosts, "allow-host", nil, "allow calls to this non-loopback host (repeatable)")
+	return c
+}
+
+func runValidate(opts *ValidateOptions) error {
+	list, err := scenario.Load(opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	if err != nil {
+		return err
+	}
+	files := map[string]bool{}
+	steps := 0
+	for _, s := range list {
+		files[s.File] = true
+		steps += len(s.Steps)
+	}
+	fmt.Fprintf(opts.IO.Out, "ok: %d scenarios, %d steps in %d files\n", len(list), steps, len(files))
+	return nil
+}
