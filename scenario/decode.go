@@ -20,6 +20,7 @@ type file struct {
 	namesHint []string
 	// serviceRefs are services.NAME references, checked once the scenario's services are known.
 	serviceRefs []serviceUse
+	aliases     int
 }
 
 func (f *file) pos(n *yaml.Node) Pos {
@@ -159,18 +160,24 @@ func (f *file) integer(n *yaml.Node, what string, lo, hi int) int {
 }
 
 func (f *file) duration(n *yaml.Node, what string) time.Duration {
+	d, _ := f.durationOK(n, what)
+	return d
+}
+
+// durationOK parses a non-negative duration; ok is false when an error was reported.
+func (f *file) durationOK(n *yaml.Node, what string) (time.Duration, bool) {
 	if n.Kind == yaml.ScalarNode {
 		d, err := time.ParseDuration(n.Value)
 		if err == nil && d >= 0 {
-			return d
+			return d, true
 		}
 		if err == nil {
 			f.errf(n, "use a positive duration", "%s must not be negative, got %s", what, n.Value)
-			return 0
+			return 0, false
 		}
 	}
 	f.errf(n, `use a duration such as 500ms, 2s or 1m30s`, "%s must be a duration, got %s", what, kindName(n))
-	return 0
+	return 0, false
 }
 
 func (f *file) strings(n *yaml.Node, what string) []string {
@@ -228,6 +235,13 @@ func (f *file) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
 func (f *file) value(n *yaml.Node) any {
 	switch n.Kind {
 	case yaml.AliasNode:
+		// Aliases are expanded, within a budget, so a "billion laughs" file cannot hang a run.
+		if f.aliases++; f.aliases > 1000 {
+			if f.aliases == 1001 {
+				f.errf(n, "write the values out", "too many YAML alias expansions")
+			}
+			return nil
+		}
 		return f.value(n.Alias)
 	case yaml.MappingNode:
 		m := map[string]any{}

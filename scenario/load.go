@@ -21,6 +21,9 @@ import (
 	"github.com/idemtest/idemtest/assert"
 )
 
+// maxFileSize bounds a scenario or config file.
+const maxFileSize = 8 << 20
+
 // ConfigName is the shared config file looked up next to the scenarios and above them.
 const ConfigName = "idemtest.yaml"
 
@@ -195,6 +198,10 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 		f.errAt(Pos{File: path}, "", "read: %v", errors.Unwrap(err))
 		return f, nil
 	}
+	if len(data) > maxFileSize {
+		f.errAt(Pos{File: path}, "split it into several scenario files", "file is larger than %d MiB", maxFileSize>>20)
+		return f, nil
+	}
 	if i := bytes.IndexByte(data, 0); i >= 0 || !utf8.Valid(data) {
 		if i < 0 {
 			i = firstInvalidUTF8(data)
@@ -240,6 +247,15 @@ func (f *file) yamlError(err error) {
 			line, _ = strconv.Atoi(m[1])
 		}
 		msg = m[2]
+	}
+	// The parser reports where the enclosing block began; the first line at which a prefix of
+	// the file stops parsing is nearer to the mistake.
+	for k := line; k <= len(f.lines) && k < line+500; k++ {
+		var n yaml.Node
+		if yaml.Unmarshal([]byte(strings.Join(f.lines[:k], "\n")), &n) != nil {
+			line = k
+			break
+		}
 	}
 	col := 1
 	if line <= len(f.lines) {
@@ -714,6 +730,10 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	}
 	if x := m["endpoint"]; x != nil {
 		st.Endpoint = f.str(x, "endpoint")
+		st.endpointPos = f.pos(x)
+	}
+	if x := m["retry_of"]; x != nil {
+		st.retryOfPos = f.pos(x)
 	}
 	if x := m["args"]; x != nil {
 		if x.Kind != yaml.MappingNode {
@@ -743,7 +763,8 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 		}
 	}
 	if x := m["timeout"]; x != nil {
-		if st.Timeout = f.duration(x, "timeout"); st.Timeout == 0 {
+		var ok bool
+		if st.Timeout, ok = f.durationOK(x, "timeout"); ok && st.Timeout == 0 {
 			f.errf(x, "use a duration above zero, such as 200ms", "timeout must be above zero")
 		}
 	}
@@ -856,7 +877,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 				if c := closest(st.RetryOf, keys(ids)); c != "" {
 					hint = fmt.Sprintf("did you mean %q?", c)
 				}
-				f.errAt(st.Pos, hint, "retry_of %q is not an earlier call step", st.RetryOf)
+				f.errAt(st.retryOfPos, hint, "retry_of %q is not an earlier call step", st.RetryOf)
 			default:
 				if st.Tool == "" {
 					st.Tool = orig.Tool
@@ -882,7 +903,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 				if c := closest(st.Endpoint, names); c != "" {
 					hint = fmt.Sprintf("did you mean %q?", c)
 				}
-				f.errAt(st.Pos, hint, "unknown endpoint %q", st.Endpoint)
+				f.errAt(st.endpointPos, hint, "unknown endpoint %q", st.Endpoint)
 				continue
 			}
 		case len(s.Endpoints) == 1:

@@ -71,6 +71,9 @@ type Step struct {
 
 	// Sleep steps.
 	Sleep time.Duration
+
+	// Positions of fields that validation may complain about.
+	endpointPos, retryOfPos Pos
 }
 
 // Retry is the agent framework's retry loop: the same key on every attempt.

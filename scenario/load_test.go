@@ -1,0 +1,177 @@
+package scenario
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemtest/idemtest/assert"
+)
+
+// TestBadInputs loads every file in testdata/bad and checks each "# want:" line appears in the
+// errors, with its line and column.
+func TestBadInputs(t *testing.T) {
+	files, _ := filepath.Glob("testdata/bad/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no test files")
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			_, err := Load([]string{path}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("err = %v, want Errors", err)
+			}
+			got := err.Error()
+			for _, want := range wants(t, path) {
+				if strings.Contains(want, ": ") && want[0] >= '0' && want[0] <= '9' {
+					want = path + ":" + want
+				}
+				if !strings.Contains(got, want) {
+					t.Errorf("errors lack %q:\n%s", want, got)
+				}
+			}
+		})
+	}
+}
+
+func wants(t *testing.T, path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if w, ok := strings.CutPrefix(sc.Text(), "# want: "); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func TestEveryErrorInAFileIsReported(t *testing.T) {
+	_, err := Load([]string{"testdata/bad/fanout_bounds.yaml", "testdata/bad/bad_duration.yaml"}, Options{})
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 4 {
+		t.Fatalf("want 4 errors from 2 files, got %v", err)
+	}
+}
+
+func TestBinaryFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bin.yaml")
+	os.WriteFile(path, []byte("name: x\nsteps: \x00\x01\x02"), 0o644)
+	_, err := Load([]string{path}, Options{})
+	if err == nil || !strings.Contains(err.Error(), path+":2:8: not a text file") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSeedFormLoadsAsNative(t *testing.T) {
+	list, err := Load([]string{"testdata/good/seed.yaml"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := list[0]
+	if s.Name != "Refund tool retry safety" || len(s.Steps) != 3 {
+		t.Fatalf("scenario %q with %d steps", s.Name, len(s.Steps))
+	}
+	for i, want := range []StepKind{CallStep, CallStep, AssertStep} {
+		if s.Steps[i].Kind != want {
+			t.Errorf("step %d kind %v, want %v", i+1, s.Steps[i].Kind, want)
+		}
+	}
+	call := s.Steps[0]
+	if call.Tool != "issue_refund" || call.Endpoint != "refunds" || call.Expect != OK {
+		t.Errorf("call step %+v", call)
+	}
+	if args := call.Args.(map[string]any); args["idempotencyKey"] != "test-sess-4" || args["amount"] != 49.99 {
+		t.Errorf("args %v", args)
+	}
+	ok, err := s.Steps[2].Assert.Bool(map[string]any{"step1": map[string]any{"ok": true}, "step2": map[string]any{"ok": true}})
+	if err != nil || !ok {
+		t.Errorf("=== assertion: %v %v", ok, err)
+	}
+}
+
+func TestNativeForm(t *testing.T) {
+	list, err := Load([]string{"testdata/good/native.yaml"}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := list[0]
+	if s.Trials != 3 || strings.Join(s.Tags, ",") != "a,b" || s.Config != filepath.Join("testdata", "idemtest.yaml") {
+		t.Errorf("scenario %+v", s)
+	}
+	first, retry, burst, sleep, check := s.Steps[0], s.Steps[1], s.Steps[2], s.Steps[3], s.Steps[4]
+	if !first.LoseResponse || first.Expect != Info {
+		t.Errorf("lose_response step: %+v", first)
+	}
+	if retry.Tool != "issue_refund" || retry.RetryOf != "first" || retry.Expect != Any || retry.Retry.Attempts != 4 || retry.Retry.Backoff != 10*time.Millisecond {
+		t.Errorf("retry step: %+v %+v", retry, retry.Retry)
+	}
+	if burst.Fanout != 16 || burst.Expect != Any {
+		t.Errorf("burst: %+v", burst)
+	}
+	if _, ok := burst.Args.(map[string]any)["ref"].(*assert.Template); !ok {
+		t.Errorf("templated arg not compiled: %#v", burst.Args)
+	}
+	if first.Args.(map[string]any)["note"] != "fallback" {
+		t.Errorf("${VAR:-default}: %#v", first.Args)
+	}
+	if sleep.Sleep != 10*time.Millisecond || check.Eventually != 2*time.Second {
+		t.Errorf("sleep %v eventually %v", sleep.Sleep, check.Eventually)
+	}
+}
+
+func TestAllowHosts(t *testing.T) {
+	opts := Options{AllowHosts: []string{"payments.example.com"}}
+	if _, err := Load([]string{"testdata/bad/host_not_allowed.yaml"}, opts); err != nil {
+		t.Errorf("--allow-host did not allow the host: %v", err)
+	}
+	for host, want := range map[string]bool{"localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true, "10.0.0.1": false, "example.com": false} {
+		if IsLoopback(host) != want {
+			t.Errorf("IsLoopback(%s) != %v", host, want)
+		}
+	}
+}
+
+func TestExamplesLoad(t *testing.T) {
+	if _, err := Load([]string{"../examples/scenarios"}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []string{"../examples/broken/naive.yaml", "../examples/broken/none.yaml"} {
+		if _, err := Load([]string{"../examples/scenarios"}, Options{Config: cfg}); err != nil {
+			t.Errorf("%s: %v", cfg, err)
+		}
+	}
+}
+
+// FuzzLoad checks that no input makes the loader panic or hang.
+func FuzzLoad(f *testing.F) {
+	seeds, _ := filepath.Glob("../examples/scenarios/*.yaml")
+	more, _ := filepath.Glob("testdata/*/*.yaml")
+	for _, p := range append(seeds, more...) {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	dir := f.TempDir()
+	os.WriteFile(filepath.Join(dir, ConfigName), []byte("endpoints:\n  e:\n    http: {url: \"http://127.0.0.1:1/{tool}\"}\n"), 0o644)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "s.yaml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Skip()
+		}
+		list, err := Load([]string{path}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+		if err == nil && len(list) != 1 {
+			t.Fatalf("no error and %d scenarios", len(list))
+		}
+	})
+}
