@@ -345,6 +345,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}", "http endpoint %s needs url:", name)
 	} else {
 		h.URL = f.template(hm["url"], "url", configEnv())
+		ep.urlPos = f.pos(hm["url"])
 		f.checkServiceRefs(hm["url"])
 	}
 	if v := hm["method"]; v != nil {
@@ -923,7 +924,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 			continue
 		}
 		if err := CheckHost(ep.HTTP.URL.Source, append(hosts, ep.AllowHosts...)); err != nil {
-			f.errAt(ep.Pos, fmt.Sprintf("idemtest sends duplicate mutating calls; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, ConfigName, err.Host),
+			f.errAt(ep.urlPos, fmt.Sprintf("idemtest sends duplicate mutating calls; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, ConfigName, err.Host),
 				"endpoint %s: %v", name, err)
 		}
 	}

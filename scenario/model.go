@@ -94,6 +94,8 @@ type Endpoint struct {
 	Mutating []string
 	// AllowHosts lists the non-loopback hosts this endpoint may be sent duplicates on.
 	AllowHosts []string
+
+	urlPos Pos
 }
 
 // IsMutating reports whether tool gets an idempotency key.

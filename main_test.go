@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/idemtest/idemtest/cmd"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"idemtest": func() { os.Exit(int(cmd.Main())) },
+	})
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// buildRefundServer builds the reference server once, for scripts that start it as a service.
+func buildRefundServer(t testing.TB) string {
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "idemtest-bin")
+		if buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "refundserver"), "./examples/refundserver").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build refundserver: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+// passEnv are the variables scripts inherit, so that "go run" works inside them as in a shell.
+var passEnv = []string{"HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "CI", "TMPDIR"}
+
+func TestScripts(t *testing.T) {
+	bin := buildRefundServer(t)
+	repo, _ := os.Getwd()
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", repo)
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			for _, k := range passEnv {
+				if v, ok := os.LookupEnv(k); ok {
+					env.Setenv(k, v)
+				}
+			}
+			if os.Getenv("HOME") == "" {
+				env.Setenv("HOME", env.WorkDir)
+			}
+			env.Setenv("NO_COLOR", "")
+			env.Values[envKey{}] = env
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"listen":   cmdListen,
+			"requests": cmdRequests,
+			"exits":    cmdExits,
+			"gone":     cmdGone,
+			"binfile":  cmdBinfile,
+		},
+	})
+}
+
+type envKey struct{}
+
+type listener struct {
+	count atomic.Int64
+}
+
+// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang]". It sets
+// NAME_URL and NAME_ADDR; with hang it never answers.
+func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: listen NAME [hang]")
+	}
+	hang := len(args) > 1 && args[1] == "hang"
+	l := &listener{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	stop := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.count.Add(1)
+		if hang {
+			select {
+			case <-stop:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "key": r.Header.Get("Idempotency-Key")})
+	})}
+	go srv.Serve(ln)
+	ts.Defer(func() { close(stop); srv.Close() })
+	ts.Setenv(args[0]+"_URL", "http://"+ln.Addr().String())
+	ts.Setenv(args[0]+"_ADDR", ln.Addr().String())
+	listeners.Store(ts, args[0], l)
+}
+
+// listeners maps a script's listener names to their counters.
+var listeners = listenerMap{m: map[*testscript.TestScript]map[string]*listener{}}
+
+type listenerMap struct {
+	mu sync.Mutex
+	m  map[*testscript.TestScript]map[string]*listener
+}
+
+func (lm *listenerMap) Store(ts *testscript.TestScript, name string, l *listener) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if lm.m[ts] == nil {
+		lm.m[ts] = map[string]*listener{}
+	}
+	lm.m[ts][name] = l
+}
+
+func (lm *listenerMap) Load(ts *testscript.TestScript, name string) *listener {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	return lm.m[ts][name]
+}
+
+// cmdRequests checks how many requests a listener received: "requests NAME N".
+func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: requests NAME N")
+	}
+	l := listeners.Load(ts, args[0])
+	if l == nil {
+		ts.Fatalf("no listener %s", args[0])
+	}
+	want, _ := strconv.Atoi(args[1])
+	if got := l.count.Load(); (got == int64(want)) == neg {
+		ts.Fatalf("listener %s received %d requests, want %d", args[0], got, want)
+	}
+}
+
+// cmdExits runs a program and checks its exit code: "exits CODE PROGRAM ARGS...". Its output
+// is kept for stdout and stderr.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	env := ts.Value(envKey{}).(*testscript.Env)
+	var vars []string
+	seen := map[string]bool{}
+	for _, kv := range env.Vars {
+		k, _, _ := strings.Cut(kv, "=")
+		if !seen[k] {
+			seen[k] = true
+			vars = append(vars, k+"="+ts.Getenv(k))
+		}
+	}
+	for _, k := range []string{"L_URL", "L_ADDR", "H_URL", "H_ADDR"} {
+		if v := ts.Getenv(k); v != "" && !seen[k] {
+			vars = append(vars, k+"="+v)
+		}
+	}
+	path, err := lookPath(ts.Getenv("PATH"), args[1])
+	ts.Check(err)
+	c := exec.Command(path, args[2:]...)
+	c.Dir = ts.MkAbs(".")
+	c.Env = vars
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err = c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("run %s: %v", args[1], err)
+	}
+	fmt.Fprint(ts.Stdout(), stdout.String())
+	fmt.Fprint(ts.Stderr(), stderr.String())
+	if code != want {
+		ts.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		ts.Fatalf("%s exited %d, want %d", args[1], code, want)
+	}
+}
+
+func lookPath(pathList, name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(pathList) {
+		p := filepath.Join(dir, name)
+		if runtime.GOOS == "windows" {
+			p += ".exe"
+		}
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in PATH", name)
+}
+
+// cmdGone checks that the process whose pid is in FILE no longer exists: "gone FILE".
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gone PIDFILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	ts.Check(err)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if err := syscall.Kill(pid, 0); err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("process %d is still running", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// cmdBinfile writes a file of binary data: "binfile NAME".
+func cmdBinfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: binfile NAME")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte("\x7fELF\x02\x01\x00\x00name: x\n"), 0o644))
+}
