@@ -26,7 +26,7 @@ func GitHub(w io.Writer, rep *runner.Report) {
 			msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, t.Session)
 		}
 		fmt.Fprintf(w, "::error file=%s,line=%d,col=%d,title=%s::%s\n",
-			escapeProperty(f.Pos.File), f.Pos.Line, f.Pos.Col, escapeProperty("idemtest: "+r.Scenario.Name), escapeData(msg))
+			escapeProperty(f.Pos.File), f.Pos.Line, f.Pos.Col, escapeProperty("idemtest: "+r.Scenario.Name), escapeData(safe(msg)))
 	}
 }
 

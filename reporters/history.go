@@ -3,6 +3,8 @@ package reporters
 import (
 	"fmt"
 	"regexp"
+	"unicode"
+	"unicode/utf8"
 	"strings"
 	"text/tabwriter"
 
@@ -41,7 +43,7 @@ func History(t *runner.Trial) string {
 }
 
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = safe(strings.Join(strings.Fields(s), " "))
 	if len(s) > n {
 		s = s[:n-3] + "..."
 	}
@@ -54,12 +56,12 @@ func FailureText(f *runner.Failure) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), f.Message)
+	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), safe(f.Message))
 	if f.Expression != "" {
 		fmt.Fprintf(&b, "  assert: %s\n", f.Expression)
 	}
 	for _, l := range f.Explanation {
-		fmt.Fprintf(&b, "    %s\n", l)
+		fmt.Fprintf(&b, "    %s\n", safe(l))
 	}
 	return b.String()
 }
@@ -80,4 +82,21 @@ func stepLabel(id string) string {
 		return "step " + m[1]
 	}
 	return "step " + id
+}
+
+// safe makes text that came from an endpoint harmless on a terminal: control characters other
+// than newline and tab are shown escaped, invalid UTF-8 as U+FFFD.
+func safe(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -14,11 +14,12 @@ type styles struct {
 
 func newStyles(w io.Writer, color bool) styles {
 	r := lipgloss.NewRenderer(w)
-	if color {
-		r.SetColorProfile(termenv.ANSI256)
-	} else {
-		r.SetColorProfile(termenv.Ascii)
+	if !color {
+		// Plain, stable lines: no colour and no bold or faint either.
+		plain := r.NewStyle()
+		return styles{pass: plain, fail: plain, skip: plain, dim: plain, bold: plain, code: plain}
 	}
+	r.SetColorProfile(termenv.ANSI256)
 	return styles{
 		pass: r.NewStyle().Foreground(lipgloss.Color("2")),
 		fail: r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),

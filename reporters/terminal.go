@@ -22,7 +22,7 @@ type TerminalOptions struct {
 func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 	st := newStyles(w, opts.Color)
 	if rep.Err != nil {
-		fmt.Fprintf(w, "%s %v\n", st.fail.Render("error:"), rep.Err)
+		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), safe(rep.Err.Error()))
 	}
 	for _, r := range rep.Scenarios {
 		fmt.Fprintln(w, ScenarioLine(st, r))
@@ -64,12 +64,12 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 		title = "ERROR"
 	}
 	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(r.Scenario.Name))
-	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(f.Message, "  "))
+	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(safe(f.Message), "  "))
 	if f.Expression != "" {
 		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(f.Expression))
 	}
 	for _, l := range f.Explanation {
-		fmt.Fprintf(w, "    %s\n", l)
+		fmt.Fprintf(w, "    %s\n", safe(l))
 	}
 	if t := r.FailedTrial; t != nil {
 		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)

@@ -1,0 +1,144 @@
+package reporters
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+// sampleReport has a pass, a failed assertion with hostile bytes from the endpoint, an errored
+// scenario and a skipped one.
+func sampleReport() *runner.Report {
+	call := func(step string, cp int, key string, o scenario.Outcome, status int, replayed bool, errMsg string) runner.Call {
+		return runner.Call{Step: step, Tool: "issue_refund", Endpoint: "refunds", Copy: cp, Attempt: 1, Key: key, Outcome: o,
+			Status: status, Replayed: replayed, Conflict: status == 409, Error: errMsg, Start: t0, Duration: 1500 * time.Microsecond}
+	}
+	pass := &runner.ScenarioResult{
+		Scenario: &scenario.Scenario{Name: "sequential retry", File: "scenarios/retry.yaml", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 1, Col: 1}, Tags: []string{"retry"}},
+		Status:   runner.Passed, Trials: 1, TrialsRun: 1, TrialsPassed: 1, Start: t0, Duration: 12 * time.Millisecond,
+		Trial1: &runner.Trial{Index: 1, Session: "aaaaaaaaaaaa", Passed: true, Calls: []runner.Call{
+			call("first", 0, "aaaaaaaaaaaa-0", scenario.OK, 200, false, ""),
+			call("retry", 0, "aaaaaaaaaaaa-0", scenario.OK, 200, true, ""),
+		}},
+		Metrics: runner.Metrics{Calls: 2, OK: 2, Replayed: 1, Keyed: 2, Retries: 1},
+	}
+	failedTrial := &runner.Trial{Index: 3, Session: "bbbbbbbbbbbb", Calls: []runner.Call{
+		call("burst", 1, "bbbbbbbbbbbb-0", scenario.OK, 200, false, ""),
+		call("burst", 2, "bbbbbbbbbbbb-0", scenario.OK, 200, false, ""),
+		call("burst", 3, "bbbbbbbbbbbb-0", scenario.Info, 502, false, "server error 502: \x00\x1b[31mbad\xff gateway <&>"),
+	}}
+	failure := &runner.Failure{Kind: "assert", Step: "step2", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 9, Col: 13},
+		Message: "assertion is false", Expression: `len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`,
+		Explanation: []string{`len(uniq(map(filter(burst.calls, .ok), .result.refundId))) = 2, want == 1`}}
+	fail := &runner.ScenarioResult{
+		Scenario: &scenario.Scenario{Name: "burst executes once", File: "scenarios/burst.yaml", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 1, Col: 1}},
+		Status:   runner.Failed, Trials: 5, TrialsRun: 3, TrialsPassed: 2, Start: t0, Duration: 40 * time.Millisecond,
+		Failure: failure, FailedTrial: failedTrial, Trial1: &runner.Trial{Index: 1, Session: "cccccccccccc", Passed: true},
+		Metrics: runner.Metrics{Calls: 9, OK: 8, Info: 1, Keyed: 9, Retries: 6, Conflicts: 2, SpreadMaxUS: 41.5},
+	}
+	errored := &runner.ScenarioResult{
+		Scenario: &scenario.Scenario{Name: "service died", File: "scenarios/retry.yaml", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 1, Col: 1}},
+		Status:   runner.Errored, Trials: 1, TrialsRun: 1, Start: t0, Duration: 3 * time.Millisecond,
+		Failure: &runner.Failure{Kind: "error", Step: "first", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 4, Col: 9},
+			Message: "service refunds stopped unexpectedly (exit status 1); its last output:\n    panic: boom"},
+		FailedTrial: &runner.Trial{Index: 1, Session: "dddddddddddd"},
+	}
+	skipped := &runner.ScenarioResult{
+		Scenario: &scenario.Scenario{Name: "not reached", File: "scenarios/z.yaml", Pos: scenario.Pos{File: "scenarios/z.yaml", Line: 1, Col: 1}},
+		Status:   runner.Skipped, Trials: 1,
+	}
+	return &runner.Report{Scenarios: []*runner.ScenarioResult{pass, fail, errored, skipped}, Start: t0, Duration: 100 * time.Millisecond}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./reporters/... -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./reporters/... -update to accept):\n%s", name, got)
+	}
+}
+
+func TestJUnitGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.junit.xml", buf.Bytes())
+	var doc JUnitTestSuites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("the report is not valid XML: %v", err)
+	}
+	if doc.Tests != 4 || doc.Failures != 1 || doc.Errors != 1 || doc.Skipped != 1 || len(doc.Suites) != 3 {
+		t.Errorf("counts: %+v", doc)
+	}
+}
+
+func TestJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, sampleReport(), "v0.0.0-test"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json", buf.Bytes())
+	var back JSONReport
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Summary.Failed != 1 || back.Scenarios[1].FailedTrial.Calls[2].Key != "bbbbbbbbbbbb-0" {
+		t.Errorf("round trip: %+v", back.Summary)
+	}
+}
+
+func TestTerminalGolden(t *testing.T) {
+	var buf bytes.Buffer
+	Terminal(&buf, sampleReport(), TerminalOptions{})
+	golden(t, "report.txt", buf.Bytes())
+	if strings.Contains(buf.String(), "\x1b[") {
+		t.Error("colour codes without colour")
+	}
+	buf.Reset()
+	Terminal(&buf, sampleReport(), TerminalOptions{Color: true})
+	if !strings.Contains(buf.String(), "\x1b[") {
+		t.Error("no colour codes with colour on")
+	}
+}
+
+func TestGitHubAnnotations(t *testing.T) {
+	var buf bytes.Buffer
+	GitHub(&buf, sampleReport())
+	golden(t, "report.github.txt", buf.Bytes())
+}
+
+func TestRunLevelError(t *testing.T) {
+	rep := &runner.Report{Start: t0, Err: errors.New("service refunds was not ready within 1s")}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `errors="1"`) || !strings.Contains(buf.String(), "not ready within 1s") {
+		t.Errorf("run-level error missing from JUnit:\n%s", buf.String())
+	}
+}
