@@ -1,0 +1,260 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// echoServer is a real HTTP tool server that answers every call with what it received, and
+// records when each request arrived.
+type echoServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	arrivals []time.Time
+	keys     []string
+}
+
+func newEchoServer(t *testing.T) *echoServer {
+	e := &echoServer{}
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		body, _ := io.ReadAll(r.Body)
+		var args map[string]any
+		json.Unmarshal(body, &args)
+		e.mu.Lock()
+		e.arrivals = append(e.arrivals, now)
+		e.keys = append(e.keys, r.Header.Get("Idempotency-Key"))
+		e.mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // every copy arrives before any answer
+		json.NewEncoder(w).Encode(map[string]any{"tool": strings.TrimPrefix(r.URL.Path, "/tools/"), "key": r.Header.Get("Idempotency-Key"), "args": args})
+	}))
+	t.Cleanup(e.Close)
+	return e
+}
+
+// load loads one scenario with an empty config, so no idemtest.yaml above the temp dir applies.
+func load(t *testing.T, yaml string) []*scenario.Scenario {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	cfg := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := scenario.Load([]string{path}, scenario.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func TestKeysAndAssertions(t *testing.T) {
+	srv := newEchoServer(t)
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: keys
+trials: 2
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+    mutating: [issue_refund]
+steps:
+  - id: a
+    call_tool: issue_refund
+    args: {n: 1}
+  - id: b
+    call_tool: issue_refund
+    args: {n: "{{ a.result.args.n + 1 }}"}
+  - id: again
+    retry_of: a
+  - id: explicit
+    call_tool: issue_refund
+    key: "mine-{{ trial }}"
+  - id: nokey
+    call_tool: issue_refund
+    without_key: true
+    expect: ok
+  - id: read
+    call_tool: list_refunds
+  - assert: a.key == session + "-0" && b.key == session + "-1"
+  - assert: again.key == a.key && again.result.args.n == 1
+  - assert: b.result.args.n == 2
+  - assert: explicit.key == "mine-" + string(trial)
+  - assert: nokey.key == "" && read.key == "" && read.result.key == ""
+`)
+	rep := Run(context.Background(), list, Options{Session: "pinned"})
+	r := rep.Scenarios[0]
+	if r.Status != Passed {
+		t.Fatalf("status %s: %+v", r.Status, r.Failure)
+	}
+	if r.TrialsPassed != 2 || r.FailedTrial != nil || r.Trial1.Session != "pinned" {
+		t.Errorf("trials %d, session %s", r.TrialsPassed, r.Trial1.Session)
+	}
+	if r.Metrics.Calls != 12 || r.Metrics.Keyed != 8 || r.Metrics.Retries != 2 {
+		t.Errorf("metrics %+v", r.Metrics)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if !contains(srv.keys, "pinned-2-0") {
+		t.Errorf("trial 2 did not use session pinned-2: %v", srv.keys)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFanoutReleasesTogether(t *testing.T) {
+	srv := newEchoServer(t)
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: fanout
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - id: burst
+    call_tool: issue_refund
+    fanout: 16
+  - assert: burst.ok == 16 && len(burst.calls) == 16 && burst.spread_us > 0
+  - assert: len(uniq(map(burst.calls, .key))) == 1
+`)
+	rep := Run(context.Background(), list, Options{})
+	r := rep.Scenarios[0]
+	if r.Status != Passed {
+		t.Fatalf("status %s: %+v", r.Status, r.Failure)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	first, last := srv.arrivals[0], srv.arrivals[0]
+	for _, a := range srv.arrivals {
+		if a.Before(first) {
+			first = a
+		}
+		if a.After(last) {
+			last = a
+		}
+	}
+	// Every copy arrived while the first was still being handled (20ms): they overlapped.
+	if d := last.Sub(first); d > 20*time.Millisecond {
+		t.Errorf("copies arrived over %v; want them within the server's 20ms handling", d)
+	}
+	t.Logf("16 copies: reported spread %.1fµs, arrival spread %v", r.Metrics.SpreadMaxUS, last.Sub(first))
+}
+
+func TestAssertionFailureIsExplained(t *testing.T) {
+	srv := newEchoServer(t)
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: explained
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - id: a
+    call_tool: issue_refund
+    args: {n: 1}
+  - assert: a.result.args.n == 2
+    eventually: 120ms
+`)
+	start := time.Now()
+	rep := Run(context.Background(), list, Options{})
+	r := rep.Scenarios[0]
+	if r.Status != Failed || r.Failure.Kind != "assert" {
+		t.Fatalf("status %s %+v", r.Status, r.Failure)
+	}
+	if time.Since(start) < 120*time.Millisecond {
+		t.Error("eventually did not wait for its deadline")
+	}
+	if got := strings.Join(r.Failure.Explanation, "\n"); !strings.Contains(got, "a.result.args.n = 1, want == 2") {
+		t.Errorf("explanation: %s", got)
+	}
+	if r.Failure.Pos.Line != 10 || !strings.Contains(r.Failure.Message, "still false after 120ms") {
+		t.Errorf("failure %+v", r.Failure)
+	}
+}
+
+func TestRetryPolicy(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte(`{"done":true}`))
+	}))
+	defer srv.Close()
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: retry
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - id: r
+    call_tool: issue_refund
+    retry: {attempts: 5, on: [5xx], backoff: 1ms}
+  - assert: r.ok && r.attempts == 3 && r.result.done
+`)
+	rep := Run(context.Background(), list, Options{})
+	if r := rep.Scenarios[0]; r.Status != Passed {
+		t.Fatalf("status %s: %+v", r.Status, r.Failure)
+	}
+	keys := map[string]bool{}
+	for _, c := range rep.Scenarios[0].Trial1.Calls {
+		keys[c.Key] = true
+	}
+	if len(keys) != 1 || len(rep.Scenarios[0].Trial1.Calls) != 3 {
+		t.Errorf("attempts used keys %v over %d calls; want one key, 3 calls", keys, len(rep.Scenarios[0].Trial1.Calls))
+	}
+}
+
+func TestSelect(t *testing.T) {
+	list := []*scenario.Scenario{{Name: "alpha", Tags: []string{"x"}}, {Name: "beta", Tags: []string{"y"}}, {Name: "gamma"}}
+	for _, tc := range []struct {
+		name string
+		tags []string
+		run  string
+		want int
+	}{
+		{"all", nil, "", 3},
+		{"tag", []string{"y"}, "", 1},
+		{"regex", nil, "^(alpha|gamma)$", 2},
+		{"both", []string{"x"}, "beta", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var re *regexp.Regexp
+			if tc.run != "" {
+				re = regexp.MustCompile(tc.run)
+			}
+			if got := len(Select(list, tc.tags, re)); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
