@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/idemtest/idemtest/runner"
@@ -43,9 +44,28 @@ type JSONScenario struct {
 	TrialsPassed int            `json:"trials_passed"`
 	DurationMS   float64        `json:"duration_ms"`
 	Metrics      runner.Metrics `json:"metrics"`
+	Spread       *JSONSpread    `json:"spread_us,omitempty"`
 	Failure      *JSONFailure   `json:"failure,omitempty"`
 	FailedTrial  *JSONTrial     `json:"failed_trial,omitempty"`
 	FirstTrial   *JSONTrial     `json:"first_trial,omitempty"`
+}
+
+// JSONSpread summarises the fan-out release spreads of a scenario, in microseconds.
+type JSONSpread struct {
+	Samples int     `json:"samples"`
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	Max     float64 `json:"max"`
+}
+
+func spreadOf(samples []float64) *JSONSpread {
+	if len(samples) == 0 {
+		return nil
+	}
+	s := append([]float64(nil), samples...)
+	sort.Float64s(s)
+	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return &JSONSpread{Samples: len(s), P50: at(0.5), P90: at(0.9), Max: s[len(s)-1]}
 }
 
 // JSONFailure points at the scenario line that failed.
@@ -101,6 +121,7 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed,
 			DurationMS: ms(r.Duration), Metrics: r.Metrics,
 			FailedTrial: jsonTrial(r.FailedTrial), FirstTrial: jsonTrial(r.Trial1),
+			Spread: spreadOf(r.SpreadsUS),
 		}
 		if js.Tags == nil {
 			js.Tags = []string{}

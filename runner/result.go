@@ -50,11 +50,16 @@ type ScenarioResult struct {
 	Failure     *Failure
 	FailedTrial *Trial
 	// Trial1 is the first trial, kept for reports when nothing failed.
-	Trial1   *Trial
-	Metrics  Metrics
-	Start    time.Time
-	Duration time.Duration
+	Trial1  *Trial
+	Metrics Metrics
+	// SpreadsUS holds each fan-out's release spread in microseconds, up to maxSpreadSamples.
+	SpreadsUS []float64
+	Start     time.Time
+	Duration  time.Duration
 }
+
+// maxSpreadSamples bounds the spreads kept per scenario.
+const maxSpreadSamples = 10000
 
 // Trial is one run of a scenario's steps with its own session.
 type Trial struct {

@@ -51,11 +51,12 @@ func openTestStore(t *testing.T, name string) store {
 	case "memory":
 		st = newMemStore()
 	case "redis":
-		needService(t, "Redis", "127.0.0.1:6379")
-		st, err = newRedisStore(ctx, "127.0.0.1:6379", randomID("refundserver-test:")+":")
+		addr := envOr("REDIS_ADDR", "127.0.0.1:6379")
+		needService(t, "Redis", addr)
+		st, err = newRedisStore(ctx, addr, randomID("refundserver-test:")+":")
 	case "postgres":
 		needService(t, "PostgreSQL", "127.0.0.1:5432")
-		st, err = newPGStore(ctx, "postgres://127.0.0.1:5432/test")
+		st, err = newPGStore(ctx, envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"))
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,10 @@
+// Package runner runs loaded scenarios: it starts their services, builds their endpoints, runs
+// every trial with a fresh session, sends calls with the right idempotency keys (retries reuse
+// the original's, fan-out copies share one and are released together), evaluates assertions and
+// keeps the history of every call for the reporters.
+//
+//	rep := runner.Run(ctx, scenarios, runner.Options{Parallel: 2})
+//	if rep.Failed() { ... }
+//
+// Run stops every service it started on every path out, cancellation included.
+package runner
