@@ -3,10 +3,10 @@ package reporters
 import (
 	"fmt"
 	"regexp"
-	"unicode"
-	"unicode/utf8"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/idemtest/idemtest/runner"
 )
