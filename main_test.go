@@ -178,7 +178,7 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 			vars = append(vars, k+"="+ts.Getenv(k))
 		}
 	}
-	for _, k := range []string{"L_URL", "L_ADDR", "H_URL", "H_ADDR"} {
+	for _, k := range []string{"L_URL", "L_ADDR", "H_URL", "H_ADDR", "GITHUB_ACTIONS", "CLICOLOR_FORCE"} {
 		if v := ts.Getenv(k); v != "" && !seen[k] {
 			vars = append(vars, k+"="+v)
 		}

@@ -3,6 +3,7 @@ package reporters
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -63,6 +64,11 @@ func FailureText(f *runner.Failure) string {
 	for _, l := range f.Explanation {
 		fmt.Fprintf(&b, "    %s\n", safe(l))
 	}
+	for _, name := range sortedKeys(f.ServiceOutput) {
+		if out := f.ServiceOutput[name]; out != "" {
+			fmt.Fprintf(&b, "  service %s, last output:\n%s", name, indentLines(safe(out), "    "))
+		}
+	}
 	return b.String()
 }
 
@@ -99,4 +105,13 @@ func safe(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

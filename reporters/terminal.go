@@ -71,6 +71,11 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 	for _, l := range f.Explanation {
 		fmt.Fprintf(w, "    %s\n", safe(l))
 	}
+	for _, name := range sortedKeys(f.ServiceOutput) {
+		if out := f.ServiceOutput[name]; out != "" {
+			fmt.Fprintf(w, "  service %s, last output:\n%s", name, indentLines(safe(out), "    "))
+		}
+	}
 	if t := r.FailedTrial; t != nil {
 		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
 		if h := History(t); h != "" {

@@ -81,6 +81,8 @@ type Failure struct {
 	Message     string
 	Expression  string
 	Explanation []string
+	// ServiceOutput is the tail of each service's output when the trial failed, by name.
+	ServiceOutput map[string]string
 }
 
 // Call is one request in a trial's history.

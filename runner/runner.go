@@ -213,6 +213,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			return
 		}
 		res.FailedTrial, res.Failure = t, t.Failure
+		t.Failure.ServiceOutput = r.svcs.tails(sc, serviceTail)
 		res.Status = Failed
 		if t.Failure.Kind == "error" {
 			res.Status = Errored

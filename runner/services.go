@@ -265,6 +265,32 @@ func (ss *services) stop() {
 	wg.Wait()
 }
 
+// serviceTail is how much of a service's output a failure report shows.
+const serviceTail = 2048
+
+// tails returns the last n bytes of output of each service the scenario uses.
+func (ss *services) tails(sc *scenario.Scenario, n int) map[string]string {
+	if ss == nil || len(sc.Services) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, def := range sc.Services {
+		s := ss.byKey[serviceKey(def)]
+		if s == nil {
+			continue
+		}
+		text := s.out.String()
+		if len(text) > n {
+			text = text[len(text)-n:]
+			if i := strings.IndexByte(text, '\n'); i >= 0 {
+				text = text[i+1:]
+			}
+		}
+		out[def.Name] = strings.TrimRight(text, "\n")
+	}
+	return out
+}
+
 // dead returns the first service that stopped on its own, if any.
 func (ss *services) dead() error {
 	if ss == nil {

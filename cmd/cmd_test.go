@@ -1,0 +1,78 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestColorEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tty  bool
+		env  map[string]string
+		flag bool
+		want bool
+	}{
+		{"terminal", true, nil, false, true},
+		{"pipe", false, nil, false, false},
+		{"NO_COLOR on a terminal", true, map[string]string{"NO_COLOR": "1"}, false, false},
+		{"--no-color", true, nil, true, false},
+		{"CLICOLOR_FORCE in a pipe", false, map[string]string{"CLICOLOR_FORCE": "1"}, false, true},
+		{"NO_COLOR beats CLICOLOR_FORCE", false, map[string]string{"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			io, _, _ := Test()
+			io.OutTTY = tc.tty
+			io.Getenv = func(k string) string { return tc.env[k] }
+			if got := io.ColorEnabled(tc.flag); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	io, _, _ := Test()
+	var got *RunOptions
+	f := &Factory{IO: io, Version: "test"}
+	root := NewCmdRoot(f)
+	root.RemoveCommand(root.Commands()...)
+	root.AddCommand(NewCmdRun(f, func(_ context.Context, o *RunOptions) error { got = o; return nil }))
+	root.SetArgs([]string{"run", "-j", "3", "--trials", "7", "--tag", "a,b", "--run", "x", "--session", "s1",
+		"--fail-fast", "-v", "--junit", "j.xml", "--json", "j.json", "--allow-host", "h", "dir1", "dir2"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Parallel != 3 || got.Trials != 7 || strings.Join(got.Tags, "|") != "a|b" || got.Run != "x" || got.Session != "s1" ||
+		!got.FailFast || !got.Verbose || got.JUnit != "j.xml" || got.JSON != "j.json" || got.AllowHosts[0] != "h" ||
+		strings.Join(got.Paths, ",") != "dir1,dir2" {
+		t.Errorf("options %+v", got)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code ExitCode
+		out  string
+	}{
+		{"version", []string{"version"}, ExitOK, "idemtest test"},
+		{"unknown command", []string{"frobnicate"}, ExitUsage, "unknown command"},
+		{"unknown flag", []string{"run", "--nope"}, ExitUsage, "unknown flag"},
+		{"bad regex", []string{"run", "--run", "(", "x"}, ExitUsage, "--run"},
+		{"missing path", []string{"validate", "does-not-exist"}, ExitUsage, "does-not-exist: no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			io, out, errOut := Test()
+			code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, tc.args)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
+			}
+			if !strings.Contains(out.String()+errOut.String(), tc.out) {
+				t.Errorf("output lacks %q:\n%s%s", tc.out, out, errOut)
+			}
+		})
+	}
+}
