@@ -25,6 +25,8 @@ type Request struct {
 	Key string
 	// Timeout is how long the client waits; 0 uses the endpoint's default.
 	Timeout time.Duration
+	// LoseResponse lets the server finish, then discards its answer (outcome info).
+	LoseResponse bool
 }
 
 // Result is a call's classified outcome and what came back.
@@ -36,7 +38,9 @@ type Result struct {
 	Result   any
 	Replayed bool
 	Conflict bool
-	Headers  map[string]string
+	// Lost is set when the response was discarded on purpose (LoseResponse).
+	Lost    bool
+	Headers map[string]string
 	// Start is when the call began; Sent when its last byte was written (zero if unknown);
 	// Received when the response was complete.
 	Start    time.Time

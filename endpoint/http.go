@@ -151,7 +151,18 @@ func (e *HTTP) Call(ctx context.Context, req Request) Result {
 		return finish(res, transportOutcome(ctx, err, sent), describe(ctx, err, timeout))
 	}
 	defer resp.Body.Close()
-	return e.read(ctx, res, resp, timeout)
+	return lose(e.read(ctx, res, resp, timeout), req.LoseResponse)
+}
+
+// lose discards a complete response on purpose: the server committed, the caller never knows.
+func lose(res Result, discard bool) Result {
+	if !discard {
+		return res
+	}
+	res.Lost = true
+	res.Outcome = Info
+	res.Error = fmt.Sprintf("response discarded (lose_response); the server answered %d", res.Status)
+	return res
 }
 
 // transportOutcome classifies a failed exchange: nothing sent is fail, anything after is info.
@@ -255,7 +266,7 @@ func isTrue(v string) bool {
 // Prepare dials a connection of its own for the call and encodes the request, so that Fire
 // only writes bytes.
 func (e *HTTP) Prepare(ctx context.Context, req Request) Prepared {
-	p := &preparedHTTP{e: e, timeout: e.timeout(req)}
+	p := &preparedHTTP{e: e, timeout: e.timeout(req), lose: req.LoseResponse}
 	hr, err := e.newRequest(context.Background(), req)
 	if err != nil {
 		p.err, p.outcome = err.Error(), Fail
@@ -306,6 +317,7 @@ type preparedHTTP struct {
 	timeout time.Duration
 	err     string
 	outcome Outcome
+	lose    bool
 }
 
 func (p *preparedHTTP) Abort() {
@@ -345,5 +357,5 @@ func (p *preparedHTTP) Fire(ctx context.Context) Result {
 		return finish(res, Info, "connection lost after sending: "+err.Error())
 	}
 	defer resp.Body.Close()
-	return p.e.read(ctx, res, resp, p.timeout)
+	return lose(p.e.read(ctx, res, resp, p.timeout), p.lose)
 }

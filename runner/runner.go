@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,7 +86,7 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 		return rep
 	}
 	defer svcs.stop()
-	r := &runner{opts: opts, svcs: svcs, endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}}
+	r := &runner{opts: opts, svcs: svcs, endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
 	defer r.closeEndpoints()
 
 	rep.Scenarios = make([]*ScenarioResult, len(list))
@@ -125,6 +126,8 @@ type runner struct {
 
 	mu        sync.Mutex
 	endpoints map[*scenario.Endpoint]endpoint.Endpoint
+	// stderr holds the standard error of each stdio MCP server, by endpoint name.
+	stderr map[string]*endpoint.RingWriter
 }
 
 func (r *runner) emit(ev Event) {
@@ -155,32 +158,144 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		return ep, def, nil
 	}
 	env := r.svcs.templateEnv(sc.Config)
-	u, err := def.HTTP.URL.Eval(env)
-	if err != nil {
-		return nil, def, fmt.Errorf("endpoint %s: url: %w", name, err)
-	}
-	url := fmt.Sprint(u)
-	if herr := scenario.CheckHost(url, append(sc.AllowHosts, def.AllowHosts...)); herr != nil {
-		return nil, def, fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
-	}
-	headers := map[string]string{}
-	for k, t := range def.HTTP.Headers {
+	str := func(t *assert.Template, what string) (string, error) {
 		v, err := t.Eval(env)
 		if err != nil {
-			return nil, def, fmt.Errorf("endpoint %s: header %s: %w", name, k, err)
+			return "", fmt.Errorf("endpoint %s: %s: %w", name, what, err)
 		}
-		headers[k] = fmt.Sprint(v)
+		return assert.Text(v), nil
 	}
-	ep, err := endpoint.NewHTTP(endpoint.HTTPConfig{
-		URL: url, Method: def.HTTP.Method, Headers: headers,
-		KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
-		Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
-	})
-	if err != nil {
-		return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
+	strs := func(m map[string]*assert.Template, what string) (map[string]string, error) {
+		out := map[string]string{}
+		for k, t := range m {
+			v, err := str(t, what+" "+k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	checkHost := func(url string) error {
+		if herr := scenario.CheckHost(url, append(sc.AllowHosts, def.AllowHosts...)); herr != nil {
+			return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
+		}
+		return nil
+	}
+	var ep endpoint.Endpoint
+	switch {
+	case def.MCP != nil:
+		m := def.MCP
+		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
+			Stderr: &endpoint.RingWriter{}}
+		if m.ConflictMatch != "" {
+			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
+		}
+		var err error
+		if m.URL != nil {
+			if cfg.URL, err = str(m.URL, "url"); err != nil {
+				return nil, def, err
+			}
+			if err := checkHost(cfg.URL); err != nil {
+				return nil, def, err
+			}
+			if cfg.Headers, err = strs(m.Headers, "header"); err != nil {
+				return nil, def, err
+			}
+		}
+		for _, t := range m.Command {
+			v, err := str(t, "command")
+			if err != nil {
+				return nil, def, err
+			}
+			cfg.Command = append(cfg.Command, v)
+		}
+		envs, err := strs(m.Env, "env")
+		if err != nil {
+			return nil, def, err
+		}
+		for k, v := range envs {
+			cfg.Env = append(cfg.Env, k+"="+v)
+		}
+		ep = endpoint.NewMCP(cfg)
+		r.stderr[name] = cfg.Stderr
+	default:
+		url, err := str(def.HTTP.URL, "url")
+		if err != nil {
+			return nil, def, err
+		}
+		if err := checkHost(url); err != nil {
+			return nil, def, err
+		}
+		headers, err := strs(def.HTTP.Headers, "header")
+		if err != nil {
+			return nil, def, err
+		}
+		ep, err = endpoint.NewHTTP(endpoint.HTTPConfig{
+			URL: url, Method: def.HTTP.Method, Headers: headers,
+			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
+			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+		})
+		if err != nil {
+			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
+		}
 	}
 	r.endpoints[def] = ep
 	return ep, def, nil
+}
+
+// mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list
+// its tools decides by annotations (every tool not marked readOnlyHint), and an unknown tool is
+// an error that names the tools the server has.
+func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) (bool, error) {
+	lister, ok := ep.(endpoint.ToolLister)
+	if !ok {
+		return def.IsMutating(tool), nil
+	}
+	tools, err := lister.Tools(ctx)
+	if err != nil {
+		return false, err
+	}
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if t.Name == tool {
+			if def.Mutating != nil {
+				return def.IsMutating(tool), nil
+			}
+			return !t.ReadOnly, nil
+		}
+		names = append(names, t.Name)
+	}
+	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
+}
+
+// mcpStderr adds the standard error of the scenario's stdio MCP servers to a failure.
+func (r *runner) mcpStderr(sc *scenario.Scenario, f *Failure) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name := range sc.Endpoints {
+		w := r.stderr[name]
+		if w == nil {
+			continue
+		}
+		if out := strings.TrimSpace(w.String()); out != "" {
+			if f.ServiceOutput == nil {
+				f.ServiceOutput = map[string]string{}
+			}
+			f.ServiceOutput["mcp "+name] = lastBytes(out, serviceTail)
+		}
+	}
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }
 
 // scenario runs every trial; it stops at the first failing trial.
@@ -214,6 +329,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		}
 		res.FailedTrial, res.Failure = t, t.Failure
 		t.Failure.ServiceOutput = r.svcs.tails(sc, serviceTail)
+		r.mcpStderr(sc, t.Failure)
 		res.Status = Failed
 		if t.Failure.Kind == "error" {
 			res.Status = Errored
@@ -359,8 +475,8 @@ func render(v any, env map[string]any) (any, error) {
 
 // keyFor decides the idempotency key of a call step: a retry reuses its original's, an
 // explicit key (key: or in the arguments) is used as given, otherwise <session>-<index>.
-func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, args map[string]any) (string, error) {
-	if step.WithoutKey || !def.IsMutating(step.Tool) {
+func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutating bool, args map[string]any) (string, error) {
+	if step.WithoutKey || !mutating {
 		return "", nil
 	}
 	if step.RetryOf != "" {
@@ -398,7 +514,11 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		}
 		args, _ = rv.(map[string]any)
 	}
-	key, err := st.keyFor(step, def, args)
+	mutating, err := r.mutating(ctx, ep, def, step.Tool)
+	if err != nil {
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+	}
+	key, err := st.keyFor(step, def, mutating, args)
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
@@ -409,7 +529,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	}
 	st.keys[step.ID] = key
 	st.args[step.ID] = args
-	req := endpoint.Request{Tool: step.Tool, Args: args, Key: key, Timeout: step.Timeout}
+	req := endpoint.Request{Tool: step.Tool, Args: args, Key: key, Timeout: step.Timeout, LoseResponse: step.LoseResponse}
 
 	if step.Fanout > 1 {
 		return r.fanout(ctx, st, step, ep, req)
@@ -419,8 +539,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	for {
 		attempts++
 		res = ep.Call(ctx, req)
-		lost := step.LoseResponse
-		r.record(st, step, 0, attempts, key, res, lost)
+		r.record(st, step, 0, attempts, key, res)
 		if step.Retry == nil || attempts >= step.Retry.Attempts || !shouldRetry(step.Retry, res) || ctx.Err() != nil {
 			break
 		}
@@ -431,21 +550,21 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		}
 	}
 	out := resultMap(res, key, attempts)
-	if step.LoseResponse {
+	if res.Lost {
 		out = lostMap(res, key)
 	}
 	st.env[step.ID] = out
 	got := scenario.Outcome(out["outcome"].(string))
 	if step.Expect != scenario.Any && got != step.Expect {
 		return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
-			Message: fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res, step.LoseResponse))}
+			Message: fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res))}
 	}
 	return nil
 }
 
-func describeResult(res endpoint.Result, lost bool) string {
+func describeResult(res endpoint.Result) string {
 	switch {
-	case lost:
+	case res.Lost && res.Status != 0:
 		return fmt.Sprintf(" (the response, status %d, was discarded)", res.Status)
 	case res.Error != "":
 		return " (" + res.Error + ")"
@@ -480,14 +599,11 @@ func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 }
 
 // record appends a call to the trial's history and the metrics.
-func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result, lost bool) {
+func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result) {
 	c := Call{
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: scenario.Outcome(res.Outcome), Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
-		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: lost,
-	}
-	if lost {
-		c.Outcome = scenario.Info
+		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
 	}
 	st.mu.Lock()
 	st.trial.Calls = append(st.trial.Calls, c)
@@ -595,7 +711,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	conflicts := 0
 	var sent []time.Time
 	for i, res := range results {
-		r.record(st, step, i+1, 1, req.Key, res, false)
+		r.record(st, step, i+1, 1, req.Key, res)
 		calls[i] = resultMap(res, req.Key, 1)
 		counts[string(res.Outcome)]++
 		if res.Conflict {
@@ -624,7 +740,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		for i, res := range results {
 			if scenario.Outcome(res.Outcome) != step.Expect {
 				return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
-					Message: fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res, false))}
+					Message: fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res))}
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -329,11 +330,18 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	ep := &Endpoint{Name: name, Pos: f.pos(n), Key: KeySpec{Header: "Idempotency-Key"}}
 	f.namesHint = []string{"services.NAME.port", "sinks.NAME.url"}
 	switch {
-	case m["mcp"] != nil:
-		f.errf(m["mcp"], "use an http endpoint for now", "MCP endpoints are not supported by this version of idemtest")
+	case m["mcp"] != nil && m["http"] != nil:
+		f.errf(n, "an endpoint is either http or mcp", "endpoint %s has both http: and mcp:", name)
 		return nil
+	case m["mcp"] != nil:
+		ep.Key = KeySpec{Arg: "idempotencyKey"}
+		if ep.MCP = f.mcpEndpoint(ep, m["mcp"]); ep.MCP == nil {
+			return nil
+		}
+		f.endpointCommon(ep, m, true)
+		return ep
 	case m["http"] == nil:
-		f.errf(n, "add http: {url: http://127.0.0.1:8080/tools/{tool}}", "endpoint %s needs http:", name)
+		f.errf(n, "add http: {url: http://127.0.0.1:8080/tools/{tool}} or mcp: {command: [node, server.js]}", "endpoint %s needs http: or mcp:", name)
 		return nil
 	}
 	hm, ok := f.mapping(m["http"], "http endpoint", "url", "method", "headers", "timeout", "max_response_bytes")
@@ -364,18 +372,30 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		}
 	}
 	ep.HTTP = h
+	f.endpointCommon(ep, m, false)
+	return ep
+}
+
+// endpointCommon decodes key, mutating and allow_hosts.
+func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool) {
 	if v := m["key"]; v != nil {
 		km, ok := f.mapping(v, "key", "header", "arg", "meta")
 		if ok {
 			switch {
 			case len(km) != 1:
-				f.errf(v, "write key: {header: Idempotency-Key} or key: {arg: idempotencyKey}", "key needs exactly one of header or arg")
+				f.errf(v, "write key: {header: Idempotency-Key}, key: {arg: idempotencyKey} or key: {meta: idempotencyKey}", "key needs exactly one of header, arg or meta")
 			case km["header"] != nil:
+				if isMCP {
+					f.errf(km["header"], "use arg or meta for an MCP endpoint", "key.header is only for http endpoints")
+				}
 				ep.Key = KeySpec{Header: f.str(km["header"], "key.header")}
 			case km["arg"] != nil:
 				ep.Key = KeySpec{Arg: f.str(km["arg"], "key.arg")}
 			case km["meta"] != nil:
-				f.errf(km["meta"], "use header or arg for an http endpoint", "key.meta is only for MCP endpoints")
+				if !isMCP {
+					f.errf(km["meta"], "use header or arg for an http endpoint", "key.meta is only for MCP endpoints")
+				}
+				ep.Key = KeySpec{Meta: f.str(km["meta"], "key.meta")}
 			}
 		}
 	}
@@ -388,7 +408,70 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	if v := m["allow_hosts"]; v != nil {
 		ep.AllowHosts = f.strings(v, "allow_hosts")
 	}
-	return ep
+}
+
+func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
+	name := ep.Name
+	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match")
+	if !ok {
+		return nil
+	}
+	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+	switch {
+	case (m["command"] == nil) == (m["url"] == nil):
+		f.errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
+		return nil
+	case m["command"] != nil:
+		c := m["command"]
+		if c.Kind != yaml.SequenceNode || len(c.Content) == 0 {
+			f.errf(c, "write the command as a list: [node, server.js]", "command must be a non-empty list of strings")
+			return nil
+		}
+		for _, x := range c.Content {
+			e.Command = append(e.Command, f.template(x, "command", configEnv()))
+			f.checkServiceRefs(x)
+		}
+		if prog := c.Content[0]; prog.Kind == yaml.ScalarNode && !assert.HasTemplate(prog.Value) {
+			if _, err := exec.LookPath(prog.Value); err != nil {
+				f.errf(prog, "install it or give its full path", "mcp server command %q not found", prog.Value)
+			}
+		}
+	default:
+		e.URL = f.template(m["url"], "url", configEnv())
+		f.checkServiceRefs(m["url"])
+		ep.urlPos = f.pos(m["url"])
+	}
+	if v := m["env"]; v != nil {
+		e.Env = map[string]*assert.Template{}
+		for _, kv := range f.entries(v, "env") {
+			e.Env[kv[0].Value] = f.template(kv[1], "env "+kv[0].Value, configEnv())
+		}
+	}
+	if v := m["dir"]; v != nil {
+		e.Dir = f.str(v, "dir")
+		if !filepath.IsAbs(e.Dir) {
+			e.Dir = filepath.Join(filepath.Dir(f.path), e.Dir)
+		}
+	}
+	if v := m["headers"]; v != nil {
+		e.Headers = map[string]*assert.Template{}
+		for _, kv := range f.entries(v, "headers") {
+			e.Headers[kv[0].Value] = f.template(kv[1], "header "+kv[0].Value, configEnv())
+		}
+	}
+	if v := m["timeout"]; v != nil {
+		e.Timeout = f.duration(v, "timeout")
+	}
+	if v := m["init_timeout"]; v != nil {
+		e.InitTimeout = f.duration(v, "init_timeout")
+	}
+	if v := m["conflict_match"]; v != nil {
+		e.ConflictMatch = f.str(v, "conflict_match")
+		if _, err := regexp.Compile(e.ConflictMatch); err != nil {
+			f.errf(v, "conflict_match is a regular expression", "conflict_match: %v", err)
+		}
+	}
+	return e
 }
 
 var serviceRef = regexp.MustCompile(`services\.([A-Za-z_][A-Za-z0-9_-]*)`)
@@ -489,7 +572,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	if root == nil {
 		return nil, f.errs
 	}
-	m, ok := f.mapping(root, "scenario", "name", "description", "tags", "trials", "steps", "endpoints", "services", "allow_hosts")
+	m, ok := f.mapping(root, "scenario", "name", "description", "tags", "trials", "endpoint", "steps", "endpoints", "services", "allow_hosts")
 	if !ok {
 		return nil, f.errs
 	}
@@ -505,6 +588,10 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	}
 	if n := m["trials"]; n != nil {
 		s.Trials = f.integer(n, "trials", 1, MaxTrials)
+	}
+	if n := m["endpoint"]; n != nil {
+		s.Endpoint = f.str(n, "endpoint")
+		s.endpointPos = f.pos(n)
 	}
 	var eps map[string]*Endpoint
 	var svcs map[string]*Service
@@ -896,6 +983,9 @@ func (f *file) validate(s *Scenario, hosts []string) {
 		if st.Tool == "" && st.RetryOf == "" {
 			f.errAt(st.Pos, "", "call step needs call_tool: NAME")
 		}
+		if st.Endpoint == "" && s.Endpoint != "" {
+			st.Endpoint, st.endpointPos = s.Endpoint, s.endpointPos
+		}
 		switch {
 		case st.Endpoint != "":
 			if _, ok := s.Endpoints[st.Endpoint]; !ok {
@@ -913,17 +1003,24 @@ func (f *file) validate(s *Scenario, hosts []string) {
 			f.errAt(st.Pos, "define endpoints: in "+ConfigName+" or in this scenario", "no endpoint to call %s on", st.Tool)
 			continue
 		default:
-			f.errAt(st.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "several endpoints are defined: set endpoint: on this step")
+			f.errAt(st.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "several endpoints are defined: set endpoint: on this step or on the scenario")
 			continue
 		}
 		used[st.Endpoint] = true
 	}
 	for name := range used {
 		ep := s.Endpoints[name]
-		if ep.HTTP == nil || ep.HTTP.URL == nil {
+		var u *assert.Template
+		switch {
+		case ep.HTTP != nil:
+			u = ep.HTTP.URL
+		case ep.MCP != nil:
+			u = ep.MCP.URL
+		}
+		if u == nil {
 			continue
 		}
-		if err := CheckHost(ep.HTTP.URL.Source, append(hosts, ep.AllowHosts...)); err != nil {
+		if err := CheckHost(u.Source, append(hosts, ep.AllowHosts...)); err != nil {
 			f.errAt(ep.urlPos, fmt.Sprintf("idemtest sends duplicate mutating calls; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, ConfigName, err.Host),
 				"endpoint %s: %v", name, err)
 		}

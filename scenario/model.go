@@ -11,9 +11,12 @@ type Scenario struct {
 	Name   string
 	Tags   []string
 	Trials int
-	File   string
-	Pos    Pos
-	Steps  []*Step
+	// Endpoint is the default endpoint of the scenario's call steps.
+	Endpoint    string
+	endpointPos Pos
+	File        string
+	Pos         Pos
+	Steps       []*Step
 	// Endpoints and Services are the config's, overridden by the scenario's own by name.
 	Endpoints map[string]*Endpoint
 	Services  map[string]*Service
@@ -89,6 +92,7 @@ type Endpoint struct {
 	Name string
 	Pos  Pos
 	HTTP *HTTPEndpoint
+	MCP  *MCPEndpoint
 	Key  KeySpec
 	// Mutating lists the tools that get an idempotency key; nil means every tool.
 	Mutating []string
@@ -98,7 +102,8 @@ type Endpoint struct {
 	urlPos Pos
 }
 
-// IsMutating reports whether tool gets an idempotency key.
+// IsMutating reports whether tool gets an idempotency key, when the config says; an MCP
+// endpoint without a mutating list asks the server (tools without readOnlyHint).
 func (e *Endpoint) IsMutating(tool string) bool {
 	if e.Mutating == nil {
 		return true
@@ -123,10 +128,26 @@ type HTTPEndpoint struct {
 	MaxResponseBytes int64
 }
 
+// MCPEndpoint is an MCP server, started as a command (stdio) or reached at a streamable HTTP URL.
+type MCPEndpoint struct {
+	Command     []*assert.Template
+	Env         map[string]*assert.Template
+	Dir         string
+	URL         *assert.Template
+	Headers     map[string]*assert.Template
+	Timeout     time.Duration
+	InitTimeout time.Duration
+	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
+	// the default pattern.
+	ConflictMatch string
+}
+
 // KeySpec says where the idempotency key goes: exactly one field is set.
 type KeySpec struct {
 	Header string
 	Arg    string
+	// Meta is the _meta entry of an MCP request.
+	Meta string
 }
 
 // Service is a process started before the scenarios that use it and stopped after the run.

@@ -132,9 +132,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if srv != nil {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Finish what is in flight, briefly; long-lived MCP streams are then cut.
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
+		if srv.Shutdown(shutdownCtx) != nil {
+			_ = srv.Close()
+		}
 	}
 	return 0
 }

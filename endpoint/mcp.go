@@ -1,0 +1,490 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPConfig describes an MCP server: a command spoken to over stdio, or a streamable HTTP URL.
+type MCPConfig struct {
+	Command []string
+	Env     []string
+	Dir     string
+	URL     string
+	Headers map[string]string
+	// KeyArg or KeyMeta says where the idempotency key goes.
+	KeyArg  string
+	KeyMeta string
+	// Timeout is the default client timeout of a call; InitTimeout bounds the handshake.
+	Timeout     time.Duration
+	InitTimeout time.Duration
+	// ConflictMatch recognises an isError result that reports an in-flight duplicate.
+	ConflictMatch *regexp.Regexp
+	// Stderr receives a stdio server's standard error (for reports); may be nil.
+	Stderr *RingWriter
+}
+
+// DefaultConflictMatch recognises the usual wording of an in-flight duplicate.
+var DefaultConflictMatch = regexp.MustCompile(`(?i)in[ _-]?progress|in[ _-]?flight|concurrent|conflict|409`)
+
+// MCP is an MCP tool endpoint. All calls share one session; concurrent calls are concurrent
+// JSON-RPC requests on it.
+type MCP struct {
+	cfg MCPConfig
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	conn    *losingConn
+	cmd     *exec.Cmd
+	tools   map[string]Tool
+	err     error
+}
+
+// Tool is what a server says about one of its tools.
+type Tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	ReadOnly    bool           `json:"readOnlyHint"`
+	Idempotent  bool           `json:"idempotentHint"`
+	Destructive *bool          `json:"destructiveHint,omitempty"`
+	InputSchema map[string]any `json:"inputSchema,omitempty"`
+}
+
+// AcceptsArg reports whether the input schema declares the argument name.
+func (t Tool) AcceptsArg(name string) bool {
+	props, _ := t.InputSchema["properties"].(map[string]any)
+	_, ok := props[name]
+	return ok
+}
+
+// ToolLister is implemented by endpoints that can list their tools.
+type ToolLister interface {
+	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// NewMCP returns an MCP endpoint; it connects on first use.
+func NewMCP(cfg MCPConfig) *MCP {
+	if cfg.KeyArg == "" && cfg.KeyMeta == "" {
+		cfg.KeyArg = "idempotencyKey"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.InitTimeout == 0 {
+		cfg.InitTimeout = 30 * time.Second
+	}
+	if cfg.ConflictMatch == nil {
+		cfg.ConflictMatch = DefaultConflictMatch
+	}
+	return &MCP{cfg: cfg}
+}
+
+func (e *MCP) describe() string {
+	if e.cfg.URL != "" {
+		return e.cfg.URL
+	}
+	return strings.Join(e.cfg.Command, " ")
+}
+
+// connect starts the server (stdio) or opens the session (HTTP) once.
+func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.session != nil || e.err != nil {
+		return e.session, e.err
+	}
+	var base mcp.Transport
+	if e.cfg.URL != "" {
+		base = &mcp.StreamableClientTransport{
+			Endpoint:   e.cfg.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{headers: e.cfg.Headers, base: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 256}}},
+			MaxRetries: -1,
+			// Only responses to our own calls matter; no long-lived stream to hold the server open.
+			DisableStandaloneSSE: true,
+		}
+	} else {
+		cmd := exec.Command(e.cfg.Command[0], e.cfg.Command[1:]...)
+		cmd.Env = append(os.Environ(), e.cfg.Env...)
+		cmd.Dir = e.cfg.Dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if e.cfg.Stderr != nil {
+			cmd.Stderr = e.cfg.Stderr
+		}
+		e.cmd = cmd
+		base = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	t := &losingTransport{base: base, set: func(c *losingConn) { e.conn = c }}
+	client := mcp.NewClient(&mcp.Implementation{Name: "idemtest", Version: "1"}, nil)
+	ictx, cancel := context.WithTimeout(ctx, e.cfg.InitTimeout)
+	defer cancel()
+	cs, err := client.Connect(ictx, t, nil)
+	if err != nil {
+		e.killGroup()
+		switch {
+		case errors.Is(ictx.Err(), context.DeadlineExceeded):
+			e.err = fmt.Errorf("mcp server %s did not answer initialize within %s", e.describe(), e.cfg.InitTimeout)
+		case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+			e.err = fmt.Errorf("mcp server command %q not found: %w", e.cfg.Command[0], err)
+		default:
+			e.err = fmt.Errorf("connect to mcp server %s: %w%s", e.describe(), err, e.stderrTail())
+		}
+		return nil, e.err
+	}
+	e.session = cs
+	return cs, nil
+}
+
+func (e *MCP) stderrTail() string {
+	if e.cfg.Stderr == nil {
+		return ""
+	}
+	if s := strings.TrimSpace(e.cfg.Stderr.String()); s != "" {
+		return "; its stderr:\n" + s
+	}
+	return ""
+}
+
+func (e *MCP) killGroup() {
+	if e.cmd != nil && e.cmd.Process != nil {
+		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// Close ends the session and stops a stdio server with its whole process group.
+func (e *MCP) Close() error {
+	e.mu.Lock()
+	cs := e.session
+	e.mu.Unlock()
+	if cs != nil {
+		done := make(chan struct{})
+		go func() { _ = cs.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	e.killGroup()
+	return nil
+}
+
+// Tools lists the server's tools.
+func (e *MCP) Tools(ctx context.Context) ([]Tool, error) {
+	cs, err := e.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.tools != nil {
+		defer e.mu.Unlock()
+		return sortedTools(e.tools), nil
+	}
+	e.mu.Unlock()
+	tools := map[string]Tool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools of %s: %w", e.describe(), err)
+		}
+		tool := Tool{Name: t.Name, Description: t.Description}
+		if a := t.Annotations; a != nil {
+			tool.ReadOnly, tool.Idempotent, tool.Destructive = a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint
+		}
+		if m, ok := t.InputSchema.(map[string]any); ok {
+			tool.InputSchema = m
+		}
+		tools[t.Name] = tool
+	}
+	e.mu.Lock()
+	e.tools = tools
+	e.mu.Unlock()
+	return sortedTools(tools), nil
+}
+
+func sortedTools(m map[string]Tool) []Tool {
+	out := make([]Tool, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// loseMarker marks a call whose response the connection must discard; it is removed before the
+// request is written, so the server never sees it.
+const loseMarker = "io.idemtest/lose-response"
+
+// lostCode is the JSON-RPC error code the connection substitutes for a discarded response.
+const lostCode = -32099
+
+// Call makes one tools/call.
+func (e *MCP) Call(ctx context.Context, req Request) Result {
+	res := Result{Start: time.Now()}
+	cs, err := e.connect(ctx)
+	if err != nil {
+		return finish(res, Fail, err.Error())
+	}
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = e.cfg.Timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: req.Tool, Arguments: e.arguments(req)}
+	meta := mcp.Meta{}
+	if req.Key != "" && e.cfg.KeyMeta != "" {
+		meta[e.cfg.KeyMeta] = req.Key
+	}
+	if req.LoseResponse {
+		meta[loseMarker] = true
+	}
+	if len(meta) > 0 {
+		params.Meta = meta
+	}
+	res.Sent = time.Now()
+	out, err := cs.CallTool(cctx, params)
+	if err != nil {
+		return e.classifyError(cctx, res, err, timeout)
+	}
+	return e.classify(res, out)
+}
+
+func (e *MCP) arguments(req Request) map[string]any {
+	args := make(map[string]any, len(req.Args)+1)
+	for k, v := range req.Args {
+		args[k] = v
+	}
+	if req.Key != "" && e.cfg.KeyArg != "" {
+		args[e.cfg.KeyArg] = req.Key
+	}
+	return args
+}
+
+func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout time.Duration) Result {
+	var werr *jsonrpc.Error
+	switch {
+	case errors.As(err, &werr) && werr.Code == lostCode:
+		res.Lost = true
+		return finish(res, Info, "response discarded (lose_response)")
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return finish(res, Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
+	case ctx.Err() != nil:
+		return finish(res, Info, "cancelled")
+	case errors.As(err, &werr):
+		// The server answered with a JSON-RPC error: the call did not run.
+		return finish(res, Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
+	}
+	msg := "connection lost: " + err.Error()
+	if e.conn != nil {
+		select {
+		case <-e.conn.closed:
+			msg = fmt.Sprintf("mcp server %s closed the connection (it may have exited): %v%s", e.describe(), err, e.stderrTail())
+		default:
+		}
+	}
+	return finish(res, Info, msg)
+}
+
+// classify turns a CallToolResult into an outcome: isError is fail (and conflict when it reports
+// an in-flight duplicate); the result is structuredContent, else text parsed as JSON, else text.
+func (e *MCP) classify(res Result, out *mcp.CallToolResult) Result {
+	var text strings.Builder
+	for _, c := range out.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	switch {
+	case out.StructuredContent != nil:
+		res.Result = normalise(out.StructuredContent)
+	case text.Len() > 0:
+		var v any
+		if json.Unmarshal([]byte(text.String()), &v) == nil {
+			res.Result = v
+		} else {
+			res.Result = text.String()
+		}
+	}
+	res.Body, _ = json.Marshal(out)
+	for _, k := range []string{"idempotentReplayed", "replayed", "io.idemtest/replayed"} {
+		if b, ok := out.Meta[k].(bool); ok && b {
+			res.Replayed = true
+		}
+	}
+	if !out.IsError {
+		return finish(res, OK, "")
+	}
+	res.Conflict = e.isConflict(res.Result, text.String())
+	msg := strings.TrimSpace(text.String())
+	if msg == "" {
+		msg = "tool returned isError"
+	}
+	return finish(res, Fail, "tool error: "+msg)
+}
+
+func (e *MCP) isConflict(result any, text string) bool {
+	if m, ok := result.(map[string]any); ok {
+		for _, k := range []string{"code", "type", "error"} {
+			if s, ok := m[k].(string); ok && e.cfg.ConflictMatch.MatchString(s) {
+				return true
+			}
+		}
+		if st, ok := m["status"].(float64); ok && st == 409 {
+			return true
+		}
+	}
+	return e.cfg.ConflictMatch.MatchString(text)
+}
+
+// normalise round-trips a value through JSON so that assertions see plain maps and float64s.
+func normalise(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
+
+// Prepare for MCP readies nothing but the session: copies are concurrent requests on it.
+func (e *MCP) Prepare(ctx context.Context, req Request) Prepared {
+	_, _ = e.connect(ctx)
+	return preparedMCP{e: e, req: req}
+}
+
+type preparedMCP struct {
+	e   *MCP
+	req Request
+}
+
+func (p preparedMCP) Fire(ctx context.Context) Result { return p.e.Call(ctx, p.req) }
+func (p preparedMCP) Abort()                          {}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// losingTransport wraps a transport's connection so that the response to a marked call is
+// dropped on arrival and replaced, for the client only, by an error: the server finishes and
+// answers, and hears nothing more (no cancellation).
+type losingTransport struct {
+	base mcp.Transport
+	set  func(*losingConn)
+}
+
+func (t *losingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lc := &losingConn{Connection: c, drop: map[any]bool{}, closed: make(chan struct{})}
+	t.set(lc)
+	return lc, nil
+}
+
+type losingConn struct {
+	mcp.Connection
+	mu        sync.Mutex
+	drop      map[any]bool
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &params) == nil {
+			var meta map[string]any
+			if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) == nil {
+				if _, lose := meta[loseMarker]; lose {
+					delete(meta, loseMarker)
+					if len(meta) == 0 {
+						delete(params, "_meta")
+					} else {
+						params["_meta"], _ = json.Marshal(meta)
+					}
+					clean, _ := json.Marshal(params)
+					copied := *req
+					copied.Params = clean
+					msg = &copied
+					c.mu.Lock()
+					c.drop[req.ID.Raw()] = true
+					c.mu.Unlock()
+				}
+			}
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		c.mu.Lock()
+		lost := c.drop[resp.ID.Raw()]
+		delete(c.drop, resp.ID.Raw())
+		c.mu.Unlock()
+		if lost {
+			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: lostCode, Message: "response discarded by idemtest"}}, nil
+		}
+	}
+	return msg, err
+}
+
+func (c *losingConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// RingWriter keeps the last bytes written to it.
+type RingWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	Limit int
+}
+
+func (r *RingWriter) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	limit := r.Limit
+	if limit == 0 {
+		limit = 16 << 10
+	}
+	r.buf = append(r.buf, p...)
+	if len(r.buf) > limit {
+		r.buf = r.buf[len(r.buf)-limit:]
+	}
+	return len(p), nil
+}
+
+func (r *RingWriter) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.buf)
+}

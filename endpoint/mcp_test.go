@@ -1,0 +1,254 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) {
+	// The stdio tests run this test binary as their MCP server.
+	if os.Getenv("ENDPOINT_TEST_MCP_SERVER") == "1" {
+		srv := testMCPServer(nil)
+		_ = srv.Run(context.Background(), &mcp.StdioTransport{})
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testMCPServer is a real MCP server with tools that answer the ways servers do.
+func testMCPServer(cancelled *sync.Map) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"idempotencyKey":{"type":"string"},"n":{"type":"number"}}}`)
+	add := func(name string, ro bool, h mcp.ToolHandler) {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro}}, h)
+	}
+	add("echo", false, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		json.Unmarshal(req.Params.Arguments, &args)
+		res := &mcp.CallToolResult{StructuredContent: map[string]any{"args": args, "meta": req.Params.Meta}}
+		if args["idempotencyKey"] == "replay" {
+			res.Meta = mcp.Meta{"idempotentReplayed": true}
+		}
+		return res, nil
+	})
+	add("text", true, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"n": 2}`}}}, nil
+	})
+	add("busy", false, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, StructuredContent: map[string]any{"code": "idempotency_key_in_progress"},
+			Content: []mcp.Content{&mcp.TextContent{Text: "a request with this key is in progress"}}}, nil
+	})
+	add("broken", false, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "card declined"}}}, nil
+	})
+	add("slow", false, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-ctx.Done():
+			if cancelled != nil {
+				cancelled.Store("slow", true)
+			}
+		case <-time.After(300 * time.Millisecond):
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	})
+	add("exit", false, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	return srv
+}
+
+// recorder keeps every JSON-RPC method the server received over HTTP.
+type recorder struct {
+	mu      sync.Mutex
+	methods []string
+}
+
+func (r *recorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost {
+			body, _ := io.ReadAll(req.Body)
+			var msg struct {
+				Method string `json:"method"`
+			}
+			json.Unmarshal(body, &msg)
+			r.mu.Lock()
+			r.methods = append(r.methods, msg.Method)
+			r.mu.Unlock()
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+func (r *recorder) count(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.methods {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+func httpMCP(t *testing.T, cfg MCPConfig) (*MCP, *recorder, *sync.Map) {
+	t.Helper()
+	var cancelled sync.Map
+	srv := testMCPServer(&cancelled)
+	rec := &recorder{}
+	hs := httptest.NewServer(rec.wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	t.Cleanup(hs.Close)
+	cfg.URL = hs.URL
+	ep := NewMCP(cfg)
+	t.Cleanup(func() { ep.Close() })
+	return ep, rec, &cancelled
+}
+
+func stdioMCP(t *testing.T, cfg MCPConfig) *MCP {
+	t.Helper()
+	cfg.Command = []string{os.Args[0]}
+	cfg.Env = []string{"ENDPOINT_TEST_MCP_SERVER=1"}
+	ep := NewMCP(cfg)
+	t.Cleanup(func() { ep.Close() })
+	return ep
+}
+
+func TestMCPOutcomes(t *testing.T) {
+	ctx := context.Background()
+	for name, newEP := range map[string]func(t *testing.T) *MCP{
+		"http":  func(t *testing.T) *MCP { ep, _, _ := httpMCP(t, MCPConfig{}); return ep },
+		"stdio": func(t *testing.T) *MCP { return stdioMCP(t, MCPConfig{}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ep := newEP(t)
+			tools, err := ep.Tools(ctx)
+			if err != nil || len(tools) != 6 {
+				t.Fatalf("tools: %v %v", tools, err)
+			}
+			if tools[5].Name != "text" || !tools[5].ReadOnly || !tools[0].AcceptsArg("idempotencyKey") {
+				t.Errorf("tool details: %+v", tools)
+			}
+			for _, tc := range []struct {
+				tool     string
+				key      string
+				outcome  Outcome
+				conflict bool
+				replayed bool
+				errHas   string
+			}{
+				{"echo", "k1", OK, false, false, ""},
+				{"echo", "replay", OK, false, true, ""},
+				{"text", "", OK, false, false, ""},
+				{"busy", "k1", Fail, true, false, "in progress"},
+				{"broken", "k1", Fail, false, false, "card declined"},
+				{"nope", "k1", Fail, false, false, "json-rpc error"},
+			} {
+				res := ep.Call(ctx, Request{Tool: tc.tool, Key: tc.key, Args: map[string]any{"n": 1}})
+				if res.Outcome != tc.outcome || res.Conflict != tc.conflict || res.Replayed != tc.replayed || !strings.Contains(res.Error, tc.errHas) {
+					t.Errorf("%s: got %s conflict=%v replayed=%v %q", tc.tool, res.Outcome, res.Conflict, res.Replayed, res.Error)
+				}
+			}
+			res := ep.Call(ctx, Request{Tool: "echo", Key: "k9", Args: map[string]any{"n": 1}})
+			if args := res.Result.(map[string]any)["args"].(map[string]any); args["idempotencyKey"] != "k9" || args["n"] != 1.0 {
+				t.Errorf("echo result %v", res.Result)
+			}
+			if res := ep.Call(ctx, Request{Tool: "text"}); res.Result.(map[string]any)["n"] != 2.0 {
+				t.Errorf("text content parsed as JSON: %#v", res.Result)
+			}
+		})
+	}
+}
+
+func TestMCPKeyInMeta(t *testing.T) {
+	ep, _, _ := httpMCP(t, MCPConfig{KeyMeta: "idempotencyKey"})
+	res := ep.Call(context.Background(), Request{Tool: "echo", Key: "k-meta"})
+	m := res.Result.(map[string]any)
+	if m["meta"].(map[string]any)["idempotencyKey"] != "k-meta" || m["args"].(map[string]any)["idempotencyKey"] != nil {
+		t.Errorf("key not in _meta only: %v", m)
+	}
+}
+
+func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
+	ep, rec, cancelled := httpMCP(t, MCPConfig{})
+	ctx := context.Background()
+	res := ep.Call(ctx, Request{Tool: "slow", Timeout: 50 * time.Millisecond})
+	if res.Outcome != Info || !strings.Contains(res.Error, "timeout") {
+		t.Errorf("timeout: %s %q", res.Outcome, res.Error)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for rec.count("notifications/cancelled") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rec.count("notifications/cancelled") != 1 {
+		t.Errorf("the server saw %d cancellations after a timeout, want 1", rec.count("notifications/cancelled"))
+	}
+	if _, ok := cancelled.Load("slow"); !ok {
+		t.Error("the slow handler's context was not cancelled")
+	}
+
+	before := rec.count("notifications/cancelled")
+	res = ep.Call(ctx, Request{Tool: "echo", Key: "k-lost", Args: map[string]any{"n": 5}, LoseResponse: true})
+	if res.Outcome != Info || !res.Lost {
+		t.Errorf("lost response: %s lost=%v %q", res.Outcome, res.Lost, res.Error)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := rec.count("notifications/cancelled"); n != before {
+		t.Errorf("a silently lost response sent %d cancellations", n-before)
+	}
+	// The session still works, and the marker never reached the server.
+	res = ep.Call(ctx, Request{Tool: "echo", Key: "k-after"})
+	if res.Outcome != OK {
+		t.Fatalf("call after a lost response: %s %q", res.Outcome, res.Error)
+	}
+	if meta := res.Result.(map[string]any)["meta"]; meta != nil {
+		t.Errorf("server saw _meta %v", meta)
+	}
+}
+
+func TestMCPServerExitsMidRun(t *testing.T) {
+	ep := stdioMCP(t, MCPConfig{Timeout: 5 * time.Second})
+	ctx := context.Background()
+	if res := ep.Call(ctx, Request{Tool: "echo", Key: "k"}); res.Outcome != OK {
+		t.Fatalf("first call: %s %q", res.Outcome, res.Error)
+	}
+	start := time.Now()
+	res := ep.Call(ctx, Request{Tool: "exit", Key: "k2"})
+	if res.Outcome != Info || time.Since(start) > 4*time.Second {
+		t.Errorf("server exit: %s %q after %v", res.Outcome, res.Error, time.Since(start))
+	}
+	res = ep.Call(ctx, Request{Tool: "echo", Key: "k3"})
+	if res.Outcome == OK || !strings.Contains(res.Error, "closed") {
+		t.Errorf("call after the server exited: %s %q", res.Outcome, res.Error)
+	}
+}
+
+func TestMCPStartErrors(t *testing.T) {
+	ctx := context.Background()
+	ep := NewMCP(MCPConfig{Command: []string{"idemtest-no-such-command"}})
+	defer ep.Close()
+	if res := ep.Call(ctx, Request{Tool: "x"}); res.Outcome != Fail || !strings.Contains(res.Error, "not found") {
+		t.Errorf("missing command: %s %q", res.Outcome, res.Error)
+	}
+	silent := NewMCP(MCPConfig{Command: []string{"sleep", "30"}, InitTimeout: 300 * time.Millisecond})
+	defer silent.Close()
+	start := time.Now()
+	if _, err := silent.Tools(ctx); err == nil || !strings.Contains(err.Error(), "did not answer initialize within 300ms") {
+		t.Errorf("silent server: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+}
