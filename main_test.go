@@ -73,8 +73,16 @@ func TestScripts(t *testing.T) {
 				env.Setenv("HOME", env.WorkDir)
 			}
 			env.Setenv("NO_COLOR", "")
+			env.Setenv("MEMORY_SERVER", memoryServer(repo))
 			env.Values[envKey{}] = env
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "memoryserver":
+				return memoryServer(repo) != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"listen":   cmdListen,
@@ -87,6 +95,32 @@ func TestScripts(t *testing.T) {
 }
 
 type envKey struct{}
+
+// memoryServer is the npm MCP server the interop script talks to, installed by .ci/run.
+func memoryServer(repo string) string {
+	p := filepath.Join(repo, ".cache", "npm", "node_modules", ".bin", "mcp-server-memory")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return ""
+	}
+	return p
+}
+
+// TestInteropServerInstalled makes CI fail, rather than skip the interop script, when the npm
+// MCP server is missing.
+func TestInteropServerInstalled(t *testing.T) {
+	repo, _ := os.Getwd()
+	if memoryServer(repo) != "" {
+		return
+	}
+	msg := "the npm MCP server for the interop test is not installed; run: npm install --prefix .cache/npm @modelcontextprotocol/server-memory@2026.8.31"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
 
 type listener struct {
 	count atomic.Int64

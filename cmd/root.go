@@ -117,7 +117,7 @@ input (nothing was sent), 130 interrupted.`,
 		Version:       f.Version,
 	}
 	root.SetVersionTemplate("idemtest {{.Version}}\n")
-	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdVersion(f))
+	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdVersion(f))
 	return root
 }
 

@@ -74,6 +74,34 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 	return out, nil
 }
 
+// LoadConfig loads the config file alone, for commands that talk to an endpoint without a
+// scenario (tools, init): opts.Config, or idemtest.yaml found from dir upwards. The result is a
+// scenario without steps whose endpoints and services are the config's.
+func LoadConfig(dir string, opts Options) (*Scenario, error) {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	l := &loader{opts: opts, configs: map[string]*config{}}
+	var c *config
+	var errs Errors
+	if opts.Config != "" {
+		c, errs = l.config(opts.Config)
+	} else {
+		c, errs = l.findConfig(filepath.Join(dir, "scenario.yaml"))
+	}
+	if len(errs) > 0 {
+		errs.sort()
+		return nil, errs
+	}
+	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts}
+	if c != nil {
+		s.Config, s.File = c.Path, c.Path
+		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
+		s.AllowHosts = append(s.AllowHosts, c.AllowHosts...)
+	}
+	return s, nil
+}
+
 // scenarioFiles expands directories into their *.yaml and *.yml files (not idemtest.yaml),
 // sorted, without duplicates.
 func scenarioFiles(paths []string) ([]string, Errors) {

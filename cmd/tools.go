@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/scaffold"
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// EndpointOptions pick an endpoint: from the config by name, or given on the command line.
+type EndpointOptions struct {
+	Config     string
+	Endpoint   string
+	MCPCommand string
+	MCPURL     string
+	HTTPURL    string
+	Tools      []string
+	AllowHosts []string
+}
+
+func (o *EndpointOptions) flags(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&o.Config, "config", "", "config file (default: idemtest.yaml here or above)")
+	fl.StringVar(&o.Endpoint, "endpoint", "", "an endpoint of the config")
+	fl.StringVar(&o.MCPCommand, "mcp-command", "", `an MCP server to start over stdio, as a command line ("node server.js")`)
+	fl.StringVar(&o.MCPURL, "mcp-url", "", "an MCP server's streamable HTTP URL")
+	fl.StringVar(&o.HTTPURL, "http-url", "", "a plain HTTP tool server's URL, with {tool} (needs --tool)")
+	fl.StringSliceVar(&o.Tools, "tool", nil, "a tool of the --http-url endpoint (repeatable)")
+	fl.StringSliceVar(&o.AllowHosts, "allow-host", nil, "allow this non-loopback host (repeatable)")
+}
+
+// resolve returns a step-less scenario holding the endpoint, and the endpoint's name.
+func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
+	if o.Endpoint != "" {
+		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" {
+			return nil, "", &exitError{ExitUsage, errors.New("give --endpoint or an ad hoc endpoint, not both")}
+		}
+		sc, err := scenario.LoadConfig(".", scenario.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		if err != nil {
+			return nil, "", err
+		}
+		if _, ok := sc.Endpoints[o.Endpoint]; !ok {
+			names := make([]string, 0, len(sc.Endpoints))
+			for n := range sc.Endpoints {
+				names = append(names, n)
+			}
+			where := "no config file was found"
+			if sc.Config != "" {
+				where = sc.Config + " defines: " + strings.Join(names, ", ")
+			}
+			return nil, "", &exitError{ExitUsage, fmt.Errorf("no endpoint %q (%s)", o.Endpoint, where)}
+		}
+		return sc, o.Endpoint, nil
+	}
+	sc, err := scenario.AdHocScenario(scenario.AdHoc{
+		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
+	})
+	if err != nil {
+		return nil, "", &exitError{ExitUsage, err}
+	}
+	return sc, scenario.AdHocName, nil
+}
+
+// ToolsOptions are the inputs of idemtest tools.
+type ToolsOptions struct {
+	IO *IOStreams
+	EndpointOptions
+	JSON bool
+}
+
+// NewCmdTools builds idemtest tools.
+func NewCmdTools(f *Factory, runF func(context.Context, *ToolsOptions) error) *cobra.Command {
+	opts := &ToolsOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "tools",
+		Short: "List an endpoint's tools and whether idemtest treats each as mutating",
+		Example: `  idemtest tools --endpoint refunds_mcp
+  idemtest tools --mcp-command "node server.js" --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runTools(c.Context(), opts)
+		},
+	}
+	opts.flags(c)
+	c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return c
+}
+
+func runTools(ctx context.Context, opts *ToolsOptions) error {
+	sc, name, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	tools, err := runner.Tools(ctx, sc, name)
+	if err != nil {
+		return &exitError{ExitFailed, err}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(tools)
+	}
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tREAD-ONLY\tIDEMPOTENT\tDESTRUCTIVE\tKEY\tSCHEMA HAS KEY\tMUTATING")
+	for _, t := range tools {
+		destructive := "-"
+		if t.Destructive != nil {
+			destructive = fmt.Sprint(*t.Destructive)
+		}
+		accepts := t.AcceptsKey
+		if accepts == "" {
+			accepts = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", t.Name, t.ReadOnly, t.Idempotent, destructive, t.KeyCarrier, accepts, t.Mutating)
+	}
+	return tw.Flush()
+}
+
+// InitOptions are the inputs of idemtest init.
+type InitOptions struct {
+	IO *IOStreams
+	EndpointOptions
+	Dir    string
+	Force  bool
+	Fanout int
+}
+
+// NewCmdInit builds idemtest init.
+func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
+	opts := &InitOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "init",
+		Short: "Write a starting scenario for each mutating tool of an endpoint",
+		Example: `  idemtest init --endpoint refunds_mcp --dir scenarios/refunds
+  idemtest init --mcp-command "node server.js" --dir scenarios`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runInit(c.Context(), opts)
+		},
+	}
+	opts.flags(c)
+	c.Flags().StringVar(&opts.Dir, "dir", "scenarios", "directory to write the scenarios to")
+	c.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
+	c.Flags().IntVar(&opts.Fanout, "fanout", 8, "copies in each generated burst")
+	return c
+}
+
+func runInit(ctx context.Context, opts *InitOptions) error {
+	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
+		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
+	}
+	sc, name, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	tools, err := runner.Tools(ctx, sc, name)
+	if err != nil {
+		return &exitError{ExitFailed, err}
+	}
+	def := sc.Endpoints[name]
+	type file struct {
+		path string
+		data []byte
+	}
+	var files []file
+	for _, t := range tools {
+		if !t.Mutating {
+			continue
+		}
+		path := filepath.Join(opts.Dir, safeName(t.Name)+".yaml")
+		if _, err := os.Stat(path); err == nil && !opts.Force {
+			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", path)}
+		}
+		files = append(files, file{path, scaffold.Scenario(t.Tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout})})
+	}
+	if len(files) == 0 {
+		return &exitError{ExitFailed, fmt.Errorf("endpoint %s has no mutating tools", name)}
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return &exitError{ExitFailed, err}
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
+			return &exitError{ExitFailed, err}
+		}
+		fmt.Fprintf(opts.IO.Out, "wrote %s\n", f.path)
+	}
+	if name == scenario.AdHocName {
+		fmt.Fprintf(opts.IO.ErrOut, "the scenarios use endpoint %q: define it in %s before running them\n", name, scenario.ConfigName)
+	}
+	return nil
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,89 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/idemtest/idemtest/endpoint"
+	"github.com/idemtest/idemtest/scenario"
+)
+
+// ToolInfo is what idemtest knows and decides about one tool of an endpoint.
+type ToolInfo struct {
+	endpoint.Tool
+	// KeyCarrier says where the key goes: "header Idempotency-Key", "arg idempotencyKey", "meta …".
+	KeyCarrier string `json:"key_carrier"`
+	// AcceptsKey reports whether the input schema declares the key argument ("" when unknown:
+	// the key is not an argument, or the server publishes no schema).
+	AcceptsKey string `json:"accepts_key"`
+	// Mutating reports whether idemtest sends the tool a key and treats it as mutating.
+	Mutating bool `json:"mutating"`
+}
+
+// Tools starts what the endpoint needs (its services, its server), lists its tools with what
+// idemtest makes of each, and stops everything again.
+func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo, error) {
+	def, ok := sc.Endpoints[name]
+	if !ok {
+		names := make([]string, 0, len(sc.Endpoints))
+		for n := range sc.Endpoints {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no endpoint %q: no endpoints are configured (idemtest.yaml or --config)", name)
+		}
+		return nil, fmt.Errorf("no endpoint %q; configured: %s", name, strings.Join(names, ", "))
+	}
+	svcs, err := startServices(ctx, []*scenario.Scenario{sc})
+	if err != nil {
+		return nil, err
+	}
+	defer svcs.stop()
+	r := &runner{svcs: svcs, endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	defer r.closeEndpoints()
+	ep, _, err := r.endpoint(sc, name)
+	if err != nil {
+		return nil, err
+	}
+	carrier := "header " + def.Key.Header
+	switch {
+	case def.Key.Arg != "":
+		carrier = "arg " + def.Key.Arg
+	case def.Key.Meta != "":
+		carrier = "meta " + def.Key.Meta
+	}
+	var tools []endpoint.Tool
+	if lister, ok := ep.(endpoint.ToolLister); ok {
+		if tools, err = lister.Tools(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		// A plain HTTP endpoint cannot be asked: its tools are the configured mutating ones.
+		for _, t := range def.Mutating {
+			tools = append(tools, endpoint.Tool{Name: t})
+		}
+		if len(tools) == 0 {
+			return nil, fmt.Errorf("endpoint %s is plain HTTP and cannot list its tools; list them under mutating: in its config", name)
+		}
+	}
+	out := make([]ToolInfo, 0, len(tools))
+	for _, t := range tools {
+		info := ToolInfo{Tool: t, KeyCarrier: carrier}
+		if def.Mutating != nil {
+			info.Mutating = def.IsMutating(t.Name)
+		} else {
+			info.Mutating = !t.ReadOnly
+		}
+		if def.Key.Arg != "" && t.InputSchema != nil {
+			info.AcceptsKey = "no"
+			if t.AcceptsArg(def.Key.Arg) {
+				info.AcceptsKey = "yes"
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
