@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	keyTTL := fs.Duration("key-ttl", 48*time.Hour, "how long a completed key is remembered")
 	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
+	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
 	logLevel := fs.String("log-level", "warn", "debug, info (a line per request), warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer st.Close()
 	svc := newService(config{
-		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work,
+		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, DownstreamTimeout: *downstreamTimeout,
 		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"),
 	}, st, log)
 

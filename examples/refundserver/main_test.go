@@ -81,6 +81,9 @@ func startServer(t *testing.T, storeName string, cfg config) *testServer {
 	if cfg.Lease == 0 {
 		cfg.Lease = 10 * time.Second
 	}
+	if cfg.DownstreamTimeout == 0 {
+		cfg.DownstreamTimeout = 5 * time.Second
+	}
 	st := openTestStore(t, storeName)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(newService(cfg, st, log).handler())

@@ -33,6 +33,8 @@ type config struct {
 	Lease      time.Duration
 	Work       time.Duration
 	Downstream string // base URL of the payment processor; empty: none
+	// DownstreamTimeout bounds a call to the payment processor.
+	DownstreamTimeout time.Duration
 }
 
 // service implements the tools once for both transports.
@@ -60,7 +62,7 @@ func newService(cfg config, st store, log *slog.Logger) *service {
 		cfg:      cfg,
 		store:    st,
 		log:      log,
-		client:   &http.Client{Timeout: 30 * time.Second},
+		client:   &http.Client{Timeout: cfg.DownstreamTimeout},
 		accounts: map[string]string{},
 	}
 }
@@ -288,6 +290,10 @@ func (s *service) notifyDownstream(ctx context.Context, key string, r refund) er
 	if err != nil {
 		return fmt.Errorf("payment processor: %w", err)
 	}
+	// net/http would re-send a request that carries an Idempotency-Key by itself when a reused
+	// connection fails; the server leaves retrying to its caller, so every downstream request is
+	// one it decided to send.
+	req.GetBody = nil
 	req.Header.Set("Content-Type", "application/json")
 	if key == "" {
 		key = r.RefundID
