@@ -19,6 +19,15 @@ import (
 // whose values are maps (step results, sinks) are dynamic: their fields are not checked.
 type Env map[string]any
 
+// Dynamic marks a name whose value has no type until run time (a probe's result: a list of
+// rows, a map, a number): every use of it compiles.
+var Dynamic any = dynamic{}
+
+type dynamic struct{}
+
+// functions are the names callable in expressions besides expr's builtins.
+var functions = map[string]bool{"countWhere": true, "uuid": true, "now": true}
+
 // Names returns an Env in which each name holds a dynamic map.
 func Names(names ...string) Env {
 	env := Env{}
@@ -41,8 +50,10 @@ type Program struct {
 	// Source is the expression as written.
 	Source string
 	norm   string
+	back   func(int) int
 	prog   *vm.Program
 	opts   []expr.Option
+	names  map[string]bool
 }
 
 // Compile compiles src against env. Unknown names and syntax errors are reported as *Error.
@@ -53,16 +64,81 @@ func Compile(src string, env Env) (*Program, error) {
 	if err != nil {
 		return nil, toError(err, norm, back)
 	}
-	return &Program{Source: src, norm: norm, prog: prog, opts: opts}, nil
+	p := &Program{Source: src, norm: norm, back: back, prog: prog, opts: opts, names: map[string]bool{}}
+	tree, err := parser.Parse(norm)
+	if err != nil {
+		return nil, toError(err, norm, back)
+	}
+	// Undefined variables are allowed so that Dynamic names compile; every other name must be
+	// declared, which is checked here.
+	declared := map[string]bool{}
+	ast.Walk(&tree.Node, visitFunc(func(n *ast.Node) {
+		if v, ok := (*n).(*ast.VariableDeclaratorNode); ok {
+			declared[v.Name] = true
+		}
+	}))
+	var unknown *Error
+	ast.Walk(&tree.Node, visitFunc(func(n *ast.Node) {
+		id, ok := (*n).(*ast.IdentifierNode)
+		if !ok {
+			return
+		}
+		p.names[id.Value] = true
+		if _, known := env[id.Value]; known || declared[id.Value] || functions[id.Value] || unknown != nil {
+			return
+		}
+		unknown = &Error{Offset: back(id.Location().From), Msg: "unknown name " + id.Value}
+	}))
+	if unknown != nil {
+		return nil, unknown
+	}
+	return p, nil
+}
+
+// Uses reports whether the expression refers to the top-level name.
+func (p *Program) Uses(name string) bool { return p.names[name] }
+
+// Member is a field read directly from a top-level name: the "refunds" of
+// payment_processor.refunds, at Offset in the source as written.
+type Member struct {
+	Name, Field string
+	Offset      int
+}
+
+// Members lists the fields read directly from top-level names, for checks the expression
+// language cannot make (a sink's route names).
+func (p *Program) Members() []Member {
+	tree, err := parser.Parse(p.norm)
+	if err != nil {
+		return nil
+	}
+	var out []Member
+	ast.Walk(&tree.Node, visitFunc(func(n *ast.Node) {
+		m, ok := (*n).(*ast.MemberNode)
+		if !ok {
+			return
+		}
+		id, ok := m.Node.(*ast.IdentifierNode)
+		if !ok {
+			return
+		}
+		if s, ok := m.Property.(*ast.StringNode); ok {
+			out = append(out, Member{Name: id.Value, Field: s.Value, Offset: p.back(m.Property.Location().From)})
+		}
+	}))
+	return out
 }
 
 func options(env Env) []expr.Option {
 	full := map[string]any{}
 	for k, v := range env {
-		full[k] = v
+		if v != Dynamic {
+			full[k] = v
+		}
 	}
 	return []expr.Option{
 		expr.Env(full),
+		expr.AllowUndefinedVariables(),
 		expr.Patch(countPatch{}),
 		expr.Function("countWhere", countWhere),
 		expr.Function("uuid", func(...any) (any, error) { return newUUID(), nil }, new(func() string)),
@@ -270,6 +346,12 @@ func (p *Program) Explain(env map[string]any) []string {
 	}
 	inPredicate := map[ast.Node]bool{}
 	ast.Walk(&tree.Node, markPredicates{inPredicate})
+	// A method's callee (list.count in list.count({…})) has no value of its own.
+	ast.Walk(&tree.Node, visitFunc(func(n *ast.Node) {
+		if c, ok := (*n).(*ast.CallNode); ok {
+			inPredicate[c.Callee] = true
+		}
+	}))
 	var lines []string
 	seen := map[string]bool{}
 	eval := func(n ast.Node) (any, bool) {

@@ -125,3 +125,38 @@ func TestTemplate(t *testing.T) {
 		t.Error("unclosed {{ accepted")
 	}
 }
+
+func TestUsesAndMembers(t *testing.T) {
+	p, err := Compile(`pp.refunds.count({a: 1}) === 1 && pp.nope == 2 && first.ok`, Names("pp", "first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Uses("pp") || !p.Uses("first") || p.Uses("other") {
+		t.Error("Uses")
+	}
+	ms := p.Members()
+	got := []string{}
+	for _, m := range ms {
+		got = append(got, m.Name+"."+m.Field+"@"+string(rune('0'+m.Offset/10))+string(rune('0'+m.Offset%10)))
+	}
+	want := "pp.refunds@03 pp.nope@37 first.ok@56"
+	if strings.Join(got, " ") != want {
+		t.Errorf("members %v, want %s", got, want)
+	}
+}
+
+func TestDynamicNames(t *testing.T) {
+	env := Env{"rows": Dynamic, "keys": Dynamic}
+	for _, src := range []string{`rows[0].n == 1`, `len(rows) == 1`, `keys.count({a: 1}) == 0`, `let x = 1; x == 1`, `uuid() != ""`} {
+		if _, err := Compile(src, env); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	p, _ := Compile(`rows[0].n == 1`, env)
+	if ok, err := p.Bool(map[string]any{"rows": []any{map[string]any{"n": 1}}}); !ok || err != nil {
+		t.Errorf("dynamic value: %v %v", ok, err)
+	}
+	if _, err := Compile(`rowz[0].n == 1`, env); err == nil || !strings.Contains(err.Error(), "unknown name rowz") {
+		t.Errorf("typo accepted: %v", err)
+	}
+}

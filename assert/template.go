@@ -58,6 +58,34 @@ func CompileTemplate(s string, env Env) (*Template, error) {
 	}
 }
 
+// Uses reports whether any part of the template refers to the top-level name.
+func (t *Template) Uses(name string) bool {
+	for _, p := range t.parts {
+		if p.prog != nil && p.prog.Uses(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Members lists the fields read from top-level names, with offsets into the template.
+func (t *Template) Members() []Member {
+	var out []Member
+	off := 0
+	for _, p := range t.parts {
+		if p.prog == nil {
+			off += len(p.text)
+			continue
+		}
+		for _, m := range p.prog.Members() {
+			m.Offset += off + 2
+			out = append(out, m)
+		}
+		off += len(p.prog.Source) + 4
+	}
+	return out
+}
+
 // Eval renders the template. A template that is exactly one {{ }} returns the value with its
 // type; otherwise the parts are joined as a string (maps and lists as JSON).
 func (t *Template) Eval(env map[string]any) (any, error) {

@@ -79,14 +79,21 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	if opts.Parallel < 1 {
 		opts.Parallel = 1
 	}
-	svcs, err := startServices(ctx, list)
+	sks, err := startSinks(list)
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	defer sks.close()
+	svcs, err := startServices(ctx, list, sks.urls)
 	if err != nil {
 		rep.Err = err
 		rep.Interrupted = ctx.Err() != nil
 		return rep
 	}
 	defer svcs.stop()
-	r := &runner{opts: opts, svcs: svcs, endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	defer r.probes.close()
 	defer r.closeEndpoints()
 
 	rep.Scenarios = make([]*ScenarioResult, len(list))
@@ -121,8 +128,10 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 }
 
 type runner struct {
-	opts Options
-	svcs *services
+	opts   Options
+	svcs   *services
+	sinks  *sinks
+	probes *probes
 
 	mu        sync.Mutex
 	endpoints map[*scenario.Endpoint]endpoint.Endpoint
@@ -157,7 +166,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	if ep, ok := r.endpoints[def]; ok {
 		return ep, def, nil
 	}
-	env := r.svcs.templateEnv(sc.Config)
+	env := r.templateEnv(sc.Config)
 	str := func(t *assert.Template, what string) (string, error) {
 		v, err := t.Eval(env)
 		if err != nil {
@@ -244,6 +253,11 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	return ep, def, nil
 }
 
+// templateEnv is the environment of endpoint, service and probe settings.
+func (r *runner) templateEnv(config string) map[string]any {
+	return r.svcs.templateEnv(config)
+}
+
 // mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list
 // its tools decides by annotations (every tool not marked readOnlyHint), and an unknown tool is
 // an error that names the tools the server has.
@@ -302,6 +316,11 @@ func lastBytes(s string, n int) string {
 func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *ScenarioResult) {
 	res.Start = time.Now()
 	defer func() { res.Duration = time.Since(res.Start) }()
+	// Scenarios sharing a sink take turns: its recordings belong to one scenario at a time.
+	for _, s := range r.sinks.of(sc) {
+		s.lock.Lock()
+		defer s.lock.Unlock()
+	}
 	res.Status = Passed
 	for i := 1; i <= res.Trials; i++ {
 		if ctx.Err() != nil {
@@ -381,6 +400,9 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		res:     res,
 	}
 	defer func() { t.Duration = time.Since(start) }()
+	for _, s := range r.sinks.of(sc) {
+		s.s.Reset()
+	}
 	for _, step := range sc.Steps {
 		if err := r.svcs.dead(); err != nil {
 			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
@@ -420,9 +442,13 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
 	deadline := time.Now().Add(step.Eventually)
 	for {
+		perr := r.observe(ctx, st, step.Assert.Uses)
 		ok, err := step.Assert.Bool(st.env)
 		if err == nil && ok {
 			return nil
+		}
+		if perr != nil {
+			err = perr
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			f := &Failure{Kind: "assert", Step: step.ID, Pos: step.Pos, Expression: step.Assert.Source}
@@ -442,6 +468,27 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 		case <-time.After(min(50*time.Millisecond, time.Until(deadline)+time.Millisecond)):
 		}
 	}
+}
+
+// usesName reports whether a template in v refers to name.
+func usesName(v any, name string) bool {
+	switch x := v.(type) {
+	case *assert.Template:
+		return x.Uses(name)
+	case map[string]any:
+		for _, e := range x {
+			if usesName(e, name) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if usesName(e, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // render evaluates the {{ }} templates in a step's arguments.
@@ -502,6 +549,9 @@ func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutati
 func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
 	ep, def, err := r.endpoint(st.sc, step.Endpoint)
 	if err != nil {
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+	}
+	if err := r.observe(ctx, st, func(name string) bool { return usesName(step.Args, name) || (step.Key != nil && step.Key.Uses(name)) }); err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
 	var args map[string]any

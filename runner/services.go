@@ -23,9 +23,8 @@ const stopGrace = 5 * time.Second
 
 // services are the processes of one run, started before the scenarios and stopped after.
 type services struct {
-	byKey map[string]*service
-	// env is the {{ }} environment of endpoint and service settings: services.NAME.port.
-	env map[string]map[string]any
+	byKey    map[string]*service
+	sinkURLs func(config string) map[string]any
 }
 
 type service struct {
@@ -54,9 +53,10 @@ func freePort() (int, error) {
 }
 
 // startServices starts every service of the scenarios, each once, and waits until all are ready.
-// On error every process already started is stopped.
-func startServices(ctx context.Context, list []*scenario.Scenario) (*services, error) {
-	ss := &services{byKey: map[string]*service{}, env: map[string]map[string]any{}}
+// On error every process already started is stopped. sinkURLs gives the sinks their templates
+// may use.
+func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func(config string) map[string]any) (*services, error) {
+	ss := &services{byKey: map[string]*service{}, sinkURLs: sinkURLs}
 	var order []*service
 	for _, sc := range list {
 		for _, def := range sc.Services {
@@ -104,6 +104,9 @@ func (ss *services) envFor(s *service) map[string]any {
 // templateEnv is the environment for endpoint and service templates of one config file.
 func (ss *services) templateEnv(config string) map[string]any {
 	svcs := map[string]any{}
+	if ss == nil {
+		return map[string]any{"services": svcs, "sinks": map[string]any{}, "port": 0}
+	}
 	for _, s := range ss.byKey {
 		if s.def.Config == config {
 			svcs[s.def.Name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
@@ -115,7 +118,11 @@ func (ss *services) templateEnv(config string) map[string]any {
 			svcs[s.def.Name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
 		}
 	}
-	return map[string]any{"services": svcs, "sinks": map[string]any{}, "port": 0}
+	sinks := map[string]any{}
+	if ss.sinkURLs != nil {
+		sinks = ss.sinkURLs(config)
+	}
+	return map[string]any{"services": svcs, "sinks": sinks, "port": 0}
 }
 
 func (s *service) start(env map[string]any) error {

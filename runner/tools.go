@@ -37,12 +37,17 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 		}
 		return nil, fmt.Errorf("no endpoint %q; configured: %s", name, strings.Join(names, ", "))
 	}
-	svcs, err := startServices(ctx, []*scenario.Scenario{sc})
+	sks, err := startSinks([]*scenario.Scenario{sc})
+	if err != nil {
+		return nil, err
+	}
+	defer sks.close()
+	svcs, err := startServices(ctx, []*scenario.Scenario{sc}, sks.urls)
 	if err != nil {
 		return nil, err
 	}
 	defer svcs.stop()
-	r := &runner{svcs: svcs, endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
 	defer r.closeEndpoints()
 	ep, _, err := r.endpoint(sc, name)
 	if err != nil {

@@ -20,7 +20,11 @@ type file struct {
 	namesHint []string
 	// serviceRefs are services.NAME references, checked once the scenario's services are known.
 	serviceRefs []serviceUse
-	aliases     int
+	// sinkRefs are sinks.NAME references in config templates.
+	sinkRefs []serviceUse
+	// observed are the sinks (maps) and probes (dynamic) assertions may use, by name.
+	observed map[string]any
+	aliases  int
 }
 
 func (f *file) pos(n *yaml.Node) Pos {

@@ -161,9 +161,14 @@ type loader struct {
 
 // config is a decoded idemtest.yaml.
 type config struct {
-	Path       string
+	Path string
+	// Endpoint is the default endpoint of call steps that name none.
+	Endpoint    string
+	endpointPos Pos
 	Endpoints  map[string]*Endpoint
 	Services   map[string]*Service
+	Sinks      map[string]*Sink
+	Probes     map[string]*Probe
 	AllowHosts []string
 }
 
@@ -207,9 +212,13 @@ func (l *loader) config(path string) (*config, Errors) {
 	f, root := l.parse(path)
 	c := &config{Path: path}
 	if root != nil {
-		m, ok := f.mapping(root, "config", "endpoints", "services", "allow_hosts", "sinks", "probes")
+		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes")
 		if ok {
-			l.sections(f, m, &c.Endpoints, &c.Services, &c.AllowHosts, path)
+			if n := m["endpoint"]; n != nil {
+				c.Endpoint, c.endpointPos = f.str(n, "endpoint"), f.pos(n)
+			}
+			l.sections(f, m, c, path)
+			f.checkRefs(c.Services, c.Sinks)
 		}
 	}
 	l.configs[path] = c
@@ -290,7 +299,11 @@ func (f *file) yamlError(err error) {
 	if line <= len(f.lines) {
 		col = len(f.lines[line-1]) - len(strings.TrimLeft(f.lines[line-1], " \t")) + 1
 	}
-	f.errAt(Pos{File: f.path, Line: line, Col: col}, "check the indentation and quoting around this line", "invalid YAML: %s", msg)
+	hint := "check the indentation and quoting around this line"
+	if strings.Contains(msg, "mapping values are not allowed") {
+		hint = `a value that contains ": " or starts with "{" needs quotes: assert: 'x.count({a: 1}) == 1'`
+	}
+	f.errAt(Pos{File: f.path, Line: line, Col: col}, hint, "invalid YAML: %s", msg)
 }
 
 // configEnv is what {{ }} in endpoint and service settings may use.
@@ -299,28 +312,39 @@ func configEnv() assert.Env {
 }
 
 // sections decodes the parts a config and a scenario share.
-func (l *loader) sections(f *file, m map[string]*yaml.Node, eps *map[string]*Endpoint, svcs *map[string]*Service, hosts *[]string, source string) {
+func (l *loader) sections(f *file, m map[string]*yaml.Node, c *config, source string) {
 	if n := m["allow_hosts"]; n != nil {
-		*hosts = f.strings(n, "allow_hosts")
-	}
-	for _, name := range []string{"sinks", "probes"} {
-		if n := m[name]; n != nil {
-			f.errf(n, "count side effects through the tool's own read endpoints for now", "%s are not supported by this version of idemtest", name)
-		}
+		c.AllowHosts = f.strings(n, "allow_hosts")
 	}
 	if n := m["endpoints"]; n != nil {
-		*eps = map[string]*Endpoint{}
+		c.Endpoints = map[string]*Endpoint{}
 		for _, kv := range f.entries(n, "endpoints") {
 			if ep := f.endpoint(kv[0].Value, kv[1]); ep != nil {
-				(*eps)[ep.Name] = ep
+				c.Endpoints[ep.Name] = ep
 			}
 		}
 	}
 	if n := m["services"]; n != nil {
-		*svcs = map[string]*Service{}
+		c.Services = map[string]*Service{}
 		for _, kv := range f.entries(n, "services") {
 			if s := f.service(kv[0].Value, kv[1], source); s != nil {
-				(*svcs)[s.Name] = s
+				c.Services[s.Name] = s
+			}
+		}
+	}
+	if n := m["sinks"]; n != nil {
+		c.Sinks = map[string]*Sink{}
+		for _, kv := range f.entries(n, "sinks") {
+			if s := f.sink(kv[0], kv[1], source); s != nil {
+				c.Sinks[s.Name] = s
+			}
+		}
+	}
+	if n := m["probes"]; n != nil {
+		c.Probes = map[string]*Probe{}
+		for _, kv := range f.entries(n, "probes") {
+			if p := f.probe(kv[0], kv[1], source); p != nil {
+				c.Probes[p.Name] = p
 			}
 		}
 	}
@@ -502,7 +526,10 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	return e
 }
 
-var serviceRef = regexp.MustCompile(`services\.([A-Za-z_][A-Za-z0-9_-]*)`)
+var (
+	serviceRef = regexp.MustCompile(`services\.([A-Za-z_][A-Za-z0-9_-]*)`)
+	sinkRef    = regexp.MustCompile(`sinks\.([A-Za-z_][A-Za-z0-9_-]*)`)
+)
 
 // serviceUse is one services.NAME reference in a template.
 type serviceUse struct {
@@ -514,6 +541,9 @@ type serviceUse struct {
 func (f *file) checkServiceRefs(n *yaml.Node) {
 	for _, m := range serviceRef.FindAllStringSubmatchIndex(n.Value, -1) {
 		f.serviceRefs = append(f.serviceRefs, serviceUse{n, n.Value[m[2]:m[3]], m[2]})
+	}
+	for _, m := range sinkRef.FindAllStringSubmatchIndex(n.Value, -1) {
+		f.sinkRefs = append(f.sinkRefs, serviceUse{n, n.Value[m[2]:m[3]], m[2]})
 	}
 }
 
@@ -600,7 +630,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	if root == nil {
 		return nil, f.errs
 	}
-	m, ok := f.mapping(root, "scenario", "name", "description", "tags", "trials", "endpoint", "steps", "endpoints", "services", "allow_hosts")
+	m, ok := f.mapping(root, "scenario", "name", "description", "tags", "trials", "endpoint", "steps", "endpoints", "services", "sinks", "probes", "allow_hosts")
 	if !ok {
 		return nil, f.errs
 	}
@@ -621,34 +651,31 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 		s.Endpoint = f.str(n, "endpoint")
 		s.endpointPos = f.pos(n)
 	}
-	var eps map[string]*Endpoint
-	var svcs map[string]*Service
-	var hosts []string
-	l.sections(f, m, &eps, &svcs, &hosts, path)
-	if cfg != nil {
-		s.Config = cfg.Path
-		s.Endpoints = merge(cfg.Endpoints, eps)
-		s.Services = merge(cfg.Services, svcs)
-		hosts = append(hosts, cfg.AllowHosts...)
-	} else {
-		s.Endpoints = merge(nil, eps)
-		s.Services = merge(nil, svcs)
+	own := &config{}
+	l.sections(f, m, own, path)
+	hosts := own.AllowHosts
+	if cfg == nil {
+		cfg = &config{}
+	}
+	s.Config = cfg.Path
+	if s.Endpoint == "" && cfg.Endpoint != "" {
+		s.Endpoint, s.endpointPos = cfg.Endpoint, cfg.endpointPos
+	}
+	s.Endpoints = merge(cfg.Endpoints, own.Endpoints)
+	s.Services = merge(cfg.Services, own.Services)
+	s.Sinks = merge(cfg.Sinks, own.Sinks)
+	s.Probes = merge(cfg.Probes, own.Probes)
+	hosts = append(hosts, cfg.AllowHosts...)
+	f.observed = map[string]any{}
+	for name := range s.Sinks {
+		f.observed[name] = map[string]any{}
+	}
+	for name := range s.Probes {
+		f.observed[name] = assert.Dynamic
 	}
 	hosts = append(hosts, l.opts.AllowHosts...)
 	s.AllowHosts = hosts
-	for _, ref := range f.serviceRefs {
-		if _, ok := s.Services[ref.name]; !ok {
-			names := keys(s.Services)
-			hint := "services defined: " + strings.Join(names, ", ")
-			if len(names) == 0 {
-				hint = "define it under services: in " + ConfigName + " or in this file"
-			} else if c := closest(ref.name, names); c != "" {
-				hint = fmt.Sprintf("did you mean %q?", c)
-			}
-			f.errAt(f.offsetPos(ref.n, ref.off), hint, "unknown service %q", ref.name)
-		}
-	}
-	f.serviceRefs = nil
+	f.checkRefs(s.Services, s.Sinks)
 
 	if n := m["steps"]; n == nil {
 		f.errf(root, "add steps: with call_tool and assert steps", "scenario has no steps")
@@ -662,10 +689,32 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 		}
 	}
 	f.validate(s, hosts)
+	f.validateProbes(s)
 	if len(f.errs) > 0 {
 		return nil, f.errs
 	}
 	return s, nil
+}
+
+// checkRefs reports services.NAME and sinks.NAME references to names not defined.
+func (f *file) checkRefs(services map[string]*Service, sinks map[string]*Sink) {
+	check := func(refs []serviceUse, what string, names []string) {
+		for _, ref := range refs {
+			if contains(names, ref.name) {
+				continue
+			}
+			hint := what + "s defined: " + strings.Join(names, ", ")
+			if len(names) == 0 {
+				hint = "define it under " + what + "s: in " + ConfigName + " or in this file"
+			} else if c := closest(ref.name, names); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errAt(f.offsetPos(ref.n, ref.off), hint, "unknown %s %q", what, ref.name)
+		}
+	}
+	check(f.serviceRefs, "service", keys(services))
+	check(f.sinkRefs, "sink", keys(sinks))
+	f.serviceRefs, f.sinkRefs = nil, nil
 }
 
 func keys[T any](m map[string]T) []string {
@@ -725,6 +774,8 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 			p, err := assert.Compile(src, env)
 			if err != nil {
 				f.exprError(x, err, "assert")
+			} else {
+				f.checkRoutes(s, x, p.Members(), 0)
 			}
 			st.Assert = p
 		}
@@ -821,6 +872,10 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 			f.errf(x, "choose another id", "step id %q is a built-in name", id)
 			return
 		}
+		if _, taken := f.observed[id]; taken {
+			f.errf(x, "choose another id", "step id %q is already the name of a sink or probe", id)
+			return
+		}
 		st.ID = id
 		st.Pos = f.pos(x)
 	}
@@ -830,6 +885,10 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	env := assert.Env{"session": "", "trial": 0}
 	names := []string{"session", "trial"}
+	for _, name := range keys(f.observed) {
+		env[name] = f.observed[name]
+		names = append(names, name)
+	}
 	for _, prev := range s.Steps {
 		if prev.Kind == CallStep {
 			env[prev.ID] = map[string]any{}

@@ -20,6 +20,8 @@ type Scenario struct {
 	// Endpoints and Services are the config's, overridden by the scenario's own by name.
 	Endpoints map[string]*Endpoint
 	Services  map[string]*Service
+	Sinks     map[string]*Sink
+	Probes    map[string]*Probe
 	// AllowHosts are the non-loopback hosts calls may go to (scenario, config and --allow-host).
 	AllowHosts []string
 	// Config is the path of the idemtest.yaml merged in, or "".
@@ -175,3 +177,66 @@ const MaxFanout = 1000
 
 // MaxTrials bounds a scenario's trials.
 const MaxTrials = 100000
+
+// Sink is a recording fake of a downstream system, served by idemtest on loopback.
+type Sink struct {
+	Name   string
+	Pos    Pos
+	Port   int
+	Routes []*SinkRoute
+	// KeyHeader is recorded as each entry's key besides Idempotency-Key.
+	KeyHeader string
+	// Config is the file that declared it; sinks are shared by identity (file, name).
+	Config string
+}
+
+// SinkRoute is one route of a sink and how it answers.
+type SinkRoute struct {
+	Name    string
+	Method  string
+	Path    string
+	Status  int
+	JSON    any // plain values; strings with {{ }} are *assert.Template (seq, body, params, …)
+	Headers map[string]string
+	Delay   time.Duration
+	// Faults, counted per trial.
+	FailFirst, HangFirst, DropResponseFirst int
+}
+
+// Probe is a named read-only observation, evaluated fresh whenever an assertion uses it.
+type Probe struct {
+	Name     string
+	Pos      Pos
+	HTTP     *HTTPProbe
+	CallTool *ToolProbe
+	SQL      *SQLProbe
+	Redis    *RedisProbe
+	Config   string
+}
+
+// HTTPProbe reads a URL; a JSON body is decoded.
+type HTTPProbe struct {
+	URL     *assert.Template
+	Method  string
+	Headers map[string]*assert.Template
+}
+
+// ToolProbe calls a read-only tool.
+type ToolProbe struct {
+	Tool     string
+	Endpoint string
+	Args     any
+}
+
+// SQLProbe runs a query on PostgreSQL; its value is the list of rows, each a map.
+type SQLProbe struct {
+	DSN   *assert.Template
+	Query string
+	Args  []*assert.Template
+}
+
+// RedisProbe runs a Redis command; its value is the reply.
+type RedisProbe struct {
+	Addr    *assert.Template
+	Command []*assert.Template
+}

@@ -1,0 +1,365 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/endpoint"
+	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/sink"
+)
+
+// sinks are the recording servers of one run, keyed like services by (file, name).
+type sinks struct {
+	byKey map[string]*runningSink
+}
+
+type runningSink struct {
+	def  *scenario.Sink
+	s    *sink.Sink
+	lock sync.Mutex // held by the scenario using the sink, so recordings are its own
+}
+
+func sinkKey(s *scenario.Sink) string { return s.Config + "\x00" + s.Name }
+
+// startSinks starts every sink of the scenarios once. On error the ones started are closed.
+func startSinks(list []*scenario.Scenario) (*sinks, error) {
+	ss := &sinks{byKey: map[string]*runningSink{}}
+	for _, sc := range list {
+		for _, def := range sc.Sinks {
+			k := sinkKey(def)
+			if ss.byKey[k] != nil {
+				continue
+			}
+			cfg := sink.Config{Name: def.Name, Port: def.Port, Render: renderBody}
+			if def.KeyHeader != "" {
+				cfg.KeyHeaders = []string{"Idempotency-Key", def.KeyHeader}
+			}
+			for _, r := range def.Routes {
+				cfg.Routes = append(cfg.Routes, sink.Route{
+					Name: r.Name, Method: r.Method, Path: r.Path, Status: r.Status, Body: r.JSON, Headers: r.Headers,
+					Delay: r.Delay, FailFirst: r.FailFirst, HangFirst: r.HangFirst, DropResponseFirst: r.DropResponseFirst,
+				})
+			}
+			s, err := sink.Start(cfg)
+			if err != nil {
+				ss.close()
+				return nil, fmt.Errorf("%w (%s)", err, def.Pos)
+			}
+			ss.byKey[k] = &runningSink{def: def, s: s}
+		}
+	}
+	return ss, nil
+}
+
+func renderBody(body any, vars map[string]any) (any, error) { return render(body, vars) }
+
+func (ss *sinks) close() {
+	if ss == nil {
+		return
+	}
+	for _, s := range ss.byKey {
+		s.s.Close()
+	}
+}
+
+// of returns the running sinks of a scenario, sorted by key so locks are always taken in order.
+func (ss *sinks) of(sc *scenario.Scenario) []*runningSink {
+	var out []*runningSink
+	for _, def := range sc.Sinks {
+		if s := ss.byKey[sinkKey(def)]; s != nil {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return sinkKey(out[i].def) < sinkKey(out[j].def) })
+	return out
+}
+
+// urls is the sinks part of the template environment: sinks.NAME.url and .port.
+func (ss *sinks) urls(config string) map[string]any {
+	out := map[string]any{}
+	if ss == nil {
+		return out
+	}
+	for _, s := range ss.byKey {
+		if _, taken := out[s.def.Name]; taken && s.def.Config != config {
+			continue
+		}
+		u := s.s.URL()
+		port := u[strings.LastIndexByte(u, ':')+1:]
+		out[s.def.Name] = map[string]any{"url": u, "port": port}
+	}
+	return out
+}
+
+// probes holds the connections probes reuse during a run.
+type probes struct {
+	mu    sync.Mutex
+	pg    map[string]*pgxpool.Pool
+	redis map[string]*redis.Client
+	http  *http.Client
+}
+
+func newProbes() *probes {
+	return &probes{pg: map[string]*pgxpool.Pool{}, redis: map[string]*redis.Client{}, http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+func (p *probes) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, db := range p.pg {
+		db.Close()
+	}
+	for _, c := range p.redis {
+		c.Close()
+	}
+}
+
+// observe refreshes the sinks and the probes an expression uses in the trial's environment.
+// A probe that fails leaves its error as its value and returns it.
+func (r *runner) observe(ctx context.Context, st *trialState, uses func(string) bool) error {
+	for _, s := range r.sinks.of(st.sc) {
+		st.env[s.def.Name] = s.s.Snapshot()
+	}
+	var errs []error
+	for _, name := range sortedProbeNames(st.sc) {
+		if !uses(name) {
+			continue
+		}
+		v, err := r.probe(ctx, st, st.sc.Probes[name])
+		if err != nil {
+			err = fmt.Errorf("probe %s: %w", name, err)
+			errs = append(errs, err)
+			st.env[name] = nil
+			continue
+		}
+		st.env[name] = v
+	}
+	return errors.Join(errs...)
+}
+
+func sortedProbeNames(sc *scenario.Scenario) []string {
+	names := make([]string, 0, len(sc.Probes))
+	for n := range sc.Probes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (r *runner) probeEnv(st *trialState) map[string]any {
+	env := r.templateEnv(st.sc.Config)
+	env["session"], env["trial"] = st.env["session"], st.env["trial"]
+	return env
+}
+
+func evalText(t *assert.Template, env map[string]any) (string, error) {
+	v, err := t.Eval(env)
+	if err != nil {
+		return "", err
+	}
+	return assert.Text(v), nil
+}
+
+func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	env := r.probeEnv(st)
+	switch {
+	case p.HTTP != nil:
+		u, err := evalText(p.HTTP.URL, env)
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, p.HTTP.Method, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		for k, t := range p.HTTP.Headers {
+			v, err := evalText(t, env)
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set(k, v)
+		}
+		resp, err := r.probes.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode/100 != 2 {
+			return nil, fmt.Errorf("%s %s answered %s", p.HTTP.Method, u, resp.Status)
+		}
+		var v any
+		if json.Unmarshal(body, &v) == nil {
+			return v, nil
+		}
+		return string(body), nil
+	case p.CallTool != nil:
+		name := p.CallTool.Endpoint
+		if name == "" {
+			for n := range st.sc.Endpoints {
+				name = n
+			}
+		}
+		ep, def, err := r.endpoint(st.sc, name)
+		if err != nil {
+			return nil, err
+		}
+		if mutating, err := r.mutating(ctx, ep, def, p.CallTool.Tool); err != nil {
+			return nil, err
+		} else if mutating {
+			return nil, fmt.Errorf("%s is a mutating tool of endpoint %s (not readOnlyHint); a probe must not change anything", p.CallTool.Tool, name)
+		}
+		args, err := render(p.CallTool.Args, env)
+		if err != nil {
+			return nil, err
+		}
+		m, _ := args.(map[string]any)
+		res := ep.Call(ctx, endpoint.Request{Tool: p.CallTool.Tool, Args: m})
+		if res.Outcome != endpoint.OK {
+			return nil, fmt.Errorf("%s: %s %s", p.CallTool.Tool, res.Outcome, res.Error)
+		}
+		return res.Result, nil
+	case p.SQL != nil:
+		dsn, err := evalText(p.SQL.DSN, env)
+		if err != nil {
+			return nil, err
+		}
+		args := make([]any, len(p.SQL.Args))
+		for i, t := range p.SQL.Args {
+			if args[i], err = t.Eval(env); err != nil {
+				return nil, err
+			}
+		}
+		db, err := r.probes.pool(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := db.Query(ctx, p.SQL.Query, args...)
+		if err != nil {
+			return nil, fmt.Errorf("query: %w", err)
+		}
+		defer rows.Close()
+		out := []any{}
+		fields := rows.FieldDescriptions()
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				return nil, err
+			}
+			row := map[string]any{}
+			for i, f := range fields {
+				row[f.Name] = plain(vals[i])
+			}
+			out = append(out, row)
+		}
+		return out, rows.Err()
+	case p.Redis != nil:
+		addr, err := evalText(p.Redis.Addr, env)
+		if err != nil {
+			return nil, err
+		}
+		args := make([]any, len(p.Redis.Command))
+		for i, t := range p.Redis.Command {
+			if args[i], err = evalText(t, env); err != nil {
+				return nil, err
+			}
+		}
+		v, err := r.probes.client(addr).Do(ctx, args...).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return plain(v), nil
+	}
+	return nil, errors.New("empty probe")
+}
+
+func (p *probes) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if db, ok := p.pg[dsn]; ok {
+		return db, nil
+	}
+	db, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", redactDSN(dsn), err)
+	}
+	p.pg[dsn] = db
+	return db, nil
+}
+
+func (p *probes) client(addr string) *redis.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.redis[addr]; ok {
+		return c
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second})
+	p.redis[addr] = c
+	return c
+}
+
+// redactDSN hides a password in a DSN shown in a report.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		if at := strings.IndexByte(rest, '@'); at >= 0 {
+			if colon := strings.IndexByte(rest[:at], ':'); colon >= 0 {
+				return dsn[:i+3] + rest[:colon] + ":***" + rest[at:]
+			}
+		}
+	}
+	return dsn
+}
+
+// plain turns driver values into what assertions compare: numbers, strings, lists, maps.
+func plain(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case int32:
+		return int(x)
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case map[any]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[fmt.Sprint(k)] = plain(e)
+		}
+		return out
+	case pgtype.Numeric:
+		if f, err := x.Float64Value(); err == nil && f.Valid {
+			return f.Float64
+		}
+	}
+	return v
+}

@@ -1,0 +1,254 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/assert"
+)
+
+// sinkRespondEnv is what {{ }} in a sink's response may use.
+func sinkRespondEnv() assert.Env {
+	return assert.Env{"seq": 0, "body": assert.Dynamic, "params": map[string]any{}, "headers": map[string]any{}, "method": "", "path": ""}
+}
+
+// probeEnv is what {{ }} in a probe's settings may use: it is evaluated with the assertion.
+func probeEnv() assert.Env {
+	return assert.Env{"session": "", "trial": 0, "services": map[string]any{}, "sinks": map[string]any{}}
+}
+
+func (f *file) sink(k, n *yaml.Node, source string) *Sink {
+	name := k.Value
+	m, ok := f.mapping(n, "sink "+name, "routes", "port", "key_header")
+	if !ok {
+		return nil
+	}
+	s := &Sink{Name: name, Pos: f.pos(k), Config: source}
+	if v := m["port"]; v != nil {
+		s.Port = f.integer(v, "port", 0, 65535)
+	}
+	if v := m["key_header"]; v != nil {
+		s.KeyHeader = f.str(v, "key_header")
+	}
+	if m["routes"] == nil {
+		f.errf(n, "add routes: {refunds: {method: POST, path: /v1/refunds}}", "sink %s has no routes", name)
+		return s
+	}
+	for _, kv := range f.entries(m["routes"], "routes") {
+		rname := kv[0].Value
+		switch rname {
+		case "requests", "url":
+			f.errf(kv[0], "choose another route name", "route name %q is reserved (it lists all requests / the sink's URL)", rname)
+			continue
+		}
+		rm, ok := f.mapping(kv[1], "route "+rname, "method", "path", "respond", "delay", "fail_first", "hang_first", "drop_response_first")
+		if !ok {
+			continue
+		}
+		r := &SinkRoute{Name: rname, Status: 200}
+		if v := rm["method"]; v != nil {
+			r.Method = strings.ToUpper(f.str(v, "method"))
+		}
+		if v := rm["path"]; v != nil {
+			r.Path = f.str(v, "path")
+			if !strings.HasPrefix(r.Path, "/") {
+				f.errf(v, "paths start with /", "route %s: path %q does not start with /", rname, r.Path)
+			}
+		} else {
+			f.errf(kv[1], "add path: /v1/refunds", "route %s needs path:", rname)
+		}
+		if v := rm["respond"]; v != nil {
+			if pm, ok := f.mapping(v, "respond", "status", "json", "headers"); ok {
+				if x := pm["status"]; x != nil {
+					r.Status = f.integer(x, "status", 100, 599)
+				}
+				if x := pm["json"]; x != nil {
+					f.namesHint = []string{"seq", "body", "params", "headers", "method", "path"}
+					r.JSON = f.args(x, sinkRespondEnv())
+				}
+				if x := pm["headers"]; x != nil {
+					r.Headers = map[string]string{}
+					for _, h := range f.entries(x, "headers") {
+						r.Headers[h[0].Value] = f.str(h[1], "header "+h[0].Value)
+					}
+				}
+			}
+		}
+		if v := rm["delay"]; v != nil {
+			r.Delay = f.duration(v, "delay")
+		}
+		if v := rm["fail_first"]; v != nil {
+			r.FailFirst = f.integer(v, "fail_first", 0, 1000000)
+		}
+		if v := rm["hang_first"]; v != nil {
+			r.HangFirst = f.integer(v, "hang_first", 0, 1000000)
+		}
+		if v := rm["drop_response_first"]; v != nil {
+			r.DropResponseFirst = f.integer(v, "drop_response_first", 0, 1000000)
+		}
+		s.Routes = append(s.Routes, r)
+	}
+	return s
+}
+
+func (f *file) probe(k, n *yaml.Node, source string) *Probe {
+	name := k.Value
+	m, ok := f.mapping(n, "probe "+name, "http", "call_tool", "endpoint", "args", "sql", "redis")
+	if !ok {
+		return nil
+	}
+	p := &Probe{Name: name, Pos: f.pos(k), Config: source}
+	kinds := 0
+	for _, kind := range []string{"http", "call_tool", "sql", "redis"} {
+		if m[kind] != nil {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		f.errf(n, "a probe is one of http, call_tool, sql or redis", "probe %s needs exactly one of http, call_tool, sql or redis", name)
+		return nil
+	}
+	f.namesHint = []string{"session", "trial", "services.NAME.port", "sinks.NAME.url"}
+	env := probeEnv()
+	switch {
+	case m["http"] != nil:
+		hm, ok := f.mapping(m["http"], "http probe", "url", "method", "headers")
+		if !ok {
+			return nil
+		}
+		h := &HTTPProbe{Method: "GET"}
+		if v := hm["url"]; v != nil {
+			h.URL = f.template(v, "url", env)
+			f.checkServiceRefs(v)
+		} else {
+			f.errf(m["http"], "add url:", "http probe %s needs url:", name)
+		}
+		if v := hm["method"]; v != nil {
+			h.Method = strings.ToUpper(f.str(v, "method"))
+			if h.Method != "GET" && h.Method != "HEAD" {
+				f.errf(v, "a probe only reads: use GET", "probe %s: method %s is not read-only", name, h.Method)
+			}
+		}
+		if v := hm["headers"]; v != nil {
+			h.Headers = map[string]*assert.Template{}
+			for _, kv := range f.entries(v, "headers") {
+				h.Headers[kv[0].Value] = f.template(kv[1], "header", env)
+			}
+		}
+		p.HTTP = h
+	case m["call_tool"] != nil:
+		t := &ToolProbe{Tool: f.str(m["call_tool"], "call_tool")}
+		if v := m["endpoint"]; v != nil {
+			t.Endpoint = f.str(v, "endpoint")
+		}
+		if v := m["args"]; v != nil {
+			t.Args = f.args(v, env)
+		}
+		p.CallTool = t
+	case m["sql"] != nil:
+		sm, ok := f.mapping(m["sql"], "sql probe", "dsn", "query", "args")
+		if !ok {
+			return nil
+		}
+		q := &SQLProbe{}
+		if v := sm["dsn"]; v != nil {
+			q.DSN = f.template(v, "dsn", env)
+		} else {
+			f.errf(m["sql"], `add dsn: "${DATABASE_URL}"`, "sql probe %s needs dsn:", name)
+		}
+		if v := sm["query"]; v != nil {
+			q.Query = f.str(v, "query")
+		} else {
+			f.errf(m["sql"], "add query: select …", "sql probe %s needs query:", name)
+		}
+		if v := sm["args"]; v != nil && v.Kind == yaml.SequenceNode {
+			for _, a := range v.Content {
+				q.Args = append(q.Args, f.template(a, "sql arg", env))
+			}
+		}
+		p.SQL = q
+	case m["redis"] != nil:
+		rm, ok := f.mapping(m["redis"], "redis probe", "addr", "command")
+		if !ok {
+			return nil
+		}
+		r := &RedisProbe{}
+		if v := rm["addr"]; v != nil {
+			r.Addr = f.template(v, "addr", env)
+		} else {
+			r.Addr, _ = assert.CompileTemplate("127.0.0.1:6379", env)
+		}
+		if v := rm["command"]; v != nil && v.Kind == yaml.SequenceNode && len(v.Content) > 0 {
+			for _, a := range v.Content {
+				r.Command = append(r.Command, f.template(a, "redis command", env))
+			}
+			if cmd := strings.ToUpper(v.Content[0].Value); !readOnlyRedis[cmd] {
+				f.errf(v.Content[0], "a probe only reads: use GET, KEYS, LLEN, LRANGE, HGETALL, …", "probe %s: %s is not a read-only Redis command", name, cmd)
+			}
+		} else {
+			f.errf(m["redis"], "add command: [KEYS, \"idem:*\"]", "redis probe %s needs command: as a list", name)
+		}
+		p.Redis = r
+	}
+	return p
+}
+
+// readOnlyRedis are the Redis commands a probe may send.
+var readOnlyRedis = map[string]bool{
+	"GET": true, "MGET": true, "EXISTS": true, "TTL": true, "PTTL": true, "TYPE": true, "KEYS": true, "SCAN": true,
+	"STRLEN": true, "LLEN": true, "LRANGE": true, "LINDEX": true, "HGET": true, "HGETALL": true, "HKEYS": true,
+	"HLEN": true, "HEXISTS": true, "SCARD": true, "SMEMBERS": true, "SISMEMBER": true, "ZCARD": true,
+	"ZRANGE": true, "ZSCORE": true, "XLEN": true, "XRANGE": true, "DBSIZE": true,
+}
+
+// checkRoutes reports NAME.FIELD reads of a sink whose FIELD is not one of its routes.
+func (f *file) checkRoutes(s *Scenario, n *yaml.Node, members []assert.Member, base int) {
+	for _, mem := range members {
+		sk, ok := s.Sinks[mem.Name]
+		if !ok {
+			continue
+		}
+		routes := []string{"requests", "url"}
+		found := mem.Field == "requests" || mem.Field == "url"
+		for _, r := range sk.Routes {
+			routes = append(routes, r.Name)
+			found = found || r.Name == mem.Field
+		}
+		if !found {
+			hint := "its routes: " + strings.Join(routes, ", ")
+			if c := closest(mem.Field, routes); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errAt(f.offsetPos(n, base+mem.Offset), hint, "sink %s has no route %q", mem.Name, mem.Field)
+		}
+	}
+}
+
+// probeSteps validates what needs the scenario's endpoints: a call_tool probe's endpoint and
+// that its tool is not mutating.
+func (f *file) validateProbes(s *Scenario) {
+	for _, name := range keys(s.Probes) {
+		p := s.Probes[name]
+		if p.CallTool == nil {
+			continue
+		}
+		t := p.CallTool
+		epName := t.Endpoint
+		if epName == "" && len(s.Endpoints) == 1 {
+			epName = keys(s.Endpoints)[0]
+		}
+		ep, ok := s.Endpoints[epName]
+		if !ok {
+			f.errAt(p.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "probe %s: unknown endpoint %q", name, t.Endpoint)
+			continue
+		}
+		if ep.Mutating != nil || ep.HTTP != nil {
+			if ep.IsMutating(t.Tool) {
+				f.errAt(p.Pos, fmt.Sprintf("a probe must not change anything; list the mutating tools of endpoint %s under mutating: without %s", epName, t.Tool),
+					"probe %s calls %s, which idemtest treats as mutating", name, t.Tool)
+			}
+		}
+	}
+}
