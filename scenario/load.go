@@ -165,11 +165,11 @@ type config struct {
 	// Endpoint is the default endpoint of call steps that name none.
 	Endpoint    string
 	endpointPos Pos
-	Endpoints  map[string]*Endpoint
-	Services   map[string]*Service
-	Sinks      map[string]*Sink
-	Probes     map[string]*Probe
-	AllowHosts []string
+	Endpoints   map[string]*Endpoint
+	Services    map[string]*Service
+	Sinks       map[string]*Sink
+	Probes      map[string]*Probe
+	AllowHosts  []string
 }
 
 func (l *loader) findConfig(scenarioPath string) (*config, Errors) {
