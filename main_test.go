@@ -53,7 +53,7 @@ func buildRefundServer(t testing.TB) string {
 }
 
 // passEnv are the variables scripts inherit, so that "go run" works inside them as in a shell.
-var passEnv = []string{"HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "CI", "TMPDIR"}
+var passEnv = []string{"HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN", "CI", "TMPDIR", "DATABASE_URL", "REDIS_ADDR"}
 
 func TestScripts(t *testing.T) {
 	bin := buildRefundServer(t)
@@ -81,6 +81,18 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "memoryserver":
 				return memoryServer(repo) != "", nil
+			case "postgres", "redis":
+				// Scripts skip without the service, except under CI=true, where that fails.
+				addr := map[string]string{"postgres": "127.0.0.1:5432", "redis": "127.0.0.1:6379"}[cond]
+				c, err := net.DialTimeout("tcp", addr, time.Second)
+				if err == nil {
+					c.Close()
+					return true, nil
+				}
+				if os.Getenv("CI") == "true" {
+					return false, fmt.Errorf("%s is not reachable at %s (CI=true requires it): %v", cond, addr, err)
+				}
+				return false, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -153,6 +165,7 @@ func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { close(stop); srv.Close() })
 	ts.Setenv(args[0]+"_URL", "http://"+ln.Addr().String())
 	ts.Setenv(args[0]+"_ADDR", ln.Addr().String())
+	ts.Setenv(args[0]+"_PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	listeners.Store(ts, args[0], l)
 }
 
@@ -212,7 +225,7 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 			vars = append(vars, k+"="+ts.Getenv(k))
 		}
 	}
-	for _, k := range []string{"L_URL", "L_ADDR", "H_URL", "H_ADDR", "GITHUB_ACTIONS", "CLICOLOR_FORCE"} {
+	for _, k := range []string{"L_URL", "L_ADDR", "L_PORT", "H_URL", "H_ADDR", "GITHUB_ACTIONS", "CLICOLOR_FORCE"} {
 		if v := ts.Getenv(k); v != "" && !seen[k] {
 			vars = append(vars, k+"="+v)
 		}
