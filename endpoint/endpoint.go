@@ -46,6 +46,8 @@ type Result struct {
 	Start    time.Time
 	Sent     time.Time
 	Received time.Time
+	// Answered is when the response began to arrive (its headers were read), zero if never.
+	Answered time.Time
 	Duration time.Duration
 }
 
@@ -53,14 +55,40 @@ type Result struct {
 // outcome, not a crash.
 type Endpoint interface {
 	Call(ctx context.Context, req Request) Result
-	// Prepare readies a call to be fired later, together with other copies.
-	Prepare(ctx context.Context, req Request) Prepared
+	// Prepare readies a call to be released later, together with other copies.
+	Prepare(ctx context.Context, req Request, opts PrepareOptions) Prepared
 	Close() error
 }
 
-// Prepared is a call ready to fire.
+// Hold says which bytes of an HTTP/1.1 request a last-byte release holds back.
+type Hold int
+
+const (
+	// HoldBody holds back the body's last byte: the server has parsed the headers and its
+	// handler is already waiting for the body when the byte arrives.
+	HoldBody Hold = iota
+	// HoldHeaderEnd holds back the final byte of the header terminator and the body.
+	HoldHeaderEnd
+)
+
+// PrepareOptions say how far a copy gets before its release.
+type PrepareOptions struct {
+	// LastByte writes all of the request but the held-back bytes during Prepare.
+	LastByte bool
+	Hold     Hold
+}
+
+// Prepared is a call ready to be released: Send writes what is left, Wait reads the answer.
+// Wait may be called before Send returns (it blocks until the answer comes).
 type Prepared interface {
-	Fire(ctx context.Context) Result
+	Send()
+	Wait(ctx context.Context) Result
 	// Abort releases what Prepare acquired without sending.
 	Abort()
+}
+
+// Fire sends a prepared call and waits for its answer.
+func Fire(ctx context.Context, p Prepared) Result {
+	p.Send()
+	return p.Wait(ctx)
 }

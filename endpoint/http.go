@@ -263,10 +263,10 @@ func isTrue(v string) bool {
 	return v == "true" || v == "?1" || v == "1"
 }
 
-// Prepare dials a connection of its own for the call and encodes the request, so that Fire
-// only writes bytes.
-func (e *HTTP) Prepare(ctx context.Context, req Request) Prepared {
-	p := &preparedHTTP{e: e, timeout: e.timeout(req), lose: req.LoseResponse}
+// Prepare dials a connection of its own for the call and encodes the request, so that Send
+// only writes bytes. With LastByte it also writes everything but the held-back bytes now.
+func (e *HTTP) Prepare(ctx context.Context, req Request, opts PrepareOptions) Prepared {
+	p := &preparedHTTP{e: e, timeout: e.timeout(req), lose: req.LoseResponse, sent: make(chan struct{})}
 	hr, err := e.newRequest(context.Background(), req)
 	if err != nil {
 		p.err, p.outcome = err.Error(), Fail
@@ -306,18 +306,47 @@ func (e *HTTP) Prepare(ctx context.Context, req Request) Prepared {
 		conn = tconn
 	}
 	p.conn = conn
+	if opts.LastByte {
+		p.split = splitPoint(p.wire, opts.Hold)
+		_ = conn.SetWriteDeadline(time.Now().Add(p.timeout))
+		if _, err := conn.Write(p.wire[:p.split]); err != nil {
+			// An incomplete request is never processed: nothing happened.
+			conn.Close()
+			p.conn = nil
+			p.err, p.outcome = "send: "+err.Error(), Fail
+		}
+	}
 	return p
+}
+
+// splitPoint is where the held-back bytes of an encoded request begin.
+func splitPoint(wire []byte, hold Hold) int {
+	end := bytes.Index(wire, []byte("\r\n\r\n"))
+	if end < 0 {
+		return len(wire) - 1
+	}
+	if hold == HoldHeaderEnd || end+4 == len(wire) {
+		return end + 3 // everything up to the final "\n" of the headers
+	}
+	return len(wire) - 1
 }
 
 type preparedHTTP struct {
 	e       *HTTP
 	req     *http.Request
 	wire    []byte
+	split   int
 	conn    net.Conn
 	timeout time.Duration
 	err     string
 	outcome Outcome
 	lose    bool
+
+	sent    chan struct{}
+	start   time.Time
+	sentAt  time.Time
+	sendErr error
+	written int
 }
 
 func (p *preparedHTTP) Abort() {
@@ -326,36 +355,57 @@ func (p *preparedHTTP) Abort() {
 	}
 }
 
-// Fire writes the request in one write and reads the response.
-func (p *preparedHTTP) Fire(ctx context.Context) Result {
-	res := Result{Start: time.Now()}
+// Send writes the rest of the request in one write.
+func (p *preparedHTTP) Send() {
+	defer close(p.sent)
+	p.start = time.Now()
 	if p.conn == nil {
-		return finish(res, p.outcome, p.err)
+		return
+	}
+	_ = p.conn.SetWriteDeadline(p.start.Add(p.timeout))
+	p.written, p.sendErr = p.conn.Write(p.wire[p.split:])
+	p.sentAt = time.Now()
+}
+
+// Wait reads the response. It starts reading at once, so the moment the answer arrives is
+// seen even while other copies are still being released.
+func (p *preparedHTTP) Wait(ctx context.Context) Result {
+	if p.conn == nil {
+		<-p.sent
+		return finish(Result{Start: p.start}, p.outcome, p.err)
 	}
 	defer p.conn.Close()
-	deadline := res.Start.Add(p.timeout)
-	_ = p.conn.SetDeadline(deadline)
+	_ = p.conn.SetReadDeadline(time.Now().Add(p.timeout + time.Second))
 	stop := context.AfterFunc(ctx, func() { _ = p.conn.SetDeadline(time.Now()) })
 	defer stop()
-	n, err := p.conn.Write(p.wire)
-	res.Sent = time.Now()
-	if err != nil {
+	resp, rerr := http.ReadResponse(bufio.NewReader(p.conn), p.req)
+	answered := time.Now()
+	select {
+	case <-p.sent:
+	case <-ctx.Done():
+		return finish(Result{Start: p.start}, Info, "cancelled")
+	}
+	res := Result{Start: p.start, Sent: p.sentAt}
+	if p.sendErr != nil {
 		o := Info
-		if n == 0 {
+		if p.written == 0 && p.split == 0 {
 			o = Fail
 		}
-		return finish(res, o, "send: "+err.Error())
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return finish(res, o, "send: "+p.sendErr.Error())
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(p.conn), p.req)
-	if err != nil {
-		if ne, ok := err.(net.Error); ok && ne.Timeout() && ctx.Err() == nil {
+	if rerr != nil {
+		if ne, ok := rerr.(net.Error); ok && ne.Timeout() && ctx.Err() == nil {
 			return finish(res, Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
 		}
 		if ctx.Err() != nil {
 			return finish(res, Info, "cancelled")
 		}
-		return finish(res, Info, "connection lost after sending: "+err.Error())
+		return finish(res, Info, "connection lost after sending: "+rerr.Error())
 	}
 	defer resp.Body.Close()
+	res.Answered = answered
 	return lose(p.e.read(ctx, res, resp, p.timeout), p.lose)
 }

@@ -86,7 +86,7 @@ func TestHTTPOutcomes(t *testing.T) {
 				if mode == "call" {
 					res = ep.Call(context.Background(), req)
 				} else {
-					res = ep.Prepare(context.Background(), req).Fire(context.Background())
+					res = Fire(context.Background(), ep.Prepare(context.Background(), req, PrepareOptions{}))
 				}
 				if res.Outcome != tc.outcome || res.Status != tc.status || res.Conflict != tc.conflict || !strings.Contains(res.Error, tc.errHas) {
 					t.Errorf("got %s %d conflict=%v %q; want %s %d conflict=%v error containing %q",
@@ -114,7 +114,7 @@ func TestHTTPRefusedIsFail(t *testing.T) {
 	if res := ep.Call(context.Background(), Request{Tool: "x"}); res.Outcome != Fail {
 		t.Errorf("refused connection: %s %q, want fail", res.Outcome, res.Error)
 	}
-	if res := ep.Prepare(context.Background(), Request{Tool: "x"}).Fire(context.Background()); res.Outcome != Fail {
+	if res := Fire(context.Background(), ep.Prepare(context.Background(), Request{Tool: "x"}, PrepareOptions{})); res.Outcome != Fail {
 		t.Errorf("refused prepared connection: %s %q, want fail", res.Outcome, res.Error)
 	}
 }

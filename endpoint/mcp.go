@@ -361,19 +361,41 @@ func normalise(v any) any {
 	return out
 }
 
-// Prepare for MCP readies nothing but the session: copies are concurrent requests on it.
-func (e *MCP) Prepare(ctx context.Context, req Request) Prepared {
+// Prepare for MCP readies the session; Send starts the request, as one of several concurrent
+// JSON-RPC requests on it. There are no bytes to hold back, so LastByte changes nothing.
+func (e *MCP) Prepare(ctx context.Context, req Request, _ PrepareOptions) Prepared {
 	_, _ = e.connect(ctx)
-	return preparedMCP{e: e, req: req}
+	return &preparedMCP{e: e, req: req, ctx: ctx, done: make(chan Result, 1)}
 }
 
 type preparedMCP struct {
-	e   *MCP
-	req Request
+	e    *MCP
+	req  Request
+	ctx  context.Context
+	done chan Result
+	sent time.Time
 }
 
-func (p preparedMCP) Fire(ctx context.Context) Result { return p.e.Call(ctx, p.req) }
-func (p preparedMCP) Abort()                          {}
+func (p *preparedMCP) Send() {
+	p.sent = time.Now()
+	go func() {
+		res := p.e.Call(p.ctx, p.req)
+		res.Answered = res.Received
+		p.done <- res
+	}()
+}
+
+func (p *preparedMCP) Wait(ctx context.Context) Result {
+	select {
+	case res := <-p.done:
+		res.Sent = p.sent
+		return res
+	case <-ctx.Done():
+		return finish(Result{Start: p.sent}, Info, "cancelled")
+	}
+}
+
+func (p *preparedMCP) Abort() {}
 
 type headerTransport struct {
 	headers map[string]string

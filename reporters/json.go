@@ -42,6 +42,9 @@ type JSONScenario struct {
 	Trials       int            `json:"trials"`
 	TrialsRun    int            `json:"trials_run"`
 	TrialsPassed int            `json:"trials_passed"`
+	TrialsFailed int            `json:"trials_failed"`
+	Fanouts      int            `json:"fanouts"`
+	Overlapped   int            `json:"fanouts_overlapped"`
 	DurationMS   float64        `json:"duration_ms"`
 	Metrics      runner.Metrics `json:"metrics"`
 	Spread       *JSONSpread    `json:"spread_us,omitempty"`
@@ -118,7 +121,8 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 	for _, r := range rep.Scenarios {
 		js := JSONScenario{
 			Name: r.Scenario.Name, File: r.Scenario.File, Line: r.Scenario.Pos.Line, Tags: r.Scenario.Tags,
-			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed,
+			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed, TrialsFailed: r.TrialsFailed,
+			Fanouts: r.Fanouts, Overlapped: r.Overlapped,
 			DurationMS: ms(r.Duration), Metrics: r.Metrics,
 			FailedTrial: jsonTrial(r.FailedTrial), FirstTrial: jsonTrial(r.Trial1),
 			Spread: spreadOf(r.SpreadsUS),

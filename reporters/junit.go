@@ -94,6 +94,9 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		}
 		var out strings.Builder
 		fmt.Fprintf(&out, "trials: %d/%d passed\n", r.TrialsPassed, r.Trials)
+		if r.Fanouts > 0 {
+			fmt.Fprintf(&out, "fan-outs: %d/%d overlapped\n", r.Overlapped, r.Fanouts)
+		}
 		t := r.FailedTrial
 		if t == nil {
 			t = r.Trial1
@@ -104,7 +107,11 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		tc.SystemOut = clean(out.String())
 		switch r.Status {
 		case runner.Failed:
-			tc.Failure = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: r.Failure.Kind, Text: clean(FailureText(r.Failure))}
+			msg := firstLine(r.Failure)
+			if r.TrialsRun > 1 {
+				msg = fmt.Sprintf("failed in %d/%d trials: %s", r.TrialsFailed, r.TrialsRun, msg)
+			}
+			tc.Failure = &JUnitMessage{Message: clean(msg), Type: r.Failure.Kind, Text: clean(FailureText(r.Failure))}
 			s.Failures++
 		case runner.Errored:
 			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(FailureText(r.Failure))}

@@ -46,7 +46,8 @@ func sampleReport() *runner.Report {
 		Explanation: []string{`len(uniq(map(filter(burst.calls, .ok), .result.refundId))) = 2, want == 1`}}
 	fail := &runner.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "burst executes once", File: "scenarios/burst.yaml", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 1, Col: 1}},
-		Status:   runner.Failed, Trials: 5, TrialsRun: 3, TrialsPassed: 2, Start: t0, Duration: 40 * time.Millisecond,
+		Status:   runner.Failed, Trials: 5, TrialsRun: 5, TrialsPassed: 2, TrialsFailed: 3, Fanouts: 5, Overlapped: 3,
+		Start: t0, Duration: 40 * time.Millisecond,
 		Failure: failure, FailedTrial: failedTrial, Trial1: &runner.Trial{Index: 1, Session: "cccccccccccc", Passed: true},
 		Metrics: runner.Metrics{Calls: 9, OK: 8, Info: 1, Keyed: 9, Retries: 6, Conflicts: 2, SpreadMaxUS: 41.5},
 	}

@@ -54,7 +54,22 @@ func ScenarioLine(st styles, r *runner.ScenarioResult) string {
 	if r.Status == runner.Skipped {
 		trials = "skipped"
 	}
-	return fmt.Sprintf("%s %s  %s  %s", mark, r.Scenario.Name, st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
+	line := fmt.Sprintf("%s %s  %s  %s", mark, r.Scenario.Name, st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
+	if r.TrialsFailed > 0 && r.TrialsRun > 1 {
+		line += "  " + st.fail.Render(fmt.Sprintf("failed in %d/%d trials", r.TrialsFailed, r.TrialsRun))
+	}
+	if w := weak(r); w != "" {
+		line += "  " + st.skip.Render("⚠ "+w)
+	}
+	return line
+}
+
+// weak says when a scenario's fan-outs did not race: copies answered before all were released.
+func weak(r *runner.ScenarioResult) string {
+	if r.Fanouts == 0 || r.Overlapped == r.Fanouts {
+		return ""
+	}
+	return fmt.Sprintf("weak: %d/%d fan-outs did not overlap", r.Fanouts-r.Overlapped, r.Fanouts)
 }
 
 func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
@@ -77,6 +92,9 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 		}
 	}
 	if t := r.FailedTrial; t != nil {
+		if r.TrialsRun > 1 {
+			fmt.Fprintf(w, "  failed in %d of %d trials; the first:\n", r.TrialsFailed, r.TrialsRun)
+		}
 		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
 		if h := History(t); h != "" {
 			fmt.Fprint(w, indentLines(h, "    "))
@@ -107,6 +125,15 @@ func Summary(rep *runner.Report) string {
 	}
 	if skipped > 0 {
 		parts[0] += fmt.Sprintf(", %d skipped", skipped)
+	}
+	var weakScenarios int
+	for _, r := range rep.Scenarios {
+		if weak(r) != "" {
+			weakScenarios++
+		}
+	}
+	if weakScenarios > 0 {
+		parts = append(parts, fmt.Sprintf("%d weak (fan-outs that did not overlap)", weakScenarios))
 	}
 	parts = append(parts,
 		fmt.Sprintf("%d calls", m.Calls),

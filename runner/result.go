@@ -54,6 +54,11 @@ type ScenarioResult struct {
 	Metrics Metrics
 	// SpreadsUS holds each fan-out's release spread in microseconds, up to maxSpreadSamples.
 	SpreadsUS []float64
+	// Fanouts counts the fan-outs run; Overlapped those whose copies were all released before
+	// the first answer came back. A fan-out that did not overlap proved nothing about races.
+	Fanouts, Overlapped int
+	// TrialsFailed counts the trials that failed (every trial runs unless --fail-fast).
+	TrialsFailed int
 	Start     time.Time
 	Duration  time.Duration
 }

@@ -6,11 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -324,12 +321,13 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 	res.Status = Passed
 	for i := 1; i <= res.Trials; i++ {
 		if ctx.Err() != nil {
-			if res.TrialsRun == 0 {
-				res.Status = Skipped
-			}
-			return
+			break
 		}
 		t := r.trial(ctx, sc, i, res)
+		if ctx.Err() != nil && !t.Passed && t.Failure != nil && t.Failure.Kind == "error" {
+			// Interrupted mid-trial: not a verdict on the tool.
+			break
+		}
 		res.TrialsRun++
 		if i == 1 {
 			res.Trial1 = t
@@ -338,22 +336,25 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			res.TrialsPassed++
 			continue
 		}
-		if ctx.Err() != nil && t.Failure != nil && t.Failure.Kind == "error" {
-			// Interrupted mid-trial: not a verdict on the tool.
-			res.TrialsRun--
-			if res.TrialsRun == 0 {
-				res.Status = Skipped
-			}
-			return
+		res.TrialsFailed++
+		if res.FailedTrial == nil {
+			res.FailedTrial, res.Failure = t, t.Failure
+			t.Failure.ServiceOutput = r.svcs.tails(sc, serviceTail)
+			r.mcpStderr(sc, t.Failure)
+			res.Status = Failed
 		}
-		res.FailedTrial, res.Failure = t, t.Failure
-		t.Failure.ServiceOutput = r.svcs.tails(sc, serviceTail)
-		r.mcpStderr(sc, t.Failure)
-		res.Status = Failed
 		if t.Failure.Kind == "error" {
+			// The scenario could not run (a service died, an endpoint is misconfigured): more
+			// trials would only repeat that.
 			res.Status = Errored
+			break
 		}
-		return
+		if r.opts.FailFast {
+			break
+		}
+	}
+	if res.TrialsRun == 0 {
+		res.Status = Skipped
 	}
 }
 
@@ -716,78 +717,44 @@ func lostMap(res endpoint.Result, key string) map[string]any {
 }
 
 // fanout prepares every copy (own connection, bytes encoded), releases them together and
-// records how far apart they left.
+// records how far apart they left and whether they raced at all.
 func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step, ep endpoint.Endpoint, req endpoint.Request) *Failure {
 	n := step.Fanout
-	prepared := make([]endpoint.Prepared, n)
-	var pg errgroup.Group
-	pg.SetLimit(64)
-	for i := range n {
-		pg.Go(func() error {
-			prepared[i] = ep.Prepare(ctx, req)
-			return nil
-		})
-	}
-	_ = pg.Wait()
+	fo := endpoint.Fanout(ctx, ep, req, endpoint.FanoutOptions{
+		Copies: n, Sync: step.Sync, StaggerMin: step.StaggerMin, StaggerMax: step.StaggerMax,
+	})
 	if ctx.Err() != nil {
-		for _, p := range prepared {
-			p.Abort()
-		}
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
 	}
-	results := make([]endpoint.Result, n)
-	var released atomic.Bool
-	var ready, done sync.WaitGroup
-	for i := range n {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			ready.Done()
-			// Spinning (yielding) rather than blocking on a channel: a parked goroutine takes
-			// tens of microseconds to be woken, one that is already running does not.
-			for !released.Load() {
-				runtime.Gosched()
-			}
-			results[i] = prepared[i].Fire(ctx)
-		}()
-	}
-	ready.Wait()
-	released.Store(true)
-	done.Wait()
-
 	calls := make([]any, n)
 	counts := map[string]int{}
 	conflicts := 0
-	var sent []time.Time
-	for i, res := range results {
+	for i, res := range fo.Results {
 		r.record(st, step, i+1, 1, req.Key, res)
-		calls[i] = resultMap(res, req.Key, 1)
+		c := resultMap(res, req.Key, 1)
+		c["offset_us"] = float64(fo.Offsets[i].Nanoseconds()) / 1000
+		calls[i] = c
 		counts[string(res.Outcome)]++
 		if res.Conflict {
 			conflicts++
 		}
-		if !res.Sent.IsZero() {
-			sent = append(sent, res.Sent)
-		}
-	}
-	spread := 0.0
-	if len(sent) > 1 {
-		sort.Slice(sent, func(i, j int) bool { return sent[i].Before(sent[j]) })
-		spread = float64(sent[len(sent)-1].Sub(sent[0]).Nanoseconds()) / 1000
 	}
 	st.mu.Lock()
-	st.metrics.SpreadMaxUS = max(st.metrics.SpreadMaxUS, spread)
+	st.metrics.SpreadMaxUS = max(st.metrics.SpreadMaxUS, fo.SpreadUS)
 	if len(st.res.SpreadsUS) < maxSpreadSamples {
-		st.res.SpreadsUS = append(st.res.SpreadsUS, spread)
+		st.res.SpreadsUS = append(st.res.SpreadsUS, fo.SpreadUS)
+	}
+	st.res.Fanouts++
+	if fo.Overlapped {
+		st.res.Overlapped++
 	}
 	st.mu.Unlock()
 	st.env[step.ID] = map[string]any{
 		"calls": calls, "ok": counts["ok"], "fail": counts["fail"], "info": counts["info"],
-		"conflict": conflicts, "spread_us": spread, "key": req.Key, "fanout": n,
+		"conflict": conflicts, "spread_us": fo.SpreadUS, "overlapped": fo.Overlapped, "key": req.Key, "fanout": n,
 	}
 	if step.Expect != scenario.Any {
-		for i, res := range results {
+		for i, res := range fo.Results {
 			if scenario.Outcome(res.Outcome) != step.Expect {
 				return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
 					Message: fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res))}

@@ -258,3 +258,54 @@ func TestSelect(t *testing.T) {
 		})
 	}
 }
+
+func TestTrialsAsStatistics(t *testing.T) {
+	srv := newEchoServer(t)
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: half the trials fail
+trials: 6
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - call_tool: issue_refund
+  - assert: trial % 2 == 1
+`)
+	rep := Run(context.Background(), list, Options{})
+	r := rep.Scenarios[0]
+	if r.Status != Failed || r.TrialsRun != 6 || r.TrialsFailed != 3 || r.TrialsPassed != 3 || r.FailedTrial.Index != 2 {
+		t.Errorf("status %s run %d failed %d passed %d first failing trial %d; want all 6 run, 3 failed, the first in trial 2",
+			r.Status, r.TrialsRun, r.TrialsFailed, r.TrialsPassed, r.FailedTrial.Index)
+	}
+	rep = Run(context.Background(), list, Options{FailFast: true})
+	if r := rep.Scenarios[0]; r.TrialsRun != 2 {
+		t.Errorf("--fail-fast ran %d trials, want 2", r.TrialsRun)
+	}
+}
+
+func TestFanoutSyncModesInScenarios(t *testing.T) {
+	srv := newEchoServer(t)
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: sync modes
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - id: lb
+    call_tool: issue_refund
+    fanout: 4
+    sync: last-byte
+  - id: st
+    call_tool: issue_refund
+    fanout: 4
+    stagger: 1ms..2ms
+  - assert: lb.ok == 4 && lb.overlapped && st.ok == 4
+  - assert: all(st.calls, .offset_us >= 1000 && .offset_us <= 2000)
+`)
+	rep := Run(context.Background(), list, Options{})
+	if r := rep.Scenarios[0]; r.Status != Passed || r.Fanouts != 2 {
+		t.Fatalf("status %s fanouts %d: %+v", r.Status, r.Fanouts, r.Failure)
+	}
+}

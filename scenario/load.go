@@ -726,7 +726,7 @@ func keys[T any](m map[string]T) []string {
 	return out
 }
 
-var callFields = []string{"id", "call_tool", "endpoint", "args", "key", "retry_of", "fanout", "sync", "timeout",
+var callFields = []string{"id", "call_tool", "endpoint", "args", "key", "retry_of", "fanout", "sync", "stagger", "timeout",
 	"lose_response", "retry", "expect", "expect_error", "without_key"}
 
 // step decodes one step of either form.
@@ -930,12 +930,18 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	st.Sync = "barrier"
 	if x := m["sync"]; x != nil {
 		switch v := f.str(x, "sync"); v {
-		case "barrier":
-		case "last-byte":
-			f.errf(x, "use sync: barrier", "sync: last-byte is not supported by this version of idemtest")
+		case "barrier", "last-byte":
+			st.Sync = v
 		default:
-			f.errf(x, "sync is barrier", "unknown sync %q", v)
+			hint := "sync is barrier (each copy writes its whole request at the release) or last-byte (all but the final byte beforehand)"
+			if c := closest(v, []string{"barrier", "last-byte"}); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errf(x, hint, "unknown sync %q", v)
 		}
+	}
+	if x := m["stagger"]; x != nil {
+		st.StaggerMin, st.StaggerMax = f.stagger(x)
 	}
 	if x := m["timeout"]; x != nil {
 		var ok bool
@@ -982,6 +988,24 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if st.WithoutKey && (m["key"] != nil) {
 		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
 	}
+}
+
+// stagger decodes "2ms" (0 to 2ms) or "500us..2ms".
+func (f *file) stagger(n *yaml.Node) (time.Duration, time.Duration) {
+	v := f.str(n, "stagger")
+	lo, hi := "0s", v
+	if a, b, ok := strings.Cut(v, ".."); ok {
+		lo, hi = a, b
+	}
+	min, err1 := time.ParseDuration(strings.TrimSpace(lo))
+	max, err2 := time.ParseDuration(strings.TrimSpace(hi))
+	switch {
+	case err1 != nil || err2 != nil || min < 0 || max < min:
+		f.errf(n, "write stagger: 2ms (offsets from 0 to 2ms) or stagger: 100us..2ms", "stagger %q is not a duration or a range of durations", v)
+	case max > time.Second:
+		f.errf(n, "stagger aims at windows inside one request: keep it under a second", "stagger %q is too wide", v)
+	}
+	return min, max
 }
 
 func (f *file) args(n *yaml.Node, env assert.Env) any {

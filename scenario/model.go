@@ -64,6 +64,8 @@ type Step struct {
 	RetryOf      string
 	Fanout       int
 	Sync         string
+	// StaggerMin and StaggerMax spread a fan-out's releases over random offsets in the range.
+	StaggerMin, StaggerMax time.Duration
 	Timeout      time.Duration
 	LoseResponse bool
 	Retry        *Retry

@@ -1,0 +1,186 @@
+package endpoint
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Sync modes of a fan-out.
+const (
+	// SyncBarrier: every copy on its own ready connection, all released by one signal, each
+	// writing its whole request.
+	SyncBarrier = "barrier"
+	// SyncLastByte: every copy written but its held-back bytes beforehand; the final bytes are
+	// then written back to back from one goroutine.
+	SyncLastByte = "last-byte"
+)
+
+// FanoutOptions say how copies are released.
+type FanoutOptions struct {
+	Copies int
+	Sync   string
+	Hold   Hold
+	// StaggerMin and StaggerMax spread the releases: each copy gets a random offset in the
+	// range, new for every fan-out.
+	StaggerMin, StaggerMax time.Duration
+	// Rand draws the offsets; nil uses a fresh source.
+	Rand *rand.Rand
+}
+
+// FanoutResult is what the copies did and the evidence that they raced.
+type FanoutResult struct {
+	Results []Result
+	// SpreadUS is the time between the first and the last copy's release, in microseconds.
+	SpreadUS float64
+	// Overlapped reports whether every copy was released before the first answer arrived (a
+	// conflict answer aside): only then did the copies race.
+	Overlapped bool
+	// Offsets are the stagger offsets used, by copy.
+	Offsets []time.Duration
+}
+
+// Fanout sends opts.Copies copies of req, prepared first and released together.
+func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) FanoutResult {
+	n := max(opts.Copies, 1)
+	popts := PrepareOptions{LastByte: opts.Sync == SyncLastByte, Hold: opts.Hold}
+	prepared := make([]Prepared, n)
+	var pg errgroup.Group
+	pg.SetLimit(64)
+	for i := range n {
+		pg.Go(func() error {
+			prepared[i] = ep.Prepare(ctx, req, popts)
+			return nil
+		})
+	}
+	_ = pg.Wait()
+	offsets := staggerOffsets(n, opts)
+	results := make([]Result, n)
+	if ctx.Err() != nil {
+		for i, p := range prepared {
+			p.Abort()
+			results[i] = finish(Result{Start: time.Now()}, Fail, "interrupted before sending")
+		}
+		return FanoutResult{Results: results, Offsets: offsets}
+	}
+
+	var done sync.WaitGroup
+	if opts.Sync == SyncLastByte {
+		// Readers first, so each answer is seen when it arrives; then one goroutine writes the
+		// final bytes back to back, in offset order.
+		for i := range n {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				results[i] = prepared[i].Wait(ctx)
+			}()
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return offsets[order[a]] < offsets[order[b]] })
+		t0 := time.Now()
+		for _, i := range order {
+			spinUntil(t0.Add(offsets[i]))
+			prepared[i].Send()
+		}
+	} else {
+		var released atomic.Bool
+		var ready sync.WaitGroup
+		var t0 atomic.Int64
+		for i := range n {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				// Spinning (yielding) rather than blocking on a channel: a parked goroutine
+				// takes tens of microseconds to wake, a running one does not.
+				for !released.Load() {
+					runtime.Gosched()
+				}
+				spinUntil(time.Unix(0, t0.Load()).Add(offsets[i]))
+				results[i] = Fire(ctx, prepared[i])
+			}()
+		}
+		ready.Wait()
+		t0.Store(time.Now().UnixNano())
+		released.Store(true)
+	}
+	done.Wait()
+	return FanoutResult{Results: results, SpreadUS: spread(results), Overlapped: overlapped(results), Offsets: offsets}
+}
+
+func staggerOffsets(n int, o FanoutOptions) []time.Duration {
+	offsets := make([]time.Duration, n)
+	if o.StaggerMax <= 0 {
+		return offsets
+	}
+	r := o.Rand
+	if r == nil {
+		r = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	width := o.StaggerMax - o.StaggerMin
+	for i := range offsets {
+		offsets[i] = o.StaggerMin
+		if width > 0 {
+			offsets[i] += time.Duration(r.Int64N(int64(width) + 1))
+		}
+	}
+	return offsets
+}
+
+// spinUntil waits for t without sleeping: a sleep's wake-up is far coarser than the windows
+// a stagger aims at.
+func spinUntil(t time.Time) {
+	for time.Now().Before(t) {
+		runtime.Gosched()
+	}
+}
+
+func spread(results []Result) float64 {
+	var first, last time.Time
+	for _, r := range results {
+		if r.Sent.IsZero() {
+			continue
+		}
+		if first.IsZero() || r.Sent.Before(first) {
+			first = r.Sent
+		}
+		if r.Sent.After(last) {
+			last = r.Sent
+		}
+	}
+	if first.IsZero() {
+		return 0
+	}
+	return float64(last.Sub(first).Nanoseconds()) / 1000
+}
+
+// overlapped reports whether the last release came before the first answer. A conflict answer
+// (409, "in progress") does not count: it is itself proof that another copy was in flight.
+func overlapped(results []Result) bool {
+	var lastSent, firstAnswer time.Time
+	for _, r := range results {
+		if r.Sent.IsZero() {
+			return false
+		}
+		if r.Sent.After(lastSent) {
+			lastSent = r.Sent
+		}
+		if r.Conflict {
+			continue
+		}
+		if !r.Answered.IsZero() && (firstAnswer.IsZero() || r.Answered.Before(firstAnswer)) {
+			firstAnswer = r.Answered
+		}
+	}
+	return firstAnswer.IsZero() || lastSent.Before(firstAnswer)
+}
