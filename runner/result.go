@@ -59,8 +59,8 @@ type ScenarioResult struct {
 	Fanouts, Overlapped int
 	// TrialsFailed counts the trials that failed (every trial runs unless --fail-fast).
 	TrialsFailed int
-	Start     time.Time
-	Duration  time.Duration
+	Start        time.Time
+	Duration     time.Duration
 }
 
 // maxSpreadSamples bounds the spreads kept per scenario.

@@ -57,20 +57,20 @@ type Step struct {
 	Pos Pos
 
 	// Call steps.
-	Tool         string
-	Endpoint     string
-	Args         any // plain values; strings with {{ }} are *assert.Template
-	Key          *assert.Template
-	RetryOf      string
-	Fanout       int
-	Sync         string
+	Tool     string
+	Endpoint string
+	Args     any // plain values; strings with {{ }} are *assert.Template
+	Key      *assert.Template
+	RetryOf  string
+	Fanout   int
+	Sync     string
 	// StaggerMin and StaggerMax spread a fan-out's releases over random offsets in the range.
 	StaggerMin, StaggerMax time.Duration
-	Timeout      time.Duration
-	LoseResponse bool
-	Retry        *Retry
-	Expect       Outcome
-	WithoutKey   bool
+	Timeout                time.Duration
+	LoseResponse           bool
+	Retry                  *Retry
+	Expect                 Outcome
+	WithoutKey             bool
 
 	// Assert steps.
 	Assert     *assert.Program
