@@ -927,7 +927,8 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if x := m["fanout"]; x != nil {
 		st.Fanout = f.integer(x, "fanout", 1, MaxFanout)
 	}
-	st.Sync = "barrier"
+	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
+	st.Sync = "last-byte"
 	if x := m["sync"]; x != nil {
 		switch v := f.str(x, "sync"); v {
 		case "barrier", "last-byte":

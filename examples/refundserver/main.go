@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
+	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
 	logLevel := fs.String("log-level", "warn", "debug, info (a line per request), warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -100,10 +101,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer st.Close()
-	svc := newService(config{
+	cfg := config{
 		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, DownstreamTimeout: *downstreamTimeout,
 		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"),
-	}, st, log)
+	}
+	if *traceChecks {
+		cfg.TraceChecks = stderr
+	}
+	svc := newService(cfg, st, log)
 
 	serveHTTP := !*stdio || flagSet(fs, "addr")
 	errc := make(chan error, 2)

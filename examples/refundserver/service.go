@@ -35,6 +35,9 @@ type config struct {
 	Downstream string // base URL of the payment processor; empty: none
 	// DownstreamTimeout bounds a call to the payment processor.
 	DownstreamTimeout time.Duration
+	// TraceChecks, when set, receives a line "check KEY UNIXNANO" each time a key is checked,
+	// for measuring how far apart duplicates reach the check (the benchmark uses it).
+	TraceChecks io.Writer
 }
 
 // service implements the tools once for both transports.
@@ -197,6 +200,7 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 	if s.cfg.Mode == modeNaive {
 		// Check, execute, store: two concurrent duplicates both miss the check and both execute.
 		existing, err := s.store.Get(ctx, scoped)
+		s.traceCheck(key)
 		if err != nil {
 			return problem(http.StatusInternalServerError, "store_error", err.Error())
 		}
@@ -214,6 +218,7 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 
 	token := randomID("")
 	existing, err := s.store.Reserve(ctx, scoped, record{Fingerprint: fp, Token: token}, s.cfg.Lease)
+	s.traceCheck(key)
 	if err != nil {
 		return problem(http.StatusInternalServerError, "store_error", err.Error())
 	}
@@ -239,6 +244,12 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 		s.log.Warn("store response", "key", key, "err", err)
 	}
 	return resp
+}
+
+func (s *service) traceCheck(key string) {
+	if s.cfg.TraceChecks != nil {
+		fmt.Fprintf(s.cfg.TraceChecks, "check %s %d\n", key, time.Now().UnixNano())
+	}
 }
 
 func replayOrMismatch(rec *record, fp string) response {
