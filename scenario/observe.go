@@ -226,7 +226,7 @@ func (f *file) checkRoutes(s *Scenario, n *yaml.Node, members []assert.Member, b
 	}
 }
 
-// probeSteps validates what needs the scenario's endpoints: a call_tool probe's endpoint and
+// validateProbes checks what needs the scenario's endpoints: a call_tool probe's endpoint and
 // that its tool is not mutating.
 func (f *file) validateProbes(s *Scenario) {
 	for _, name := range keys(s.Probes) {
