@@ -286,14 +286,7 @@ func (ss *services) tails(sc *scenario.Scenario, n int) map[string]string {
 		if s == nil {
 			continue
 		}
-		text := s.out.String()
-		if len(text) > n {
-			text = text[len(text)-n:]
-			if i := strings.IndexByte(text, '\n'); i >= 0 {
-				text = text[i+1:]
-			}
-		}
-		out[def.Name] = strings.TrimRight(text, "\n")
+		out[def.Name] = strings.TrimRight(lastBytes(s.out.String(), n), "\n")
 	}
 	return out
 }
