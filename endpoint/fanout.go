@@ -49,6 +49,20 @@ type FanoutResult struct {
 // Fanout sends opts.Copies copies of req, prepared first and released together.
 func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) FanoutResult {
 	n := max(opts.Copies, 1)
+	if opts.Sync == SyncSinglePacket {
+		if h, ok := ep.(*HTTP); ok {
+			fo, err := h.singlePacket(ctx, req, n)
+			if err != nil {
+				// Nothing was released: no stream was ended, so no handler saw a whole request.
+				fo = FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n)}
+				for i := range fo.Results {
+					fo.Results[i] = finish(Result{Start: time.Now()}, Fail, "single-packet: "+err.Error())
+				}
+			}
+			return fo
+		}
+		opts.Sync = SyncBarrier // MCP copies are requests on one session already
+	}
 	popts := PrepareOptions{LastByte: opts.Sync == SyncLastByte, Hold: opts.Hold}
 	prepared := make([]Prepared, n)
 	var pg errgroup.Group

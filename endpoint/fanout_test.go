@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,9 @@ type arrivalServer struct {
 func newArrivalServer(t *testing.T, delay time.Duration) *arrivalServer {
 	a := &arrivalServer{delay: delay}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "PRI" {
+			return // an HTTP/2 preface read as HTTP/1: not a call
+		}
 		a.started.Add(1)
 		io.ReadAll(r.Body)
 		now := time.Now()
@@ -155,5 +159,65 @@ func TestConflictAnswersCountAsOverlap(t *testing.T) {
 	rs[0].Conflict = false
 	if overlapped(rs) {
 		t.Error("an answer before the last release should")
+	}
+}
+
+func TestSinglePacketOverH2C(t *testing.T) {
+	var mu sync.Mutex
+	var arrivals []time.Time
+	var protos []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		protos = append(protos, r.Proto)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.Write([]byte(`{"key":"` + r.Header.Get("Idempotency-Key") + `"}`))
+	}))
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &p
+	srv.Start()
+	defer srv.Close()
+	ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}", KeyHeader: "Idempotency-Key"})
+	fo := Fanout(context.Background(), ep, Request{Tool: "x", Key: "k-h2", Args: map[string]any{"a": 1}}, FanoutOptions{Copies: 8, Sync: SyncSinglePacket})
+	for i, r := range fo.Results {
+		if r.Outcome != OK || !r.Replayed || r.Result.(map[string]any)["key"] != "k-h2" {
+			t.Fatalf("copy %d: %s %q %v", i, r.Outcome, r.Error, r.Result)
+		}
+	}
+	if !fo.Overlapped {
+		t.Error("single-packet copies did not overlap")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range protos {
+		if p != "HTTP/2.0" {
+			t.Fatalf("server saw %s", p)
+		}
+	}
+	first, last := arrivals[0], arrivals[0]
+	for _, a := range arrivals {
+		if a.Before(first) {
+			first = a
+		}
+		if a.After(last) {
+			last = a
+		}
+	}
+	t.Logf("8 streams completed at the server within %v", last.Sub(first))
+
+	// A server without HTTP/2: a clear error, and nothing executed.
+	plain := newArrivalServer(t, 0)
+	ep2, _ := NewHTTP(HTTPConfig{URL: plain.URL + "/tools/{tool}"})
+	fo = Fanout(context.Background(), ep2, Request{Tool: "x"}, FanoutOptions{Copies: 2, Sync: SyncSinglePacket})
+	if r := fo.Results[0]; r.Outcome != Fail || !strings.Contains(r.Error, "does not speak HTTP/2") {
+		t.Errorf("HTTP/1 server: %s %q", r.Outcome, r.Error)
+	}
+	if len(plain.arrivals) != 0 {
+		t.Errorf("%d calls completed on a server without HTTP/2", len(plain.arrivals))
 	}
 }

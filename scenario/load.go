@@ -931,11 +931,11 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	st.Sync = "last-byte"
 	if x := m["sync"]; x != nil {
 		switch v := f.str(x, "sync"); v {
-		case "barrier", "last-byte":
+		case "barrier", "last-byte", "single-packet":
 			st.Sync = v
 		default:
-			hint := "sync is barrier (each copy writes its whole request at the release) or last-byte (all but the final byte beforehand)"
-			if c := closest(v, []string{"barrier", "last-byte"}); c != "" {
+			hint := "sync is last-byte (all but the final byte beforehand), barrier (each copy writes its whole request at the release) or single-packet (HTTP/2: every stream's end in one write)"
+			if c := closest(v, []string{"barrier", "last-byte", "single-packet"}); c != "" {
 				hint = fmt.Sprintf("did you mean %q?", c)
 			}
 			f.errf(x, hint, "unknown sync %q", v)

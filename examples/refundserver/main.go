@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
+	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
 	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
 	logLevel := fs.String("log-level", "warn", "debug, info (a line per request), warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -120,6 +121,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 		srv = &http.Server{Handler: svc.handler(), ReadHeaderTimeout: 10 * time.Second}
+		if *h2c {
+			var p http.Protocols
+			p.SetHTTP1(true)
+			p.SetUnencryptedHTTP2(true)
+			srv.Protocols = &p
+		}
 		fmt.Fprintf(stderr, "refundserver: listening on http://%s (store %s, idempotency %s)\n", ln.Addr(), *storeName, *mode)
 		go func() { errc <- srv.Serve(ln) }()
 	}
