@@ -294,4 +294,3 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 	out.SpreadUS, out.Overlapped = 0, overlapped(out.Results)
 	return out, nil
 }
-
