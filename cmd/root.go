@@ -1,4 +1,3 @@
-// Package cmd holds idemtest's commands: flags, wiring and exit codes, no business logic.
 package cmd
 
 import (

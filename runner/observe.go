@@ -213,12 +213,7 @@ func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (
 		}
 		return string(body), nil
 	case p.CallTool != nil:
-		name := p.CallTool.Endpoint
-		if name == "" {
-			for n := range st.sc.Endpoints {
-				name = n
-			}
-		}
+		name := st.sc.ProbeEndpoint(p)
 		ep, def, err := r.endpoint(st.sc, name)
 		if err != nil {
 			return nil, err

@@ -235,13 +235,14 @@ func (f *file) validateProbes(s *Scenario) {
 			continue
 		}
 		t := p.CallTool
-		epName := t.Endpoint
-		if epName == "" && len(s.Endpoints) == 1 {
-			epName = keys(s.Endpoints)[0]
-		}
+		epName := s.ProbeEndpoint(p)
 		ep, ok := s.Endpoints[epName]
-		if !ok {
-			f.errAt(p.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "probe %s: unknown endpoint %q", name, t.Endpoint)
+		switch {
+		case !ok && epName == "":
+			f.errAt(p.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "probe %s: several endpoints are defined: set endpoint: on the probe", name)
+			continue
+		case !ok:
+			f.errAt(p.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "probe %s: unknown endpoint %q", name, epName)
 			continue
 		}
 		if ep.Mutating != nil || ep.HTTP != nil {
@@ -251,4 +252,20 @@ func (f *file) validateProbes(s *Scenario) {
 			}
 		}
 	}
+}
+
+// ProbeEndpoint is the endpoint a call_tool probe calls in this scenario: its own, else the
+// scenario's default, else the only one; "" when none of these applies.
+func (s *Scenario) ProbeEndpoint(p *Probe) string {
+	switch {
+	case p.CallTool == nil:
+		return ""
+	case p.CallTool.Endpoint != "":
+		return p.CallTool.Endpoint
+	case s.Endpoint != "":
+		return s.Endpoint
+	case len(s.Endpoints) == 1:
+		return keys(s.Endpoints)[0]
+	}
+	return ""
 }
