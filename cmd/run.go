@@ -29,6 +29,7 @@ type RunOptions struct {
 	Tags       []string
 	Run        string
 	Session    string
+	Shard      string
 	FailFast   bool
 	Verbose    bool
 	NoColor    bool
@@ -64,6 +65,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "run only scenarios with one of these tags")
 	fl.StringVar(&opts.Run, "run", "", "run only scenarios whose name matches this `REGEX`")
 	fl.StringVar(&opts.Session, "session", "", "pin the session id (trial N>1 uses SESSION-N), to reproduce a failure")
+	fl.StringVar(&opts.Shard, "shard", "", "run only shard `K/N` of the scenarios (1-based), to split a suite across CI jobs")
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failing scenario")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
@@ -89,6 +91,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	list = runner.Select(list, opts.Tags, re)
+	if opts.Shard != "" {
+		if list, err = runner.Shard(list, opts.Shard); err != nil {
+			return &exitError{ExitUsage, fmt.Errorf("--shard: %w", err)}
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: shard %s has no scenarios\n", opts.Shard)
+			return nil
+		}
+	}
 	if len(list) == 0 {
 		return &exitError{ExitUsage, errors.New("no scenario matches --tag/--run")}
 	}

@@ -56,6 +56,22 @@ func Select(list []*scenario.Scenario, tags []string, run *regexp.Regexp) []*sce
 	return out
 }
 
+// Shard keeps shard k of n ("k/n", 1-based): the scenarios are dealt round-robin in the order
+// they were loaded (files sorted by path), so every scenario is in exactly one shard.
+func Shard(list []*scenario.Scenario, spec string) ([]*scenario.Scenario, error) {
+	var k, n int
+	if _, err := fmt.Sscanf(spec, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != spec {
+		return nil, fmt.Errorf("%q is not K/N with 1 <= K <= N, such as 2/4", spec)
+	}
+	var out []*scenario.Scenario
+	for i, s := range list {
+		if i%n == k-1 {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
 func hasAny(have, want []string) bool {
 	for _, w := range want {
 		for _, h := range have {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -307,5 +308,35 @@ steps:
 	rep := Run(context.Background(), list, Options{})
 	if r := rep.Scenarios[0]; r.Status != Passed || r.Fanouts != 2 {
 		t.Fatalf("status %s fanouts %d: %+v", r.Status, r.Fanouts, r.Failure)
+	}
+}
+
+func TestShard(t *testing.T) {
+	var list []*scenario.Scenario
+	for i := range 7 {
+		list = append(list, &scenario.Scenario{Name: fmt.Sprint(i)})
+	}
+	seen := map[string]int{}
+	for k := 1; k <= 3; k++ {
+		part, err := Shard(list, fmt.Sprintf("%d/3", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range part {
+			seen[s.Name]++
+		}
+	}
+	if len(seen) != 7 {
+		t.Errorf("shards cover %d of 7 scenarios", len(seen))
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("scenario %s is in %d shards", name, n)
+		}
+	}
+	for _, bad := range []string{"0/3", "4/3", "1/0", "a/b", "1/3x", ""} {
+		if _, err := Shard(list, bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
