@@ -500,9 +500,14 @@ func show(v any) string {
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = show(e)
+		// A long list is summarised: its length and its first entries are what a reader needs.
+		const shown = 4
+		parts := make([]string, 0, min(len(x), shown))
+		for _, e := range x[:min(len(x), shown)] {
+			parts = append(parts, show(e))
+		}
+		if len(x) > shown {
+			return fmt.Sprintf("[%d items: %s, …]", len(x), strings.Join(parts, ", "))
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
