@@ -97,7 +97,7 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 func TestFanoutReportsItsSpread(t *testing.T) {
 	for _, syncMode := range []string{SyncBarrier, SyncLastByte} {
 		t.Run(syncMode, func(t *testing.T) {
-			srv := newArrivalServer(t, 20*time.Millisecond)
+			srv := newArrivalServer(t, 50*time.Millisecond)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
 			defer ep.Close()
 			fo := Fanout(context.Background(), ep, Request{Tool: "x", Key: "k"}, FanoutOptions{Copies: 8, Sync: syncMode})
@@ -107,7 +107,7 @@ func TestFanoutReportsItsSpread(t *testing.T) {
 				}
 			}
 			if !fo.Overlapped {
-				t.Error("8 copies to a server that takes 20ms did not overlap")
+				t.Error("8 copies to a server that takes 50ms did not overlap")
 			}
 			arrival := srv.spread()
 			reported := time.Duration(fo.SpreadUS * 1000)

@@ -287,7 +287,7 @@ func TestDownstreamFailureReleasesKey(t *testing.T) {
 func TestLeaseAndKeyExpiry(t *testing.T) {
 	for _, storeName := range stores {
 		t.Run(storeName, func(t *testing.T) {
-			s := startServer(t, storeName, config{Lease: 200 * time.Millisecond, KeyTTL: 300 * time.Millisecond})
+			s := startServer(t, storeName, config{Lease: 200 * time.Millisecond, KeyTTL: 600 * time.Millisecond})
 			acct, key := randomID("acct_"), randomID("k_")
 			args := map[string]any{"accountId": acct, "amount": 5}
 
@@ -306,7 +306,7 @@ func TestLeaseAndKeyExpiry(t *testing.T) {
 			if r := s.call(t, "issue_refund", key, args); !r.replayed {
 				t.Fatalf("before the key expires: %d %s, want a replay", r.status, r.body)
 			}
-			time.Sleep(400 * time.Millisecond)
+			time.Sleep(700 * time.Millisecond)
 			if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
 				t.Fatalf("after the key expired: %d %s, want a fresh execution", r.status, r.body)
 			}
