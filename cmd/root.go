@@ -116,8 +116,30 @@ input (nothing was sent), 130 interrupted.`,
 		Version:       f.Version,
 	}
 	root.SetVersionTemplate("idemtest {{.Version}}\n")
-	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdVersion(f))
+	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdSchema(f), NewCmdVersion(f))
 	return root
+}
+
+// NewCmdSchema prints the JSON Schema of the scenario format (or of idemtest.yaml).
+func NewCmdSchema(f *Factory) *cobra.Command {
+	var config bool
+	c := &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of scenario files (or of idemtest.yaml), for editors",
+		Example: `  idemtest schema > idemtest.schema.json
+  idemtest schema --config > idemtest-config.schema.json`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			b, err := scenario.Schema(config)
+			if err != nil {
+				return &exitError{ExitFailed, err}
+			}
+			_, err = fmt.Fprintf(f.IO.Out, "%s\n", b)
+			return err
+		},
+	}
+	c.Flags().BoolVar(&config, "config", false, "the schema of idemtest.yaml instead")
+	return c
 }
 
 // NewCmdVersion prints the version.

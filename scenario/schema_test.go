@@ -1,0 +1,83 @@
+package scenario
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"go.yaml.in/yaml/v3"
+)
+
+func resolved(t *testing.T, config bool) *jsonschema.Resolved {
+	t.Helper()
+	b, err := Schema(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestSchemaAcceptsTheExamples validates every example file against the schema it should match.
+func TestSchemaAcceptsTheExamples(t *testing.T) {
+	scenarioSchema, configSchema := resolved(t, false), resolved(t, true)
+	files, _ := filepath.Glob("../examples/scenarios/*.yaml")
+	more, _ := filepath.Glob("../examples/scenarios/*/*.yaml")
+	broken, _ := filepath.Glob("../examples/broken/*.yaml")
+	good, _ := filepath.Glob("testdata/good/*.yaml")
+	for _, path := range append(append(append(files, more...), broken...), good...) {
+		t.Run(path, func(t *testing.T) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := yaml.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			// Through JSON, as an editor sees the document.
+			j, _ := json.Marshal(v)
+			var doc any
+			json.Unmarshal(j, &doc)
+			s := scenarioSchema
+			if base := filepath.Base(path); base == ConfigName || filepath.Base(filepath.Dir(path)) == "broken" {
+				s = configSchema
+			}
+			if err := s.Validate(doc); err != nil {
+				t.Errorf("schema rejects %s: %v", path, err)
+			}
+		})
+	}
+}
+
+// TestSchemaKnowsEveryCallField keeps the schema in step with the loader.
+func TestSchemaKnowsEveryCallField(t *testing.T) {
+	var doc map[string]any
+	json.Unmarshal(schemaDefs, &doc)
+	props := doc["$defs"].(map[string]any)["callStep"].(map[string]any)["properties"].(map[string]any)
+	for _, f := range callFields {
+		if _, ok := props[f]; !ok {
+			t.Errorf("call step field %q is missing from schema.json", f)
+		}
+	}
+	if len(props) != len(callFields) {
+		t.Errorf("schema.json has %d call step fields, the loader %d", len(props), len(callFields))
+	}
+}
+
+func TestSchemaRejectsUnknownFields(t *testing.T) {
+	var doc any
+	json.Unmarshal([]byte(`{"name": "x", "steps": [{"call_tool": "t", "fanuot": 3}]}`), &doc)
+	if err := resolved(t, false).Validate(doc); err == nil {
+		t.Error("a misspelt field passed the schema")
+	}
+}
