@@ -28,7 +28,6 @@ const SyncSinglePacket = "single-packet"
 // h2Stream is one copy's stream.
 type h2Stream struct {
 	id       uint32
-	res      Result
 	status   int
 	header   http.Header
 	body     bytes.Buffer
@@ -156,7 +155,7 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 						s.status, _ = strconv.Atoi(f.PseudoValue("status"))
 					}
 					for _, hf := range f.RegularFields() {
-						s.header.Add(http.CanonicalHeaderKey(hf.Name), hf.Value)
+						s.header.Add(hf.Name, hf.Value)
 					}
 					if f.StreamEnded() {
 						s.done = true

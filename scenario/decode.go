@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -271,12 +270,4 @@ func (f *file) value(n *yaml.Node) any {
 		return float64(x)
 	}
 	return v
-}
-
-func readLines(path string) []string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return strings.Split(string(b), "\n")
 }

@@ -156,7 +156,6 @@ func scenarioFiles(paths []string) ([]string, Errors) {
 type loader struct {
 	opts    Options
 	configs map[string]*config
-	cerrs   map[string]bool
 }
 
 // config is a decoded idemtest.yaml.
