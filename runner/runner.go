@@ -605,6 +605,8 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	attempts := 0
 	for {
 		attempts++
+		// A lost response is lost once: the retry loop hears the later attempts' answers.
+		req.LoseResponse = step.LoseResponse && attempts == 1
 		res = ep.Call(ctx, req)
 		r.record(st, step, 0, attempts, key, res)
 		if step.Retry == nil || attempts >= step.Retry.Attempts || !shouldRetry(step.Retry, res) || ctx.Err() != nil {

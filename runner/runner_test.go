@@ -340,3 +340,28 @@ func TestShard(t *testing.T) {
 		}
 	}
 }
+
+func TestLostResponseInsideARetryLoop(t *testing.T) {
+	srv := newEchoServer(t)
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: lost once, then heard
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - id: r
+    call_tool: issue_refund
+    lose_response: true
+    retry: {attempts: 3, on: [info], backoff: 1ms}
+  - assert: r.ok && r.attempts == 2 && r.result.key == r.key
+`)
+	rep := Run(context.Background(), list, Options{})
+	r := rep.Scenarios[0]
+	if r.Status != Passed {
+		t.Fatalf("status %s: %+v", r.Status, r.Failure)
+	}
+	if calls := r.Trial1.Calls; len(calls) != 2 || !calls[0].Lost || calls[1].Lost {
+		t.Errorf("history %+v; want the first attempt lost and the second heard", calls)
+	}
+}

@@ -959,10 +959,10 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 		st.Retry = f.retry(x)
 	}
 	switch {
-	case st.LoseResponse:
-		st.Expect = Info
 	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:
 		st.Expect = Any
+	case st.LoseResponse:
+		st.Expect = Info
 	case st.WithoutKey:
 		st.Expect = Fail
 	default:
