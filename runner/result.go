@@ -108,6 +108,9 @@ type Call struct {
 	Error    string        `json:"error,omitempty"`
 	Start    time.Time     `json:"start"`
 	Duration time.Duration `json:"duration_ns"`
+	// Sent is when the request's last byte left; Answered when its answer began to arrive.
+	Sent     time.Time `json:"sent,omitzero"`
+	Answered time.Time `json:"answered,omitzero"`
 }
 
 // Metrics sums the idempotency behaviour seen over all trials of a scenario.

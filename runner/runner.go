@@ -673,6 +673,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: scenario.Outcome(res.Outcome), Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
+		Sent: res.Sent, Answered: res.Answered,
 	}
 	st.mu.Lock()
 	st.trial.Calls = append(st.trial.Calls, c)
@@ -747,10 +748,24 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	calls := make([]any, n)
 	counts := map[string]int{}
 	conflicts := 0
+	var firstSent time.Time
+	for _, res := range fo.Results {
+		if !res.Sent.IsZero() && (firstSent.IsZero() || res.Sent.Before(firstSent)) {
+			firstSent = res.Sent
+		}
+	}
+	since := func(t time.Time) any {
+		if t.IsZero() || firstSent.IsZero() {
+			return nil
+		}
+		return float64(t.Sub(firstSent).Nanoseconds()) / 1000
+	}
 	for i, res := range fo.Results {
 		r.record(st, step, i+1, 1, req.Key, res)
 		c := resultMap(res, req.Key, 1)
 		c["offset_us"] = float64(fo.Offsets[i].Nanoseconds()) / 1000
+		// When this copy left and when its answer began, from the first copy's release.
+		c["released_us"], c["answered_us"] = since(res.Sent), since(res.Answered)
 		calls[i] = c
 		counts[string(res.Outcome)]++
 		if res.Conflict {

@@ -303,6 +303,7 @@ steps:
     fanout: 4
     stagger: 1ms..2ms
   - assert: lb.ok == 4 && lb.overlapped && st.ok == 4
+  - assert: all(lb.calls, .released_us <= lb.spread_us && .answered_us > .released_us)
   - assert: all(st.calls, .offset_us >= 1000 && .offset_us <= 2000)
 `)
 	rep := Run(context.Background(), list, Options{})
