@@ -88,19 +88,19 @@ func (ss *sinks) of(sc *scenario.Scenario) []*runningSink {
 	return out
 }
 
-// urls is the sinks part of the template environment: sinks.NAME.url and .port.
-func (ss *sinks) urls(config string) map[string]any {
+// urls is the sinks part of a scenario's template environment: sinks.NAME.url and .port.
+func (ss *sinks) urls(sc *scenario.Scenario) map[string]any {
 	out := map[string]any{}
 	if ss == nil {
 		return out
 	}
-	for _, s := range ss.byKey {
-		if _, taken := out[s.def.Name]; taken && s.def.Config != config {
+	for name, def := range sc.Sinks {
+		s := ss.byKey[sinkKey(def)]
+		if s == nil {
 			continue
 		}
 		u := s.s.URL()
-		port := u[strings.LastIndexByte(u, ':')+1:]
-		out[s.def.Name] = map[string]any{"url": u, "port": port}
+		out[name] = map[string]any{"url": u, "port": u[strings.LastIndexByte(u, ':')+1:]}
 	}
 	return out
 }
@@ -161,7 +161,7 @@ func sortedProbeNames(sc *scenario.Scenario) []string {
 }
 
 func (r *runner) probeEnv(st *trialState) map[string]any {
-	env := r.templateEnv(st.sc.Config)
+	env := r.templateEnv(st.sc)
 	env["session"], env["trial"] = st.env["session"], st.env["trial"]
 	return env
 }

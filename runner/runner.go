@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -105,7 +106,7 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 		return rep
 	}
 	defer svcs.stop()
-	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
 	defer r.probes.close()
 	defer r.closeEndpoints()
 
@@ -147,7 +148,7 @@ type runner struct {
 	probes *probes
 
 	mu        sync.Mutex
-	endpoints map[*scenario.Endpoint]endpoint.Endpoint
+	endpoints map[string]endpoint.Endpoint
 	// stderr holds the standard error of each stdio MCP server, by endpoint name.
 	stderr map[string]*endpoint.RingWriter
 }
@@ -174,12 +175,16 @@ func (r *runner) closeEndpoints() {
 // endpoint builds an endpoint once per run, with its templates resolved.
 func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint, *scenario.Endpoint, error) {
 	def := sc.Endpoints[name]
+	env := r.templateEnv(sc)
+	// Scenarios share an endpoint when its definition and what its templates see are the same;
+	// a scenario that overrides a service the endpoint names gets its own.
+	envKey, _ := json.Marshal(env)
+	cacheKey := fmt.Sprintf("%p %s", def, envKey)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ep, ok := r.endpoints[def]; ok {
+	if ep, ok := r.endpoints[cacheKey]; ok {
 		return ep, def, nil
 	}
-	env := r.templateEnv(sc.Config)
 	str := func(t *assert.Template, what string) (string, error) {
 		v, err := t.Eval(env)
 		if err != nil {
@@ -262,13 +267,13 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
 		}
 	}
-	r.endpoints[def] = ep
+	r.endpoints[cacheKey] = ep
 	return ep, def, nil
 }
 
-// templateEnv is the environment of endpoint, service and probe settings.
-func (r *runner) templateEnv(config string) map[string]any {
-	return r.svcs.templateEnv(config)
+// templateEnv is the environment of a scenario's endpoint, service and probe settings.
+func (r *runner) templateEnv(sc *scenario.Scenario) map[string]any {
+	return r.svcs.templateEnv(sc)
 }
 
 // mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list

@@ -24,15 +24,16 @@ const stopGrace = 5 * time.Second
 // services are the processes of one run, started before the scenarios and stopped after.
 type services struct {
 	byKey    map[string]*service
-	sinkURLs func(config string) map[string]any
+	sinkURLs func(*scenario.Scenario) map[string]any
 }
 
 type service struct {
-	def  *scenario.Service
-	port int
-	cmd  *exec.Cmd
-	out  *ringBuffer
-	done chan struct{}
+	def   *scenario.Service
+	owner *scenario.Scenario
+	port  int
+	cmd   *exec.Cmd
+	out   *ringBuffer
+	done  chan struct{}
 	// exitErr is set when the process has exited; stopping marks an exit we asked for.
 	mu       sync.Mutex
 	exitErr  error
@@ -53,9 +54,9 @@ func freePort() (int, error) {
 }
 
 // startServices starts every service of the scenarios, each once, and waits until all are ready.
-// On error every process already started is stopped. sinkURLs gives the sinks their templates
-// may use.
-func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func(config string) map[string]any) (*services, error) {
+// On error every process already started is stopped. sinkURLs gives a scenario's sinks to the
+// templates of its services.
+func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenario.Scenario) map[string]any) (*services, error) {
 	ss := &services{byKey: map[string]*service{}, sinkURLs: sinkURLs}
 	var order []*service
 	for _, sc := range list {
@@ -68,7 +69,8 @@ func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func
 			if err != nil {
 				return nil, fmt.Errorf("service %s: find a free port: %w", def.Name, err)
 			}
-			s := &service{def: def, port: port, out: newRingBuffer(64 << 10), done: make(chan struct{})}
+			// The first scenario that uses the service names what its templates see.
+			s := &service{def: def, port: port, out: newRingBuffer(64 << 10), done: make(chan struct{}), owner: sc}
 			ss.byKey[k] = s
 			order = append(order, s)
 		}
@@ -96,31 +98,25 @@ func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func
 
 // envFor is the template environment of a service's own settings ({{ port }} is its port).
 func (ss *services) envFor(s *service) map[string]any {
-	env := ss.templateEnv(s.def.Config)
+	env := ss.templateEnv(s.owner)
 	env["port"] = s.port
 	return env
 }
 
-// templateEnv is the environment for endpoint and service templates of one config file.
-func (ss *services) templateEnv(config string) map[string]any {
+// templateEnv is what a scenario's endpoint, service and probe settings see: services.NAME and
+// sinks.NAME by the scenario's own names (its file's definitions win over its config's).
+func (ss *services) templateEnv(sc *scenario.Scenario) map[string]any {
 	svcs := map[string]any{}
-	if ss == nil {
-		return map[string]any{"services": svcs, "sinks": map[string]any{}, "port": 0}
-	}
-	for _, s := range ss.byKey {
-		if s.def.Config == config {
-			svcs[s.def.Name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
-		}
-	}
-	// A scenario's own services may be referenced alongside its config's.
-	for _, s := range ss.byKey {
-		if _, ok := svcs[s.def.Name]; !ok {
-			svcs[s.def.Name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
-		}
-	}
 	sinks := map[string]any{}
-	if ss.sinkURLs != nil {
-		sinks = ss.sinkURLs(config)
+	if ss != nil {
+		for name, def := range sc.Services {
+			if s := ss.byKey[serviceKey(def)]; s != nil {
+				svcs[name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
+			}
+		}
+		if ss.sinkURLs != nil {
+			sinks = ss.sinkURLs(sc)
+		}
 	}
 	return map[string]any{"services": svcs, "sinks": sinks, "port": 0}
 }

@@ -47,7 +47,7 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 		return nil, err
 	}
 	defer svcs.stop()
-	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[*scenario.Endpoint]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
 	defer r.closeEndpoints()
 	ep, _, err := r.endpoint(sc, name)
 	if err != nil {
