@@ -135,6 +135,9 @@ func Summary(rep *runner.Report) string {
 	if weakScenarios > 0 {
 		parts = append(parts, fmt.Sprintf("%d weak (fan-outs that did not overlap)", weakScenarios))
 	}
+	if m.SuspectedDuplicates > 0 {
+		parts = append(parts, fmt.Sprintf("%d duplicate executions seen (one key, different answers)", m.SuspectedDuplicates))
+	}
 	parts = append(parts,
 		fmt.Sprintf("%d calls", m.Calls),
 		"replay rate "+rate(m.Replayed, m.Retries),

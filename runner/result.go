@@ -128,6 +128,9 @@ type Metrics struct {
 	Retries int `json:"retries"`
 	// SpreadMaxUS is the widest fan-out release spread seen, in microseconds.
 	SpreadMaxUS float64 `json:"spread_max_us"`
+	// SuspectedDuplicates counts successful answers to a key that differ from that key's first
+	// successful answer without being replays: duplicate executions seen in the responses.
+	SuspectedDuplicates int `json:"suspected_duplicates"`
 }
 
 // Add sums m and o.
@@ -141,4 +144,5 @@ func (m *Metrics) Add(o Metrics) {
 	m.Keyed += o.Keyed
 	m.Retries += o.Retries
 	m.SpreadMaxUS = max(m.SpreadMaxUS, o.SpreadMaxUS)
+	m.SuspectedDuplicates += o.SuspectedDuplicates
 }

@@ -397,13 +397,15 @@ func (r *runner) session(trial int) string {
 
 // trialState is what one trial's steps share.
 type trialState struct {
-	sc      *scenario.Scenario
-	trial   *Trial
-	env     map[string]any
-	index   int // logical calls so far, for default keys
-	keys    map[string]string
-	args    map[string]map[string]any
-	sent    map[string]bool // keys already sent in this trial
+	sc    *scenario.Scenario
+	trial *Trial
+	env   map[string]any
+	index int // logical calls so far, for default keys
+	keys  map[string]string
+	args  map[string]map[string]any
+	sent  map[string]bool // keys already sent in this trial
+	// answers holds, per key, the first executed answer (2xx, not a replay) of the trial.
+	answers map[string]string
 	metrics *Metrics
 	res     *ScenarioResult
 	mu      sync.Mutex
@@ -418,6 +420,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		keys:    map[string]string{},
 		args:    map[string]map[string]any{},
 		sent:    map[string]bool{},
+		answers: map[string]string{},
 		metrics: &res.Metrics,
 		res:     res,
 	}
@@ -704,6 +707,17 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 			m.Retries++
 		}
 		st.sent[key] = true
+		// One key, two different successful answers, neither a replay: the server most likely
+		// executed twice (a tool that is idempotent by nature can also answer so).
+		if res.Status/100 == 2 || (res.Outcome == endpoint.OK && res.Status == 0) {
+			if !res.Replayed {
+				if first, ok := st.answers[key]; !ok {
+					st.answers[key] = string(res.Body)
+				} else if first != string(res.Body) {
+					m.SuspectedDuplicates++
+				}
+			}
+		}
 	}
 	st.mu.Unlock()
 	r.emit(Event{Kind: "call", Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})

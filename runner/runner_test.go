@@ -366,3 +366,51 @@ steps:
 		t.Errorf("history %+v; want the first attempt lost and the second heard", calls)
 	}
 }
+
+func TestDuplicateExecutionsSeenInAnswers(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		id := n
+		mu.Unlock()
+		if r.URL.Path == "/tools/replaying" && id > 1 {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		fmt.Fprintf(w, `{"refundId":"re_%d"}`, id) // every execution a new id
+	}))
+	defer srv.Close()
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: executes on every call
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - {id: a, call_tool: double}
+  - {id: b, retry_of: a}
+  - {id: c, retry_of: a}
+  - {id: d, call_tool: other}
+`)
+	rep := Run(context.Background(), list, Options{})
+	if got := rep.Scenarios[0].Metrics.SuspectedDuplicates; got != 2 {
+		t.Errorf("suspected duplicates %d, want 2 (b and c answered differently from a)", got)
+	}
+	list = load(t, `
+name: replays
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - {id: a, call_tool: replaying}
+  - {id: b, retry_of: a}
+`)
+	mu.Lock()
+	n = 0
+	mu.Unlock()
+	rep = Run(context.Background(), list, Options{})
+	if got := rep.Scenarios[0].Metrics.SuspectedDuplicates; got != 0 {
+		t.Errorf("suspected duplicates %d for a replaying server, want 0", got)
+	}
+}
