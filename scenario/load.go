@@ -137,20 +137,38 @@ func scenarioFiles(paths []string) ([]string, Errors) {
 				return nil
 			}
 			ext := filepath.Ext(name)
-			if (ext == ".yaml" || ext == ".yml") && name != ConfigName && name != "idemtest.yml" && !strings.HasPrefix(name, ".") {
+			if (ext == ".yaml" || ext == ".yml") && name != ConfigName && name != "idemtest.yml" && !strings.HasPrefix(name, ".") && looksLikeScenario(path) {
 				found = append(found, filepath.Clean(path))
 			}
 			return nil
 		})
 		sort.Strings(found)
 		if len(found) == 0 {
-			errs = append(errs, &Error{Pos: Pos{File: p}, Msg: "no scenario files (*.yaml) in this directory"})
+			errs = append(errs, &Error{Pos: Pos{File: p}, Msg: "no scenario files in this directory",
+				Hint: "a scenario is a *.yaml file with steps:; other YAML files found in a directory are left alone"})
 		}
 		for _, f := range found {
 			add(f)
 		}
 	}
 	return out, errs
+}
+
+// looksLikeScenario tells, for a YAML file found by walking a directory, whether it is meant as
+// a scenario: its top level has steps:. Other YAML (a compose file, an idemtest config passed
+// with --config, CI settings) is left alone; a file that does not parse is kept, so its error
+// is reported. A file named on the command line is always loaded.
+func looksLikeScenario(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return true
+	}
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(b, &top) != nil {
+		return true
+	}
+	_, ok := top["steps"]
+	return ok
 }
 
 type loader struct {
