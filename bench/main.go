@@ -30,7 +30,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idemtest/idemtest/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoint"
 )
 
 func main() {

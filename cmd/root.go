@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // ExitCode is the process exit status; the codes are part of the CLI contract (README).

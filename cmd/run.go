@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/reporters"
-	"github.com/idemtest/idemtest/runner"
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // RunOptions are the inputs of idemtest run.

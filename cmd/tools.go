@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/runner"
-	"github.com/idemtest/idemtest/scaffold"
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scaffold"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // EndpointOptions pick an endpoint: from the config by name, or given on the command line.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // ValidateOptions are the inputs of idemtest validate.

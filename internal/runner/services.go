@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // stopGrace is how long a service has to exit after SIGTERM before it is killed.

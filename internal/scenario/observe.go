@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/internal/assert"
 )
 
 // sinkRespondEnv is what {{ }} in a sink's response may use.

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idemtest/idemtest/runner"
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // JSONReport is the machine-readable report: everything the run knows.

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/internal/runner"
 )
 
 // History formats a trial's calls as an aligned table: the evidence behind a verdict.

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/internal/runner"
 )
 
 // JUnitTestSuites is the root of a JUnit XML report.

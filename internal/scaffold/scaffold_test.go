@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/idemtest/idemtest/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoint"
 )
 
 func schema(t *testing.T, s string) map[string]any {

@@ -19,7 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/internal/assert"
 )
 
 // maxFileSize bounds a scenario or config file.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // echoServer is a real HTTP tool server that answers every call with what it received, and

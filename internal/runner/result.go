@@ -3,7 +3,7 @@ package runner
 import (
 	"time"
 
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // Status is how a scenario ended.

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/idemtest/idemtest/endpoint"
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // ToolInfo is what idemtest knows and decides about one tool of an endpoint.

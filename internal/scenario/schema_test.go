@@ -30,9 +30,9 @@ func resolved(t *testing.T, config bool) *jsonschema.Resolved {
 // TestSchemaAcceptsTheExamples validates every example file against the schema it should match.
 func TestSchemaAcceptsTheExamples(t *testing.T) {
 	scenarioSchema, configSchema := resolved(t, false), resolved(t, true)
-	files, _ := filepath.Glob("../examples/scenarios/*.yaml")
-	more, _ := filepath.Glob("../examples/scenarios/*/*.yaml")
-	broken, _ := filepath.Glob("../examples/broken/*.yaml")
+	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
+	more, _ := filepath.Glob("../../examples/scenarios/*/*.yaml")
+	broken, _ := filepath.Glob("../../examples/broken/*.yaml")
 	good, _ := filepath.Glob("testdata/good/*.yaml")
 	for _, path := range append(append(append(files, more...), broken...), good...) {
 		t.Run(path, func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/internal/assert"
 )
 
 // AdHoc describes an endpoint given on the command line instead of in a config.

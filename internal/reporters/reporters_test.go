@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/runner"
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

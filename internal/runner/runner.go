@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/idemtest/idemtest/assert"
-	"github.com/idemtest/idemtest/endpoint"
-	"github.com/idemtest/idemtest/scenario"
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // Options control a run.

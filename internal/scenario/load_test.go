@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/internal/assert"
 )
 
 // TestBadInputs loads every file in testdata/bad and checks each "# want:" line appears in the
@@ -142,11 +142,11 @@ func TestAllowHosts(t *testing.T) {
 }
 
 func TestExamplesLoad(t *testing.T) {
-	if _, err := Load([]string{"../examples/scenarios"}, Options{}); err != nil {
+	if _, err := Load([]string{"../../examples/scenarios"}, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range []string{"../examples/broken/naive.yaml", "../examples/broken/none.yaml"} {
-		if _, err := Load([]string{"../examples/scenarios"}, Options{Config: cfg}); err != nil {
+	for _, cfg := range []string{"../../examples/broken/naive.yaml", "../../examples/broken/none.yaml"} {
+		if _, err := Load([]string{"../../examples/scenarios"}, Options{Config: cfg}); err != nil {
 			t.Errorf("%s: %v", cfg, err)
 		}
 	}
@@ -154,7 +154,7 @@ func TestExamplesLoad(t *testing.T) {
 
 // FuzzLoad checks that no input makes the loader panic or hang.
 func FuzzLoad(f *testing.F) {
-	seeds, _ := filepath.Glob("../examples/scenarios/*.yaml")
+	seeds, _ := filepath.Glob("../../examples/scenarios/*.yaml")
 	more, _ := filepath.Glob("testdata/*/*.yaml")
 	for _, p := range append(seeds, more...) {
 		b, err := os.ReadFile(p)

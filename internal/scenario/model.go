@@ -3,7 +3,7 @@ package scenario
 import (
 	"time"
 
-	"github.com/idemtest/idemtest/assert"
+	"github.com/idemtest/idemtest/internal/assert"
 )
 
 // Scenario is one loaded, validated scenario file with its config merged in.

@@ -16,10 +16,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemtest/idemtest/assert"
-	"github.com/idemtest/idemtest/endpoint"
-	"github.com/idemtest/idemtest/scenario"
-	"github.com/idemtest/idemtest/sink"
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/sink"
 )
 
 // sinks are the recording servers of one run, keyed like services by (file, name).

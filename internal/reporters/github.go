@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/internal/runner"
 )
 
 // GitHub writes a workflow-command annotation for each failure, on the scenario line that failed.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idemtest/idemtest/runner"
+	"github.com/idemtest/idemtest/internal/runner"
 )
 
 // TerminalOptions control the terminal report.
