@@ -76,10 +76,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./reporters/... -update)", err)
+		t.Fatalf("%v (run go test ./internal/reporters/... -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./reporters/... -update to accept):\n%s", name, got)
+		t.Errorf("%s differs from the golden file (go test ./internal/reporters/... -update to accept):\n%s", name, got)
 	}
 }
 
