@@ -48,10 +48,11 @@ type Violation struct {
 	Key, Endpoint, Tool string
 	// First is the index, in the calls judged, of the key's first call.
 	First int
-	// Executions is how many times the key executed, as its answers tell.
+	// Executions is how many times the key executed, as its answers tell (0 when idemtest did
+	// not see the first execution's answer).
 	Executions int
 	// Answers are the answers in question: the first of each execution, or the first answer
-	// and the replay that differs from it.
+	// and the replays that differ from it.
 	Answers []Call
 	// Differ lists the paths at which the first two answers differ.
 	Differ []string
@@ -115,7 +116,7 @@ func Judge(calls []Call) Judgement {
 				break
 			}
 		}
-		var execs []int
+		var execs, differs []int
 		seen := map[string]bool{}
 		for _, i := range ok {
 			c := calls[i]
@@ -123,8 +124,7 @@ func Judge(calls []Call) Judgement {
 			case c.Replayed:
 				j.Replays++
 				if i != ref && canon[i] != canon[ref] {
-					j.Violations = append(j.Violations, Violation{Kind: ReplayDiffers, Key: s.key, Endpoint: s.endpoint, Tool: s.tool,
-						First: idx[0], Executions: 1, Answers: []Call{calls[ref], c}, Differ: Differ(Without(calls[ref].Answer, calls[ref].Ignore), Without(c.Answer, c.Ignore))})
+					differs = append(differs, i)
 				}
 			case seen[canon[i]]:
 				j.Replays++
@@ -134,6 +134,14 @@ func Judge(calls []Call) Judgement {
 				execs = append(execs, i)
 				seen[canon[i]] = true
 			}
+		}
+		if len(differs) > 0 {
+			v := Violation{Kind: ReplayDiffers, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs),
+				Answers: []Call{calls[ref]}, Differ: Differ(Without(calls[ref].Answer, calls[ref].Ignore), Without(calls[differs[0]].Answer, calls[differs[0]].Ignore))}
+			for _, i := range differs {
+				v.Answers = append(v.Answers, calls[i])
+			}
+			j.Violations = append(j.Violations, v)
 		}
 		if len(execs) > 1 {
 			v := Violation{Kind: DoubleExecution, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs)}
@@ -152,6 +160,9 @@ func Judge(calls []Call) Judgement {
 // Message is the one-line statement of a violation.
 func (v Violation) Message() string {
 	if v.Kind == ReplayDiffers {
+		if n := len(v.Answers) - 1; n > 1 {
+			return fmt.Sprintf("key %s: %d replays differ from the first answer (%s)", v.Key, n, v.Tool)
+		}
 		return fmt.Sprintf("key %s: a replay differs from the first answer (%s)", v.Key, v.Tool)
 	}
 	return fmt.Sprintf("key %s executed %d times (%s)", v.Key, v.Executions, v.Tool)
