@@ -108,31 +108,33 @@ func Judge(calls []Call) Judgement {
 		for _, i := range ok {
 			canon[i] = Canonical(Without(calls[i].Answer, calls[i].Ignore))
 		}
-		// The reference answer is the first unmarked one (the execution), else the first.
-		ref := ok[0]
-		for _, i := range ok {
-			if !calls[i].Replayed {
-				ref = i
-				break
-			}
-		}
+		// Unmarked answers are executions, one per distinct answer; they are compared with each
+		// other only, so that the order of a fan-out's copies in the history does not matter.
 		var execs, differs []int
 		seen := map[string]bool{}
 		for _, i := range ok {
-			c := calls[i]
 			switch {
-			case c.Replayed:
+			case calls[i].Replayed:
 				j.Replays++
-				if i != ref && canon[i] != canon[ref] {
-					differs = append(differs, i)
-				}
 			case seen[canon[i]]:
 				j.Replays++
 			default:
-				// Only unmarked answers are compared with each other, so that the order of a
-				// fan-out's copies in the history does not matter.
 				execs = append(execs, i)
 				seen[canon[i]] = true
+			}
+		}
+		// A marked replay must be the stored answer of an execution: the first ok answer when
+		// idemtest saw none (its answer was lost unread). When the key executed twice, a replay
+		// of either execution is explained by the double execution.
+		ref := ok[0]
+		if len(execs) > 0 {
+			ref = execs[0]
+		} else {
+			seen[canon[ref]] = true
+		}
+		for _, i := range ok {
+			if calls[i].Replayed && !seen[canon[i]] {
+				differs = append(differs, i)
 			}
 		}
 		if len(differs) > 0 {
@@ -153,7 +155,14 @@ func Judge(calls []Call) Judgement {
 			j.Duplicates += len(execs) - 1
 		}
 	}
-	sort.SliceStable(j.Violations, func(a, b int) bool { return j.Violations[a].First < j.Violations[b].First })
+	// By the step that first used the key; a double execution before a replay that differs.
+	sort.SliceStable(j.Violations, func(a, b int) bool {
+		va, vb := j.Violations[a], j.Violations[b]
+		if va.First != vb.First {
+			return va.First < vb.First
+		}
+		return va.Kind == DoubleExecution && vb.Kind != DoubleExecution
+	})
 	return j
 }
 
@@ -207,7 +216,7 @@ func (v Violation) Explain() []string {
 		out = append(out, "  they differ at: "+strings.Join(v.Differ, ", "))
 	}
 	if v.Kind == DoubleExecution {
-		out = append(out, "  (a field that changes on every answer, such as a request id, is left out with compare: {ignore: [PATH]} on the endpoint)")
+		out = append(out, "  (if these are not executions: a field that changes on every answer is left out with compare: {ignore: [PATH]}, a tool idempotent by nature is named in natural: [TOOL], both on the endpoint)")
 	}
 	return out
 }
