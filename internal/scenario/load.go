@@ -381,9 +381,9 @@ func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Templ
 func (f *file) exprError(n *yaml.Node, err error, what string) {
 	var e *assert.Error
 	if errors.As(err, &e) {
-		hint := ""
+		hint := e.Hint
 		if strings.HasPrefix(e.Msg, "unknown name") {
-			hint = "names available here: " + strings.Join(f.namesHint, ", ")
+			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
 		}
 		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
 		return
@@ -898,7 +898,9 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 	}
 }
 
-// stepEnv is what a step's expressions may use: earlier steps, session and trial.
+// stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
+// result is typed (assert.CallResult, or assert.FanoutResult for a fan-out), so a field typo is
+// a load error; the runner fills in the same types.
 func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	env := assert.Env{"session": "", "trial": 0}
 	names := []string{"session", "trial"}
@@ -908,7 +910,10 @@ func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	}
 	for _, prev := range s.Steps {
 		if prev.Kind == CallStep {
-			env[prev.ID] = map[string]any{}
+			env[prev.ID] = assert.CallResult{}
+			if prev.Fanout > 1 {
+				env[prev.ID] = assert.FanoutResult{}
+			}
 			names = append(names, prev.ID)
 		}
 	}

@@ -93,7 +93,7 @@ func TestSeedFormLoadsAsNative(t *testing.T) {
 	if args := call.Args.(map[string]any); args["idempotencyKey"] != "test-sess-4" || args["amount"] != 49.99 {
 		t.Errorf("args %v", args)
 	}
-	ok, err := s.Steps[2].Assert.Bool(map[string]any{"step1": map[string]any{"ok": true}, "step2": map[string]any{"ok": true}})
+	ok, err := s.Steps[2].Assert.Bool(map[string]any{"step1": assert.CallResult{OK: true}, "step2": assert.CallResult{OK: true}})
 	if err != nil || !ok {
 		t.Errorf("=== assertion: %v %v", ok, err)
 	}
