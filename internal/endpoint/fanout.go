@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sort"
@@ -44,6 +45,9 @@ type FanoutResult struct {
 	Overlapped bool
 	// Offsets are the stagger offsets used, by copy.
 	Offsets []time.Duration
+	// Err is why the copies could not be released at all (a single-packet fan-out to a server
+	// that does not speak HTTP/2): nothing reached a handler, and every copy failed with it.
+	Err error
 }
 
 // Fanout sends opts.Copies copies of req, prepared first and released together.
@@ -54,7 +58,7 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 			fo, err := h.singlePacket(ctx, req, n)
 			if err != nil {
 				// Nothing was released: no stream was ended, so no handler saw a whole request.
-				fo = FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n)}
+				fo = FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n), Err: fmt.Errorf("single-packet: %w", err)}
 				for i := range fo.Results {
 					fo.Results[i] = finish(Result{Start: time.Now()}, Fail, "single-packet: "+err.Error())
 				}

@@ -763,6 +763,11 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	if ctx.Err() != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
 	}
+	if fo.Err != nil {
+		// Not an answer of the tool: the copies never left, so the step cannot say anything.
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos,
+			Message: fmt.Sprintf("%s: fan-out of %d not sent: %v", step.Tool, n, fo.Err)}
+	}
 	out := assert.FanoutResult{Calls: make([]assert.CopyResult, n), SpreadUS: fo.SpreadUS, Overlapped: fo.Overlapped, Key: req.Key, Fanout: n}
 	var firstSent time.Time
 	for _, res := range fo.Results {

@@ -952,6 +952,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
 	st.Sync = "last-byte"
 	if x := m["sync"]; x != nil {
+		st.syncPos = f.pos(x)
 		switch v := f.str(x, "sync"); v {
 		case "barrier", "last-byte", "single-packet":
 			st.Sync = v
@@ -1008,6 +1009,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if st.LoseResponse && st.Fanout > 1 {
 		f.errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")
 	}
+	f.refuseIgnored(st, m)
 	if st.WithoutKey && (m["key"] != nil) {
 		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
 	}
@@ -1141,6 +1143,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 			continue
 		}
 		used[st.Endpoint] = true
+		f.refuseSinglePacket(st, s.Endpoints[st.Endpoint])
 	}
 	for name := range used {
 		ep := s.Endpoints[name]
