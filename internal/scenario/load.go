@@ -61,6 +61,11 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 			cfg, cerrs = l.findConfig(path)
 			errs = append(errs, cerrs...)
 		}
+		if cfg != nil && cfg.broken {
+			// The config's own errors are the root cause; loading the scenario against what
+			// could be decoded of it would add one derived error per step ("no endpoint").
+			continue
+		}
 		s, serrs := l.scenario(path, cfg)
 		errs = append(errs, serrs...)
 		if s != nil {
@@ -179,6 +184,8 @@ type loader struct {
 // config is a decoded idemtest.yaml.
 type config struct {
 	Path string
+	// broken is set when the file had errors: scenarios using it are not loaded.
+	broken bool
 	// Endpoint is the default endpoint of call steps that name none.
 	Endpoint    string
 	endpointPos Pos
@@ -240,7 +247,8 @@ func (l *loader) config(path string) (*config, Errors) {
 	}
 	l.configs[path] = c
 	if len(f.errs) > 0 {
-		return nil, f.errs
+		c.broken = true
+		return c, f.errs
 	}
 	return c, nil
 }
