@@ -566,7 +566,10 @@ func show(v any) string {
 	case reflect.Struct:
 		return show(structMap(rv))
 	case reflect.Pointer:
-		return show(plain(v))
+		if rv.IsNil() {
+			return "nil"
+		}
+		return show(rv.Elem().Interface())
 	case reflect.Slice:
 		if rv.IsNil() {
 			return "[]"

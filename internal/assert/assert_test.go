@@ -123,6 +123,13 @@ func TestShowTypedResults(t *testing.T) {
 	if got != want {
 		t.Errorf("Show = %s\nwant   %s", got, want)
 	}
+	us := 5.5
+	if got := Show([]CopyResult{{ReleasedUS: &us}}); !strings.Contains(got, "released_us: 5.5") || !strings.Contains(got, "answered_us: nil") {
+		t.Errorf("Show copies = %s", got)
+	}
+	if got := Show(&us); got != "5.5" {
+		t.Errorf("Show pointer = %s", got)
+	}
 	if got := Text(env["first"]); !strings.Contains(got, `"duration_ms":0`) || !strings.Contains(got, `"ok":true`) {
 		t.Errorf("Text = %s", got)
 	}

@@ -355,14 +355,18 @@ steps:
     call_tool: issue_refund
     lose_response: true
     retry: {attempts: 3, on: [info], backoff: 1ms}
-  - assert: r.ok && r.attempts == 2 && r.result.key == r.key
+  - assert: r.ok && r.attempts == 2 && r.result.key == r.key && !r.lost
+  - id: gone
+    call_tool: issue_refund
+    lose_response: true
+  - assert: gone.lost && !gone.ok && gone.outcome == "info" && gone.result == nil && gone.headers["Content-Type"] == ""
 `)
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
 	if r.Status != Passed {
 		t.Fatalf("status %s: %+v", r.Status, r.Failure)
 	}
-	if calls := r.Trial1.Calls; len(calls) != 2 || !calls[0].Lost || calls[1].Lost {
+	if calls := r.Trial1.Calls; len(calls) != 3 || !calls[0].Lost || calls[1].Lost || !calls[2].Lost {
 		t.Errorf("history %+v; want the first attempt lost and the second heard", calls)
 	}
 }
