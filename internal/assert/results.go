@@ -34,7 +34,8 @@ type CallResult struct {
 
 // CopyResult is one copy of a fan-out: a call plus when it left and was answered.
 type CopyResult struct {
-	CallResult
+	// The call's fields are read directly (.ok), not through a name of their own.
+	CallResult `expr:"-"`
 	// OffsetUS is the copy's stagger offset in microseconds.
 	OffsetUS float64 `expr:"offset_us" json:"offset_us"`
 	// ReleasedUS and AnsweredUS count from the first copy's release; nil when unknown.
