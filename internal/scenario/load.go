@@ -61,6 +61,11 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 			cfg, cerrs = l.findConfig(path)
 			errs = append(errs, cerrs...)
 		}
+		if cfg != nil && cfg.broken {
+			// The config's own errors are the root cause; loading the scenario against what
+			// could be decoded of it would add one derived error per step ("no endpoint").
+			continue
+		}
 		s, serrs := l.scenario(path, cfg)
 		errs = append(errs, serrs...)
 		if s != nil {
@@ -179,6 +184,8 @@ type loader struct {
 // config is a decoded idemtest.yaml.
 type config struct {
 	Path string
+	// broken is set when the file had errors: scenarios using it are not loaded.
+	broken bool
 	// Endpoint is the default endpoint of call steps that name none.
 	Endpoint    string
 	endpointPos Pos
@@ -240,7 +247,8 @@ func (l *loader) config(path string) (*config, Errors) {
 	}
 	l.configs[path] = c
 	if len(f.errs) > 0 {
-		return nil, f.errs
+		c.broken = true
+		return c, f.errs
 	}
 	return c, nil
 }
@@ -381,9 +389,9 @@ func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Templ
 func (f *file) exprError(n *yaml.Node, err error, what string) {
 	var e *assert.Error
 	if errors.As(err, &e) {
-		hint := ""
+		hint := e.Hint
 		if strings.HasPrefix(e.Msg, "unknown name") {
-			hint = "names available here: " + strings.Join(f.namesHint, ", ")
+			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
 		}
 		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
 		return
@@ -912,7 +920,9 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 	}
 }
 
-// stepEnv is what a step's expressions may use: earlier steps, session and trial.
+// stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
+// result is typed (assert.CallResult, or assert.FanoutResult for a fan-out), so a field typo is
+// a load error; the runner fills in the same types.
 func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	env := assert.Env{"session": "", "trial": 0}
 	names := []string{"session", "trial"}
@@ -922,7 +932,10 @@ func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	}
 	for _, prev := range s.Steps {
 		if prev.Kind == CallStep {
-			env[prev.ID] = map[string]any{}
+			env[prev.ID] = assert.CallResult{}
+			if prev.Fanout > 1 {
+				env[prev.ID] = assert.FanoutResult{}
+			}
 			names = append(names, prev.ID)
 		}
 	}
@@ -961,6 +974,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
 	st.Sync = "last-byte"
 	if x := m["sync"]; x != nil {
+		st.syncPos = f.pos(x)
 		switch v := f.str(x, "sync"); v {
 		case "barrier", "last-byte", "single-packet":
 			st.Sync = v
@@ -1030,6 +1044,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if st.LoseResponse && st.Fanout > 1 {
 		f.errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")
 	}
+	f.refuseIgnored(st, m)
 	if st.WithoutKey && (m["key"] != nil) {
 		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
 	}
@@ -1163,6 +1178,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 			continue
 		}
 		used[st.Endpoint] = true
+		f.refuseSinglePacket(st, s.Endpoints[st.Endpoint])
 	}
 	for name := range used {
 		ep := s.Endpoints[name]

@@ -83,6 +83,8 @@ type Step struct {
 
 	// Positions of fields that validation may complain about.
 	endpointPos, retryOfPos Pos
+	// syncPos is where sync: was written; zero when it was not.
+	syncPos Pos
 }
 
 // Retry is the agent framework's retry loop: the same key on every attempt.
