@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/netguard"
 )
 
 // maxFileSize bounds a scenario or config file.
@@ -1157,14 +1158,11 @@ func (f *file) validate(s *Scenario, hosts []string) {
 }
 
 // HostError is a call target that is neither loopback nor allowed.
-type HostError struct{ Host string }
-
-func (e *HostError) Error() string {
-	return fmt.Sprintf("host %s is not loopback and not in allow_hosts", e.Host)
-}
+type HostError = netguard.HostError
 
 // CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
-// rule and the allowed hosts. A host that is itself templated is checked when the call is made.
+// rule and the allowed hosts (netguard's policy). A host that is itself templated is checked
+// when it is rendered, before the trial's first call.
 func CheckHost(rawURL string, allowed []string) *HostError {
 	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
 	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
@@ -1190,26 +1188,15 @@ func hostOf(raw string) string {
 
 func checkHost(rawURL string, allowed []string) *HostError {
 	u, err := url.Parse(rawURL)
-	if err != nil {
+	if err != nil || u.Hostname() == "" {
 		return nil
 	}
-	h := u.Hostname()
-	if h == "" || IsLoopback(h) {
-		return nil
+	var he *HostError
+	if errors.As(netguard.New(allowed).Check(u.Hostname(), u.Port()), &he) {
+		return he
 	}
-	for _, a := range allowed {
-		if strings.EqualFold(a, h) || strings.EqualFold(a, u.Host) {
-			return nil
-		}
-	}
-	return &HostError{Host: h}
+	return nil
 }
 
 // IsLoopback reports whether host is localhost or a loopback address.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(host string) bool { return netguard.IsLoopback(host) }
