@@ -482,11 +482,11 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 
 func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	name := ep.Name
-	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match")
+	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match", "max_response_bytes")
 	if !ok {
 		return nil
 	}
-	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
 	switch {
 	case (m["command"] == nil) == (m["url"] == nil):
 		f.errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
@@ -534,6 +534,12 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	}
 	if v := m["init_timeout"]; v != nil {
 		e.InitTimeout = f.duration(v, "init_timeout")
+	}
+	if v := m["max_response_bytes"]; v != nil {
+		if m["url"] == nil {
+			f.errf(v, "a stdio server's messages are bounded by the MCP SDK", "max_response_bytes is only for an MCP server reached by url")
+		}
+		e.MaxResponseBytes = int64(f.integer(v, "max_response_bytes", 1, 1<<30))
 	}
 	if v := m["conflict_match"]; v != nil {
 		e.ConflictMatch = f.str(v, "conflict_match")
@@ -1155,6 +1161,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 				"endpoint %s: %v", name, err)
 		}
 	}
+	f.checkProbeHosts(s, hosts)
 }
 
 // HostError is a call target that is neither loopback nor allowed.
