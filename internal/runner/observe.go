@@ -213,6 +213,11 @@ func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (
 			req.Header.Set(k, v)
 		}
 		resp, err := r.probes.httpClient(st.sc.AllowHosts).Do(req)
+		var re *netguard.RedirectError
+		if errors.As(err, &re) {
+			// net/http names the redirect's target as if it had been requested: it was not.
+			return nil, fmt.Errorf("%s %s: %w", p.HTTP.Method, u, re)
+		}
 		if err != nil {
 			return nil, err
 		}
