@@ -140,6 +140,7 @@ func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	cs, err := client.Connect(ictx, t, nil)
 	if err != nil {
 		e.killGroup()
+		err = refusal(err)
 		switch {
 		case errors.Is(ictx.Err(), context.DeadlineExceeded):
 			e.err = fmt.Errorf("mcp server %s did not answer initialize within %s", e.describe(), e.cfg.InitTimeout)

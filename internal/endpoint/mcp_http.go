@@ -153,6 +153,20 @@ func (t *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// refusal is the policy's own error inside err (a redirect, a refused host), without the SDK's
+// and net/http's wrapping around it; otherwise err.
+func refusal(err error) error {
+	var re *netguard.RedirectError
+	var he *netguard.HostError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.As(err, &he):
+		return he
+	}
+	return err
+}
+
 // takeCapped reports (once) whether the SSE answer to call id was cut off.
 func (t *mcpRoundTripper) takeCapped(id any) bool {
 	if t == nil {
