@@ -309,16 +309,13 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 		o, _ := classify(status.Status)
 		return finish(res, o, status.Error())
 	case netguard.Refused(err):
-		// Refused before anything was sent to the refused host.
-		var re *netguard.RedirectError
-		var he *netguard.HostError
-		switch {
-		case errors.As(err, &re):
+		// Nothing reached the refused host.
+		r := refusal(err)
+		if re, ok := r.(*netguard.RedirectError); ok {
 			res.Status = re.Status
 			return finish(res, Fail, re.Error())
-		case errors.As(err, &he):
-			return finish(res, Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", he))
 		}
+		return finish(res, Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return finish(res, Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
 	case ctx.Err() != nil:
