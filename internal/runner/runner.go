@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -106,7 +107,7 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 		return rep
 	}
 	defer svcs.stop()
-	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
 	defer r.probes.close()
 	defer r.closeEndpoints()
 
@@ -150,7 +151,7 @@ type runner struct {
 	mu        sync.Mutex
 	endpoints map[string]endpoint.Endpoint
 	// stderr holds the standard error of each stdio MCP server, by endpoint name.
-	stderr map[string]*endpoint.RingWriter
+	stderr map[string]*proc.Tail
 }
 
 func (r *runner) emit(ev Event) {
@@ -214,7 +215,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	case def.MCP != nil:
 		m := def.MCP
 		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: &endpoint.RingWriter{}}
+			Stderr: proc.NewTail(16 << 10)}
 		if m.ConflictMatch != "" {
 			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
 		}
