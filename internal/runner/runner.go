@@ -469,14 +469,17 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 	deadline := time.Now().Add(step.Eventually)
 	for {
 		perr := r.observe(ctx, st, step.Assert.Uses)
-		ok, err := step.Assert.Bool(st.env)
+		ok, err := evaluate(ctx, func() (bool, error) { return step.Assert.Bool(st.env) })
+		if ctx.Err() != nil {
+			return interrupted(step)
+		}
 		if err == nil && ok {
 			return nil
 		}
 		if perr != nil {
 			err = perr
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			f := &Failure{Kind: "assert", Step: step.ID, Pos: step.Pos, Expression: step.Assert.Source}
 			if err != nil {
 				f.Message = "assertion could not be evaluated: " + err.Error()
@@ -486,7 +489,10 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 					f.Message = fmt.Sprintf("assertion still false after %s", step.Eventually)
 				}
 			}
-			f.Explanation = step.Assert.Explain(st.env)
+			var ierr error
+			if f.Explanation, ierr = interruptible(ctx, func() []string { return step.Assert.Explain(st.env) }); ierr != nil {
+				return interrupted(step)
+			}
 			return f
 		}
 		select {
@@ -494,6 +500,11 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 		case <-time.After(min(50*time.Millisecond, time.Until(deadline)+time.Millisecond)):
 		}
 	}
+}
+
+// interrupted is the failure of a step that Ctrl-C cut short: not a verdict on the tool.
+func interrupted(step *scenario.Step) *Failure {
+	return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
 }
 
 // usesName reports whether a template in v refers to name.
@@ -584,7 +595,10 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if step.Args == nil && step.RetryOf != "" {
 		args = st.args[step.RetryOf]
 	} else {
-		rv, err := render(step.Args, st.env)
+		rv, err := evaluate(ctx, func() (any, error) { return render(step.Args, st.env) })
+		if ctx.Err() != nil {
+			return interrupted(step)
+		}
 		if err != nil {
 			return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "args: " + err.Error()}
 		}
@@ -594,7 +608,10 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
-	key, err := st.keyFor(step, def, mutating, args)
+	key, err := evaluate(ctx, func() (string, error) { return st.keyFor(step, def, mutating, args) })
+	if ctx.Err() != nil {
+		return interrupted(step)
+	}
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
