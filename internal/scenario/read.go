@@ -95,6 +95,7 @@ func fileKind(m os.FileMode) string {
 // or flow values. It errs towards true (a flow-style document is answered by whether the
 // word appears at all): a file it keeps is decoded, and its errors reported.
 func hasTopLevelKey(data []byte, key string) bool {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	all := data
 	indent := -1
 	for len(data) > 0 {

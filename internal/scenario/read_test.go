@@ -24,6 +24,7 @@ func TestHasTopLevelKey(t *testing.T) {
 		{"document start with content", "--- name: x\n", false},
 		{"indented top level", "  name: x\n  steps:\n    - sleep: 1ms\n", true},
 		{"CRLF line ends", "name: x\r\nsteps:\r\n", true},
+		{"byte order mark", "\ufeffsteps:\n  - sleep: 1ms\n", true},
 		{"nested steps only", "jobs:\n  build:\n    steps:\n      - run: make\n", false},
 		{"steps in a value", "name: steps: are here\n", false},
 		{"a longer key", "steps_total: 3\nstepsy: 1\n", false},
