@@ -83,8 +83,9 @@ func Main() ExitCode {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	var first atomic.Value // the first signal received
-	done := make(chan struct{})
+	done, handled := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(handled)
 		var sig os.Signal
 		select {
 		case sig = <-sigs:
@@ -110,8 +111,10 @@ func Main() ExitCode {
 		}
 	}()
 	code := Execute(ctx, &Factory{IO: io, Version: version()}, os.Args[1:])
-	close(done)
+	// A second signal still cuts this short.
 	proc.StopChildren(stopGrace)
+	close(done)
+	<-handled
 	if sig, ok := first.Load().(os.Signal); ok {
 		code = signalCode(sig)
 	}
