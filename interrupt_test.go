@@ -245,7 +245,7 @@ func TestLoadRefusesSpecialFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "ok.yaml"), "name: ok\nsteps:\n  - sleep: 1ms\n")
+			writeTestFile(t, filepath.Join(dir, "ok.yaml"), "name: ok\nsteps:\n  - sleep: 1ms\n")
 			if err := tt.make(filepath.Join(dir, "special.yaml")); err != nil {
 				t.Skipf("cannot make a %s here: %v", tt.name, err)
 			}
@@ -274,7 +274,7 @@ func TestInterruptWhileLoading(t *testing.T) {
 	for b.Len() < 7<<20 {
 		b.WriteString("  - sleep: 1ms\n")
 	}
-	writeFile(t, filepath.Join(dir, "big.yaml"), b.String())
+	writeTestFile(t, filepath.Join(dir, "big.yaml"), b.String())
 	junit := filepath.Join(dir, "report.xml")
 	r := startIdemtest(t, dir, "run", "--no-color", "--junit", junit, ".")
 	r.busy(30)
@@ -311,11 +311,15 @@ func heavyServer(t *testing.T) (string, *atomic.Int64) {
 	return "http://" + ln.Addr().String(), &calls
 }
 
-// heavyScenario starts a service and a stdio MCP server that each leave a descendant in a
-// session of its own (setsid), calls both, then evaluates an assertion that runs for hours.
-func heavyScenario(t *testing.T, dir, url, svcCommand string) {
+// startHeavy runs a scenario that starts a service (svcCommand) and a stdio MCP server that
+// each leave a descendant in a session of its own (setsid), calls both, then evaluates an
+// assertion that runs for hours. It returns once idemtest is busy in that assertion, with the
+// JUnit report's path and the pids of the service and of both escaped descendants.
+func startHeavy(t *testing.T, svcCommand string) (*cliRun, string, []int) {
 	t.Helper()
-	writeFile(t, filepath.Join(dir, "heavy.yaml"), `name: heavy
+	url, calls := heavyServer(t)
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "heavy.yaml"), `name: heavy
 services:
   svc:
     command: [sh, -c, "`+svcCommand+`"]
@@ -333,6 +337,26 @@ steps:
     endpoint: e
   - assert: 'sum(a.result, sum(a.result, #)) > 0'
 `)
+	junit := filepath.Join(dir, "report.xml")
+	r := startIdemtest(t, dir, "run", "--no-color", "--junit", junit, "heavy.yaml")
+	var pids []int
+	for _, f := range []string{"svc.pid", "svc-orphan.pid", "mcp-orphan.pid"} {
+		pids = append(pids, r.readPid(filepath.Join(dir, f)))
+	}
+	r.waitFor("the list call", func() bool { return calls.Load() > 0 })
+	r.busy(50)
+	return r, junit, pids
+}
+
+// checkGone checks that none of pids is left once idemtest has exited.
+func checkGone(t *testing.T, pids []int) {
+	t.Helper()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d that idemtest started is still there after it exited", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 const escapingService = `echo $$ > svc.pid; setsid sleep 1000 & echo $! > svc-orphan.pid; exec sleep 1000`
@@ -351,28 +375,13 @@ func TestSignalsDuringHeavyAssertion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sig.String(), func(t *testing.T) {
-			url, calls := heavyServer(t)
-			dir := t.TempDir()
-			heavyScenario(t, dir, url, escapingService)
-			junit := filepath.Join(dir, "report.xml")
-			r := startIdemtest(t, dir, "run", "--no-color", "--junit", junit, "heavy.yaml")
-			var pids []int
-			for _, f := range []string{"svc.pid", "svc-orphan.pid", "mcp-orphan.pid"} {
-				pids = append(pids, r.readPid(filepath.Join(dir, f)))
-			}
-			r.waitFor("the list call", func() bool { return calls.Load() > 0 })
-			r.busy(50)
+			r, junit, pids := startHeavy(t, escapingService)
 			r.signal(tt.sig)
 			if code := r.exitCode(30 * time.Second); code != tt.code {
 				t.Errorf("exit code %d, want %d; output:\n%s", code, tt.code, r.out.String())
 			}
 			checkJUnit(t, junit)
-			for _, pid := range pids {
-				if alive(pid) {
-					t.Errorf("process %d that idemtest started is still there after it exited", pid)
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
+			checkGone(t, pids)
 		})
 	}
 }
@@ -380,17 +389,7 @@ func TestSignalsDuringHeavyAssertion(t *testing.T) {
 // TestSecondInterrupt: the first Ctrl-C waits for a service that ignores SIGTERM; the second
 // kills it, and everything else, at once.
 func TestSecondInterrupt(t *testing.T) {
-	url, calls := heavyServer(t)
-	dir := t.TempDir()
-	heavyScenario(t, dir, url, `trap '' TERM; echo $$ > svc.pid; setsid sleep 1000 & echo $! > svc-orphan.pid; while :; do sleep 1; done`)
-	junit := filepath.Join(dir, "report.xml")
-	r := startIdemtest(t, dir, "run", "--no-color", "--junit", junit, "heavy.yaml")
-	var pids []int
-	for _, f := range []string{"svc.pid", "svc-orphan.pid", "mcp-orphan.pid"} {
-		pids = append(pids, r.readPid(filepath.Join(dir, f)))
-	}
-	r.waitFor("the list call", func() bool { return calls.Load() > 0 })
-	r.busy(50)
+	r, junit, pids := startHeavy(t, `trap '' TERM; echo $$ > svc.pid; setsid sleep 1000 & echo $! > svc-orphan.pid; while :; do sleep 1; done`)
 	r.signal(syscall.SIGINT)
 	r.waitFor("the first interrupt to be taken", func() bool { return strings.Contains(r.out.String(), "send it again to stop at once") })
 	r.signal(syscall.SIGINT)
@@ -401,15 +400,10 @@ func TestSecondInterrupt(t *testing.T) {
 		t.Errorf("the second interrupt was not taken:\n%s", r.out.String())
 	}
 	checkJUnit(t, junit)
-	for _, pid := range pids {
-		if alive(pid) {
-			t.Errorf("process %d that idemtest started is still there after it exited", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	checkGone(t, pids)
 }
 
-func writeFile(t *testing.T, path, s string) {
+func writeTestFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
