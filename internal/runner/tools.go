@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -47,7 +48,7 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 		return nil, err
 	}
 	defer svcs.stop()
-	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
 	defer r.closeEndpoints()
 	ep, _, err := r.endpoint(sc, name)
 	if err != nil {
