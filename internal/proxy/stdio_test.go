@@ -258,3 +258,9 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 		})
 	}
 }
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
