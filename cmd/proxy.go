@@ -38,6 +38,7 @@ type ProxyOptions struct {
 
 	RequireRetry bool
 	KeyPattern   string
+	IgnoreArgs   []string
 	JUnit, JSON  string
 	Record       string
 }
@@ -80,6 +81,7 @@ server command. The verdict goes to stderr; stdout is the agent's MCP stream.`,
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of --fault-rate (default: random, printed)")
 	fl.BoolVar(&opts.RequireRetry, "require-retry", false, "fail when a call whose outcome a fault hid is never retried")
 	fl.StringVar(&opts.KeyPattern, "key-pattern", "", "every key must match this `REGEX`")
+	fl.StringSliceVar(&opts.IgnoreArgs, "ignore-arg", nil, "leave this argument (a dotted `PATH`) out when comparing a retry with its call (repeatable)")
 	fl.StringVar(&opts.JUnit, "junit", "", "write the verdict as JUnit XML to `FILE`")
 	fl.StringVar(&opts.JSON, "json", "", "write the verdict as JSON to `FILE`")
 	fl.StringVar(&opts.Record, "record", "", "write the trace (JSON Lines) to `FILE`")
@@ -129,7 +131,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		popts.Seed = rand.Uint64()
 		fmt.Fprintf(opts.IO.ErrOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
 	}
-	jopts := proxy.JudgeOptions{RequireRetry: opts.RequireRetry}
+	jopts := proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
 	if opts.KeyPattern != "" {
 		re, err := regexp.Compile(opts.KeyPattern)
 		if err != nil {

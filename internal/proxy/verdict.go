@@ -35,6 +35,9 @@ type JudgeOptions struct {
 	RequireRetry bool
 	// KeyPattern, when set, must match every key.
 	KeyPattern *regexp.Regexp
+	// IgnoreArgs are arguments (dotted paths into objects: "meta.sentAt") left out when calls
+	// are compared, for values an agent legitimately changes per attempt.
+	IgnoreArgs []string
 }
 
 // Finding is one thing the verdict noticed about the agent.
@@ -90,7 +93,7 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 			continue
 		}
 		v.Mutating++
-		sig, args := signature(c)
+		sig, args := signature(c, opts.IgnoreArgs)
 		if c.Key == "" {
 			add(Finding{Check: CheckKeyPresent, Violation: true, Seq: []int{c.Seq}, Tool: c.Tool,
 				Message: fmt.Sprintf("%s call #%d is mutating and carries no key (%s)", c.Tool, c.Seq, c.KeyCarrier)})
@@ -113,7 +116,7 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 		// The retry is the next call of the same tool with the same arguments.
 		var retry *trace.Call
 		for j := i + 1; j < len(calls); j++ {
-			if s, _ := signature(calls[j]); calls[j].Mutating && s == sig {
+			if s, _ := signature(calls[j], opts.IgnoreArgs); calls[j].Mutating && s == sig {
 				retry = &calls[j]
 				break
 			}
@@ -156,18 +159,18 @@ func describeHidden(c trace.Call) string {
 	return "outcome info: " + c.Error
 }
 
-// signature identifies a call by tool and arguments, the key argument left out: canonical JSON
-// (object keys sorted, insignificant space dropped).
-func signature(c trace.Call) (sig, args string) {
-	keyArg, isArg := strings.CutPrefix(c.KeyCarrier, "arg ")
-	if !isArg {
-		keyArg = ""
+// signature identifies a call by tool and arguments, the key argument and ignored arguments
+// left out: canonical JSON (object keys sorted, insignificant space dropped).
+func signature(c trace.Call, ignore []string) (sig, args string) {
+	drop := ignore
+	if keyArg, isArg := strings.CutPrefix(c.KeyCarrier, "arg "); isArg {
+		drop = append([]string{keyArg}, ignore...)
 	}
-	args = canonical(c.Args, keyArg)
+	args = canonical(c.Args, drop)
 	return c.Tool + "\x00" + args, args
 }
 
-func canonical(raw json.RawMessage, keyArg string) string {
+func canonical(raw json.RawMessage, drop []string) string {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}"
 	}
@@ -177,14 +180,27 @@ func canonical(raw json.RawMessage, keyArg string) string {
 	if d.Decode(&v) != nil {
 		return string(raw)
 	}
-	if m, ok := v.(map[string]any); ok && keyArg != "" {
-		delete(m, keyArg)
+	for _, p := range drop {
+		deletePath(v, strings.Split(p, "."))
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return string(raw)
 	}
 	return string(b)
+}
+
+// deletePath removes the value at a path of object keys, if it is there.
+func deletePath(v any, path []string) {
+	m, ok := v.(map[string]any)
+	if !ok || len(path) == 0 {
+		return
+	}
+	if len(path) == 1 {
+		delete(m, path[0])
+		return
+	}
+	deletePath(m[path[0]], path[1:])
 }
 
 // args0 shortens arguments for a message.

@@ -59,6 +59,15 @@ func TestJudge(t *testing.T) {
 			calls: []trace.Call{call(1, "s-1", 10, "", info), call(2, "s-2", 10, "", ok)},
 			want:  []string{"retry-same-key true"}, failing: true,
 		},
+		{
+			name: "ignored arguments do not make another call",
+			calls: []trace.Call{
+				{Seq: 1, Tool: "send_email", Args: json.RawMessage(`{"to":"a","meta":{"sentAt":1},"idempotencyKey":"k"}`), Key: "k", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: info, Fault: "lose-response"},
+				{Seq: 2, Tool: "send_email", Args: json.RawMessage(`{"to":"a","meta":{"sentAt":2},"idempotencyKey":"k2"}`), Key: "k2", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: ok},
+			},
+			opts: JudgeOptions{IgnoreArgs: []string{"meta.sentAt"}},
+			want: []string{"retry-same-key true"}, failing: true,
+		},
 		{name: "a delay is not a fault to retry", calls: []trace.Call{call(1, "s-1", 10, "delay:2s", ok), call(2, "s-2", 10, "", ok)}},
 		{
 			name:  "never retried is reported",
