@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 
@@ -102,6 +103,11 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		return usage("--http needs --listen and --upstream")
 	case opts.FaultRate < 0 || opts.FaultRate > 1:
 		return usage("--fault-rate must be from 0 to 1")
+	}
+	if !httpMode {
+		if _, err := exec.LookPath(opts.Command[0]); err != nil {
+			return usage("server command: %v", err)
+		}
 	}
 	if httpMode {
 		if err := checkListen(opts.Listen); err != nil {

@@ -229,6 +229,7 @@ func TestProxyRefusesNonLoopback(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:0", "--upstream", "http://example.com/mcp"}, "--allow-host example.com"},
 		{[]string{"--fault", "lose-response:issue_refund", "--", "true"}, "no TOOL#N"},
 		{nil, "no tool server"},
+		{[]string{"--", "no-such-server-command"}, "server command"},
 	} {
 		c := exec.Command(self, append([]string{"proxy"}, tc.args...)...)
 		c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
