@@ -56,9 +56,13 @@ the agent: every mutating call carries a key, a retry after a fault carries the 
 one key never covers two different calls. Exit 1 on a violation.
 
 MCP over stdio: make the agent start "idemtest proxy [flags] -- node server.js" as its
-server command. The verdict goes to stderr; stdout is the agent's MCP stream.`,
+server command. The verdict goes to stderr; stdout is the agent's MCP stream.
+MCP streamable HTTP (--listen, --upstream) and plain HTTP tools (--http): point the agent
+at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
 		Example: `  idemtest proxy --fault lose-response:issue_refund#1 -- node server.js
-  idemtest proxy --fault-rate 0.2 --seed 7 --record trace.jsonl --junit agent.xml -- ./server --stdio`,
+  idemtest proxy --fault-rate 0.2 --seed 7 --record trace.jsonl --junit agent.xml -- ./server --stdio
+  idemtest proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3000/mcp --fault timeout:create_booking#2
+  idemtest proxy --listen 127.0.0.1:7002 --upstream http://127.0.0.1:8080 --http --fault error:503:issue_refund#1`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command = args
 			opts.seedSet = c.Flags().Changed("seed")
@@ -77,7 +81,7 @@ server command. The verdict goes to stderr; stdout is the agent's MCP stream.`,
 	fl.StringVar(&opts.KeyMeta, "key-meta", "", "MCP: read the key from this _meta entry instead of an argument")
 	fl.StringVar(&opts.KeyHeader, "key-header", "Idempotency-Key", "plain HTTP: the header that carries the key")
 	fl.StringSliceVar(&opts.Mutating, "mutating", nil, "the mutating tools (default: MCP tools without readOnlyHint; every plain HTTP tool)")
-	fl.StringArrayVar(&opts.Faults, "fault", nil, "inject `KIND:TOOL#N` on the Nth call of TOOL: lose-response, timeout, error:503, delay:2s (repeatable)")
+	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault on the Nth call of TOOL, as `KIND:TOOL#N`; KIND is lose-response, timeout, error:503 or delay:2s (repeatable)")
 	fl.Float64Var(&opts.FaultRate, "fault-rate", 0, "lose the response of this fraction `P` of the other mutating calls")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of --fault-rate (default: random, printed)")
 	fl.BoolVar(&opts.RequireRetry, "require-retry", false, "fail when a call whose outcome a fault hid is never retried")
