@@ -190,6 +190,12 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 			want: []string{"✗ outcome left unknown to the agent", "FAIL"}, wantFaults: []string{"lose-response"},
 		},
 		{
+			name:  "a delayed call needs no retry",
+			flags: []string{"--fault", "delay:100ms:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: false}, wantExit: 0, wantRefunds: 1,
+			want: []string{"PASS"}, wantFaults: []string{"delay:100ms"},
+		},
+		{
 			name:  "keys not matching --key-pattern",
 			flags: []string{"--key-pattern", "^sess-[0-9]+$"},
 			agent: agent{attempts: 1}, wantExit: 1, wantRefunds: 1,
