@@ -61,6 +61,11 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 			cfg, cerrs = l.findConfig(path)
 			errs = append(errs, cerrs...)
 		}
+		if cfg != nil && cfg.broken {
+			// The config's own errors are the root cause; loading the scenario against what
+			// could be decoded of it would add one derived error per step ("no endpoint").
+			continue
+		}
 		s, serrs := l.scenario(path, cfg)
 		errs = append(errs, serrs...)
 		if s != nil {
@@ -179,6 +184,8 @@ type loader struct {
 // config is a decoded idemtest.yaml.
 type config struct {
 	Path string
+	// broken is set when the file had errors: scenarios using it are not loaded.
+	broken bool
 	// Endpoint is the default endpoint of call steps that name none.
 	Endpoint    string
 	endpointPos Pos
@@ -240,7 +247,8 @@ func (l *loader) config(path string) (*config, Errors) {
 	}
 	l.configs[path] = c
 	if len(f.errs) > 0 {
-		return nil, f.errs
+		c.broken = true
+		return c, f.errs
 	}
 	return c, nil
 }
@@ -381,9 +389,9 @@ func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Templ
 func (f *file) exprError(n *yaml.Node, err error, what string) {
 	var e *assert.Error
 	if errors.As(err, &e) {
-		hint := ""
+		hint := e.Hint
 		if strings.HasPrefix(e.Msg, "unknown name") {
-			hint = "names available here: " + strings.Join(f.namesHint, ", ")
+			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
 		}
 		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
 		return
@@ -392,7 +400,7 @@ func (f *file) exprError(n *yaml.Node, err error, what string) {
 }
 
 func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
-	m, ok := f.mapping(n, "endpoint "+name, "http", "mcp", "key", "mutating", "allow_hosts")
+	m, ok := f.mapping(n, "endpoint "+name, "http", "mcp", "key", "mutating", "allow_hosts", "compare", "natural")
 	if !ok {
 		return nil
 	}
@@ -445,7 +453,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	return ep
 }
 
-// endpointCommon decodes key, mutating and allow_hosts.
+// endpointCommon decodes key, mutating, allow_hosts, compare and natural.
 func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool) {
 	if v := m["key"]; v != nil {
 		km, ok := f.mapping(v, "key", "header", "arg", "meta")
@@ -476,6 +484,20 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 	}
 	if v := m["allow_hosts"]; v != nil {
 		ep.AllowHosts = f.strings(v, "allow_hosts")
+	}
+	if v := m["compare"]; v != nil {
+		if cm, ok := f.mapping(v, "compare", "ignore"); ok && cm["ignore"] != nil {
+			ep.Ignore = f.strings(cm["ignore"], "compare.ignore")
+			for i, p := range ep.Ignore {
+				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+					f.errAt(f.pos(cm["ignore"].Content[min(i, len(cm["ignore"].Content)-1)]), "write a dotted path to a field of the answer, such as requestId or meta.at",
+						"compare.ignore: %q is not a path", p)
+				}
+			}
+		}
+	}
+	if v := m["natural"]; v != nil {
+		ep.Natural = f.strings(v, "natural")
 	}
 }
 
@@ -744,7 +766,7 @@ func keys[T any](m map[string]T) []string {
 }
 
 var callFields = []string{"id", "call_tool", "endpoint", "args", "key", "retry_of", "fanout", "sync", "stagger", "timeout",
-	"lose_response", "retry", "expect", "expect_error", "without_key"}
+	"lose_response", "retry", "expect", "expect_error", "without_key", "verdict"}
 
 // step decodes one step of either form.
 func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
@@ -898,7 +920,9 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 	}
 }
 
-// stepEnv is what a step's expressions may use: earlier steps, session and trial.
+// stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
+// result is typed (assert.CallResult, or assert.FanoutResult for a fan-out), so a field typo is
+// a load error; the runner fills in the same types.
 func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	env := assert.Env{"session": "", "trial": 0}
 	names := []string{"session", "trial"}
@@ -908,7 +932,10 @@ func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	}
 	for _, prev := range s.Steps {
 		if prev.Kind == CallStep {
-			env[prev.ID] = map[string]any{}
+			env[prev.ID] = assert.CallResult{}
+			if prev.Fanout > 1 {
+				env[prev.ID] = assert.FanoutResult{}
+			}
 			names = append(names, prev.ID)
 		}
 	}
@@ -947,6 +974,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
 	st.Sync = "last-byte"
 	if x := m["sync"]; x != nil {
+		st.syncPos = f.pos(x)
 		switch v := f.str(x, "sync"); v {
 		case "barrier", "last-byte", "single-packet":
 			st.Sync = v
@@ -976,6 +1004,19 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if x := m["retry"]; x != nil {
 		st.Retry = f.retry(x)
 	}
+	if x := m["verdict"]; x != nil {
+		switch v := f.str(x, "verdict"); v {
+		case "on":
+		case "off":
+			st.VerdictOff = true
+		default:
+			hint := "verdict is on (the default) or off (this step's calls are not judged for exactly-once)"
+			if c := closest(v, []string{"on", "off"}); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errf(x, hint, "unknown verdict %q", v)
+		}
+	}
 	switch {
 	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:
 		st.Expect = Any
@@ -1003,6 +1044,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if st.LoseResponse && st.Fanout > 1 {
 		f.errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")
 	}
+	f.refuseIgnored(st, m)
 	if st.WithoutKey && (m["key"] != nil) {
 		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
 	}
@@ -1136,6 +1178,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 			continue
 		}
 		used[st.Endpoint] = true
+		f.refuseSinglePacket(st, s.Endpoints[st.Endpoint])
 	}
 	for name := range used {
 		ep := s.Endpoints[name]
