@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/trace"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Check names one rule the agent is judged by; the ids are stable (JSON, JUnit).
@@ -180,27 +181,7 @@ func canonical(raw json.RawMessage, drop []string) string {
 	if d.Decode(&v) != nil {
 		return string(raw)
 	}
-	for _, p := range drop {
-		deletePath(v, strings.Split(p, "."))
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return string(raw)
-	}
-	return string(b)
-}
-
-// deletePath removes the value at a path of object keys, if it is there.
-func deletePath(v any, path []string) {
-	m, ok := v.(map[string]any)
-	if !ok || len(path) == 0 {
-		return
-	}
-	if len(path) == 1 {
-		delete(m, path[0])
-		return
-	}
-	deletePath(m[path[0]], path[1:])
+	return verdict.Canonical(verdict.Without(v, drop))
 }
 
 // args0 shortens arguments for a message.
