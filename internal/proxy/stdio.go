@@ -54,7 +54,8 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 		return err
 	}
 	cmd.Stdout = serverOut
-	if err := startGroup(cmd); err != nil {
+	isolate(cmd)
+	if err := cmd.Start(); err != nil {
 		serverOut.Close()
 		fromServer.Close()
 		return fmt.Errorf("start mcp server %q: %w", cfg.Command[0], err)
@@ -151,7 +152,7 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	stopped = true
 	close(stop)
 	stopMu.Unlock()
-	stopGroup(cmd, exited, grace)
+	stopGroup(cmd.Process.Pid, exited, grace)
 	fromServer.Close()
 	wg.Wait()
 	return nil
