@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // process is a started program whose stderr is kept.
@@ -190,7 +193,8 @@ func TestPlainHTTPProxyJudgesRealAgent(t *testing.T) {
 	for _, fault := range []string{"lose-response:issue_refund#1", "error:503:issue_refund#1"} {
 		for _, tc := range retryCases {
 			t.Run(fault+"/"+tc.name, func(t *testing.T) {
-				proxyURL, serverURL, proxy := startProxy(t, "", "--http", "--fault", fault)
+				tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+				proxyURL, serverURL, proxy := startProxy(t, "", "--http", "--fault", fault, "--record", tracePath)
 				acct := "acct_plain_" + strings.NewReplacer(" ", "_", ":", "_", "#", "_").Replace(fault+tc.name)
 				if err := httpAgent(proxyURL, acct, tc.reuseKey); err != nil {
 					t.Fatalf("agent: %v\n%s", err, proxy.stderr.String())
@@ -210,6 +214,27 @@ func TestPlainHTTPProxyJudgesRealAgent(t *testing.T) {
 				}
 				if !strings.Contains(proxy.stderr.String(), want) {
 					t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
+				}
+				f, err := os.Open(tracePath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				h, calls, err := trace.Read(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.Transport != "http" || len(calls) != 2 {
+					t.Fatalf("trace: %+v, %d calls, want transport http and 2 calls", h, len(calls))
+				}
+				first, retry := calls[0], calls[1]
+				// Both faults leave the agent with an indeterminate outcome (a reset, a 503).
+				if first.Tool != "issue_refund" || first.KeyCarrier != "header Idempotency-Key" || first.Key != "agent11-1" ||
+					first.Outcome != "info" || first.Fault != strings.TrimSuffix(fault, ":issue_refund#1") {
+					t.Errorf("first call in the trace: %+v", first)
+				}
+				if retry.Outcome != "ok" || retry.Status != 200 || retry.Replayed != (tc.reuseKey && fault == "lose-response:issue_refund#1") {
+					t.Errorf("retry in the trace: %s %d replayed %v", retry.Outcome, retry.Status, retry.Replayed)
 				}
 			})
 		}
