@@ -47,9 +47,10 @@ func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	stop := make(chan struct{})
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
 	h := &httpProxy{
-		rec: rec, up: up, stop: stop, mcp: newMCPSession(rec),
+		rec: rec, up: up, base: base, mcp: newMCPSession(rec),
 		client: &http.Client{
 			Transport:     &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 64},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -69,7 +70,7 @@ func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	close(stop)
+	stop()
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if srv.Shutdown(sctx) != nil {
@@ -84,9 +85,10 @@ func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
 }
 
 type httpProxy struct {
-	rec    *Recorder
-	up     *url.URL
-	stop   chan struct{}
+	rec *Recorder
+	up  *url.URL
+	// base ends when the proxy stops: held answers are released and upstream requests cut.
+	base   context.Context
 	client *http.Client
 	mcp    *mcpSession
 	wg     sync.WaitGroup // handlers that outlive Shutdown's grace (held answers)
@@ -114,6 +116,19 @@ func copyHeaders(dst, src http.Header) {
 	}
 }
 
+// upstreamCtx is the context of a request sent upstream on behalf of r: it ends with the agent's
+// request, unless detached (the server must finish whatever the agent does), and when the
+// proxy stops.
+func (h *httpProxy) upstreamCtx(r *http.Request, detach bool) (context.Context, context.CancelFunc) {
+	parent := r.Context()
+	if detach {
+		parent = context.WithoutCancel(parent)
+	}
+	ctx, cancel := context.WithCancel(parent)
+	unhook := context.AfterFunc(h.base, cancel)
+	return ctx, func() { unhook(); cancel() }
+}
+
 // forward sends the request upstream with body. Without GetBody net/http never re-sends it on
 // its own: every duplicate the server sees is one the agent sent.
 func (h *httpProxy) forward(ctx context.Context, r *http.Request, body []byte) (*http.Response, error) {
@@ -130,7 +145,7 @@ func (h *httpProxy) forward(ctx context.Context, r *http.Request, body []byte) (
 func (h *httpProxy) hold(r *http.Request) {
 	select {
 	case <-r.Context().Done():
-	case <-h.stop:
+	case <-h.base.Done():
 	}
 }
 
@@ -145,7 +160,7 @@ func (h *httpProxy) wait(r *http.Request, d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-r.Context().Done():
-	case <-h.stop:
+	case <-h.base.Done():
 	}
 	return false
 }
@@ -197,14 +212,16 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 		h.rec.Finish(p, Answer{Outcome: endpoint.Fail, Error: "the agent gave up during the injected delay; not forwarded"})
 		return
 	}
-	ctx := r.Context()
-	if p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout {
-		// The server finishes whatever the agent does meanwhile.
-		ctx = context.WithoutCancel(ctx)
-	}
+	// With a lost answer the server finishes whatever the agent does meanwhile.
+	ctx, cancel := h.upstreamCtx(r, p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout)
+	defer cancel()
 	resp, err := h.forward(ctx, r, body)
 	if err != nil {
 		h.rec.Finish(p, Answer{Outcome: endpoint.Info, Error: "upstream: " + err.Error()})
+		if p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout {
+			reset(w)
+			return
+		}
 		http.Error(w, "idemtest proxy: upstream: "+err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -282,7 +299,10 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !h.wait(r, act.delay) {
 		return
 	}
-	resp, err := h.forward(context.WithoutCancel(r.Context()), r, body)
+	// Detached: the answer is read (and recorded) even when the agent gave up on it.
+	ctx, cancel := h.upstreamCtx(r, true)
+	defer cancel()
+	resp, err := h.forward(ctx, r, body)
 	if err != nil {
 		http.Error(w, "idemtest proxy: upstream: "+err.Error(), http.StatusBadGateway)
 		return
@@ -333,8 +353,10 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 // own sends a request of the proxy's own on the agent's session and feeds the answers to the
 // session, never to the agent.
 func (h *httpProxy) own(r *http.Request, msg []byte) {
+	ctx, cancel := h.upstreamCtx(r, true)
+	defer cancel()
 	for msg != nil {
-		req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, h.target(r), bytes.NewReader(msg))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.target(r), bytes.NewReader(msg))
 		if err != nil {
 			return
 		}

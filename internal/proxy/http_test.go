@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -262,5 +263,56 @@ func TestProxyRefusesNonLoopback(t *testing.T) {
 		if c.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
 			t.Errorf("proxy %v: exit %d, output %q; want 2 and %q", tc.args, c.ProcessState.ExitCode(), out, tc.want)
 		}
+	}
+}
+
+// TestHTTPProxyStopsWithHungUpstream: SIGTERM ends the proxy even while a call it forwarded
+// (with a lost response, so detached from the agent) waits on an upstream that never answers.
+func TestHTTPProxyStopsWithHungUpstream(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	upstream := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go upstream.Serve(ln)
+	defer upstream.Close()
+	defer close(release)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, proxyURL := startListening(t, self, []string{"IDEMTEST_PROXY_TEST_MAIN=1"},
+		"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://"+ln.Addr().String(), "--http", "--fault", "lose-response:issue_refund#1")
+	agentDone := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, proxyURL+"/tools/issue_refund", strings.NewReader(`{"amount":1}`))
+		req.Header.Set("Idempotency-Key", "k1")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		agentDone <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(time.Minute):
+		t.Fatalf("the call never reached the upstream:\n%s", proxy.stderr.String())
+	}
+	if code := proxy.terminate(t); code != 0 {
+		t.Errorf("proxy exited %d, want 0:\n%s", code, proxy.stderr.String())
+	}
+	if err := <-agentDone; err == nil {
+		t.Error("the agent got an answer")
+	}
+	if want := "! outcome left unknown to the agent: issue_refund call #1 (response lost; the server never answered and may have executed it) was never retried"; !strings.Contains(proxy.stderr.String(), want) {
+		t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
 	}
 }

@@ -149,11 +149,15 @@ func hidesOutcome(c trace.Call) bool {
 }
 
 func describeHidden(c trace.Call) string {
+	answered := "the server executed it"
+	if len(c.Result) == 0 && c.Status == 0 {
+		answered = "the server never answered and may have executed it"
+	}
 	switch {
 	case c.Fault == string(LoseResponse):
-		return "response lost; the server executed it"
+		return "response lost; " + answered
 	case c.Fault == string(Timeout):
-		return "timed out; the server executed it"
+		return "timed out; " + answered
 	case c.Fault != "":
 		return "answered " + c.Fault + " by idemtest"
 	}

@@ -15,13 +15,17 @@ import (
 
 // call builds a trace line of a mutating issue_refund with the key in its arguments.
 func call(seq int, key string, amount float64, fault string, outcome endpoint.Outcome) trace.Call {
+	result := json.RawMessage(`{"refundId":"re_1"}`)
+	if outcome != endpoint.OK && fault == "" {
+		result = nil
+	}
 	args := map[string]any{"accountId": "acct_1", "amount": amount}
 	if key != "" {
 		args["idempotencyKey"] = key
 	}
 	b, _ := json.Marshal(args)
 	return trace.Call{Seq: seq, Tool: "issue_refund", Args: b, Key: key, KeyCarrier: "arg idempotencyKey",
-		Mutating: true, Outcome: outcome, Fault: fault}
+		Mutating: true, Outcome: outcome, Fault: fault, Result: result}
 }
 
 func TestJudge(t *testing.T) {
