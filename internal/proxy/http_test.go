@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,21 +122,29 @@ func executed(t *testing.T, serverURL, acct string) int {
 	return len(out.Refunds)
 }
 
-var retryCases = []struct {
+type retryCase struct {
 	name        string
 	reuseKey    bool
 	wantExit    int
 	wantRefunds int
 	want        string
-}{
+}
+
+var retryCases = []retryCase{
 	{"retry reuses the key", true, 0, 1, "PASS"},
 	{"retry mints a new key", false, 1, 2, "✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2"},
 }
 
 func TestStreamableHTTPProxyJudgesRealAgent(t *testing.T) {
-	for _, tc := range retryCases {
+	cases := append(slices.Clone(retryCases),
+		retryCase{"retry mints a new key after an injected error", false, 1, 1, "✗ would charge twice: issue_refund call #1 (answered error:503 by idemtest) was retried as call #2"})
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			proxyURL, serverURL, proxy := startProxy(t, "/mcp", "--fault", "lose-response:issue_refund#1")
+			fault := "lose-response:issue_refund#1"
+			if strings.Contains(tc.name, "injected error") {
+				fault = "error:503:issue_refund#1"
+			}
+			proxyURL, serverURL, proxy := startProxy(t, "/mcp", "--fault", fault)
 			client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
