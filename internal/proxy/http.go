@@ -178,6 +178,16 @@ func reset(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
+// readRequest reads the agent's request body whole, answering 400 when it cannot.
+func readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "idemtest proxy: read request: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
 // servePlain proxies a JSON-over-HTTP tool API: a POST, PUT, PATCH or DELETE is a call of the
 // tool named by the last path segment, its body the arguments, its key in the key header.
 func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
@@ -189,9 +199,8 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 		h.passThrough(w, r)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		http.Error(w, "idemtest proxy: read request: "+err.Error(), http.StatusBadRequest)
+	body, ok := readRequest(w, r)
+	if !ok {
 		return
 	}
 	args := json.RawMessage(body)
@@ -231,7 +240,7 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	if rerr != nil {
 		outcome, msg = endpoint.Info, "upstream body: "+rerr.Error()
 	}
-	a := Answer{Outcome: outcome, Status: resp.StatusCode, Error: msg, Replayed: replayedHeader(resp.Header.Get("Idempotent-Replayed"))}
+	a := Answer{Outcome: outcome, Status: resp.StatusCode, Error: msg, Replayed: endpoint.IsReplayed(resp.Header)}
 	if json.Valid(rbody) {
 		a.Result = rbody
 	} else if len(rbody) > 0 {
@@ -250,11 +259,6 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	copyHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(rbody)
-}
-
-func replayedHeader(v string) bool {
-	v = strings.TrimSpace(strings.ToLower(v))
-	return v == "true" || v == "?1" || v == "1"
 }
 
 // passThrough forwards a request that is not a tool call, streaming the answer.
@@ -280,9 +284,8 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.passThrough(w, r)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		http.Error(w, "idemtest proxy: read request: "+err.Error(), http.StatusBadRequest)
+	body, ok := readRequest(w, r)
+	if !ok {
 		return
 	}
 	act := h.mcp.fromAgent(body)

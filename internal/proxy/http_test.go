@@ -225,12 +225,7 @@ func TestPlainHTTPProxyJudgesRealAgent(t *testing.T) {
 				if !strings.Contains(proxy.stderr.String(), want) {
 					t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
 				}
-				f, err := os.Open(tracePath)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				h, calls, err := trace.Read(f)
+				h, calls, err := trace.ReadFile(tracePath)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -230,12 +230,7 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 					t.Errorf("verdict lacks %q:\n%s", w, stderr)
 				}
 			}
-			f, err := os.Open(tracePath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			h, calls, err := trace.Read(f)
+			h, calls, err := trace.ReadFile(tracePath)
 			if err != nil {
 				t.Fatal(err)
 			}

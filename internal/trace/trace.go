@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -98,6 +99,16 @@ func (w *Writer) line(v any) error {
 	}
 	_, err = w.w.Write(append(b, '\n'))
 	return err
+}
+
+// ReadFile reads the trace in the file at path.
+func ReadFile(path string) (Header, []Call, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	defer f.Close()
+	return Read(f)
 }
 
 // maxLine bounds one line of a trace (a call with a large result).
