@@ -153,6 +153,14 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	close(stop)
 	stopMu.Unlock()
 	stopGroup(cmd.Process.Pid, exited, grace)
+	// The server's last answers may still be in the pipe: read them, unless a descendant that
+	// left the group holds it open.
+	t := time.NewTimer(time.Second)
+	select {
+	case <-serverDone:
+	case <-t.C:
+	}
+	t.Stop()
 	fromServer.Close()
 	wg.Wait()
 	return nil
