@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -180,7 +181,8 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	// Scenarios share an endpoint when its definition and what its templates see are the same;
 	// a scenario that overrides a service the endpoint names gets its own.
 	envKey, _ := json.Marshal(env)
-	cacheKey := fmt.Sprintf("%p %s", def, envKey)
+	allow := endpointAllowHosts(sc, def)
+	cacheKey := fmt.Sprintf("%p %s %q", def, envKey, allow)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ep, ok := r.endpoints[cacheKey]; ok {
@@ -205,7 +207,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		return out, nil
 	}
 	checkHost := func(url string) error {
-		if herr := scenario.CheckHost(url, append(sc.AllowHosts, def.AllowHosts...)); herr != nil {
+		if herr := scenario.CheckHost(url, allow); herr != nil {
 			return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
 		}
 		return nil
@@ -215,7 +217,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	case def.MCP != nil:
 		m := def.MCP
 		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: &endpoint.RingWriter{}}
+			Stderr: &endpoint.RingWriter{}, Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
 		if m.ConflictMatch != "" {
 			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
 		}
@@ -263,6 +265,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 			URL: url, Method: def.HTTP.Method, Headers: headers,
 			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
 			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+			Policy: netguard.New(allow),
 		})
 		if err != nil {
 			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
@@ -433,6 +436,10 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 	for _, s := range r.sinks.of(sc) {
 		s.s.Reset()
 	}
+	if f := r.preflight(st); f != nil {
+		t.Failure = f
+		return t
+	}
 	for _, step := range sc.Steps {
 		if err := r.svcs.dead(); err != nil {
 			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
@@ -564,10 +571,18 @@ func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutati
 		if err != nil {
 			return "", fmt.Errorf("key: %w", err)
 		}
-		return assert.Text(v), nil
+		// A key built from a server's answer is refused before any copy is sent.
+		k := assert.Text(v)
+		if err := endpoint.CheckKey(k); err != nil {
+			return "", fmt.Errorf("key: %w", err)
+		}
+		return k, nil
 	}
 	if def.Key.Arg != "" {
 		if k, ok := args[def.Key.Arg].(string); ok && k != "" {
+			if err := endpoint.CheckKey(k); err != nil {
+				return "", fmt.Errorf("args.%s: %w", def.Key.Arg, err)
+			}
 			return k, nil
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/netguard"
 )
 
 // maxFileSize bounds a scenario or config file.
@@ -503,11 +504,11 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 
 func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	name := ep.Name
-	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match")
+	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match", "max_response_bytes")
 	if !ok {
 		return nil
 	}
-	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
 	switch {
 	case (m["command"] == nil) == (m["url"] == nil):
 		f.errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
@@ -555,6 +556,12 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	}
 	if v := m["init_timeout"]; v != nil {
 		e.InitTimeout = f.duration(v, "init_timeout")
+	}
+	if v := m["max_response_bytes"]; v != nil {
+		if m["url"] == nil {
+			f.errf(v, "a stdio server's messages are bounded by the MCP SDK", "max_response_bytes is only for an MCP server reached by url")
+		}
+		e.MaxResponseBytes = int64(f.integer(v, "max_response_bytes", 1, 1<<30))
 	}
 	if v := m["conflict_match"]; v != nil {
 		e.ConflictMatch = f.str(v, "conflict_match")
@@ -1197,17 +1204,15 @@ func (f *file) validate(s *Scenario, hosts []string) {
 				"endpoint %s: %v", name, err)
 		}
 	}
+	f.checkProbeHosts(s, hosts)
 }
 
 // HostError is a call target that is neither loopback nor allowed.
-type HostError struct{ Host string }
-
-func (e *HostError) Error() string {
-	return fmt.Sprintf("host %s is not loopback and not in allow_hosts", e.Host)
-}
+type HostError = netguard.HostError
 
 // CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
-// rule and the allowed hosts. A host that is itself templated is checked when the call is made.
+// rule and the allowed hosts (netguard's policy). A host that is itself templated is checked
+// when it is rendered, before the trial's first call.
 func CheckHost(rawURL string, allowed []string) *HostError {
 	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
 	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
@@ -1233,26 +1238,15 @@ func hostOf(raw string) string {
 
 func checkHost(rawURL string, allowed []string) *HostError {
 	u, err := url.Parse(rawURL)
-	if err != nil {
+	if err != nil || u.Hostname() == "" {
 		return nil
 	}
-	h := u.Hostname()
-	if h == "" || IsLoopback(h) {
-		return nil
+	var he *HostError
+	if errors.As(netguard.New(allowed).Check(u.Hostname(), u.Port()), &he) {
+		return he
 	}
-	for _, a := range allowed {
-		if strings.EqualFold(a, h) || strings.EqualFold(a, u.Host) {
-			return nil
-		}
-	}
-	return &HostError{Host: h}
+	return nil
 }
 
 // IsLoopback reports whether host is localhost or a loopback address.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(host string) bool { return netguard.IsLoopback(host) }

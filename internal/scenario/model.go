@@ -163,6 +163,8 @@ type MCPEndpoint struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
 	// the default pattern.
 	ConflictMatch string
+	// MaxResponseBytes caps an answer over HTTP (JSON or SSE).
+	MaxResponseBytes int64
 }
 
 // KeySpec says where the idempotency key goes: exactly one field is set.
