@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -117,8 +118,12 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		if err := checkListen(opts.Listen); err != nil {
 			return usage("%v", err)
 		}
-		if herr := scenario.CheckHost(opts.Upstream, opts.AllowHosts); herr != nil {
-			return usage("--upstream %s: %v; add --allow-host %s to send duplicates there", opts.Upstream, herr, herr.Host)
+		if err := netguard.New(opts.AllowHosts).CheckURL(opts.Upstream); err != nil {
+			hint := ""
+			if herr := (*netguard.HostError)(nil); errors.As(err, &herr) {
+				hint = "; add --allow-host " + herr.Host + " to send duplicates there"
+			}
+			return usage("--upstream %s: %v%s", opts.Upstream, err, hint)
 		}
 	}
 	popts := proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed}
@@ -173,7 +178,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	case !httpMode:
 		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: opts.IO.ErrOut})
 	default:
-		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, Ready: opts.IO.ErrOut})
+		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: opts.IO.ErrOut})
 	}
 	calls, cerr := rec.Close()
 	if err = errors.Join(err, cerr); err != nil {
@@ -207,7 +212,7 @@ func checkListen(addr string) error {
 	if err != nil {
 		return fmt.Errorf("--listen %s: %v", addr, err)
 	}
-	if !scenario.IsLoopback(host) {
+	if !netguard.IsLoopback(host) {
 		return errors.New("--listen " + addr + ": not a loopback address (use 127.0.0.1:PORT)")
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
 )
 
 // HTTPConfig is a proxy served on a loopback address in front of an HTTP tool server.
@@ -29,6 +30,8 @@ type HTTPConfig struct {
 	// Plain selects JSON-over-HTTP tools (POST …/{tool}, the key in a header) instead of MCP
 	// streamable HTTP.
 	Plain bool
+	// AllowHosts are the non-loopback hosts the upstream may be on (the outbound policy).
+	AllowHosts []string
 	// Ready, when set, receives "idemtest proxy: listening on http://ADDR" once the proxy
 	// listens.
 	Ready io.Writer
@@ -43,16 +46,24 @@ func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
 	if err != nil || up.Host == "" || (up.Scheme != "http" && up.Scheme != "https") {
 		return fmt.Errorf("--upstream %q: want an http:// or https:// URL", cfg.Upstream)
 	}
+	policy := netguard.New(cfg.AllowHosts)
+	if err := policy.CheckURL(cfg.Upstream); err != nil {
+		return fmt.Errorf("--upstream %s: %w", cfg.Upstream, err)
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	base, stop := context.WithCancel(context.Background())
 	defer stop()
+	// Every connection upstream is checked by the outbound policy; bodies pass as they are, and
+	// a redirect goes back to the agent, which decides.
+	tr := policy.Transport()
+	tr.DisableCompression = true
 	h := &httpProxy{
 		rec: rec, up: up, base: base, mcp: newMCPSession(rec),
 		client: &http.Client{
-			Transport:     &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 64},
+			Transport:     tr,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
