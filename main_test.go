@@ -102,6 +102,7 @@ func TestScripts(t *testing.T) {
 			"exits":    cmdExits,
 			"gone":     cmdGone,
 			"binfile":  cmdBinfile,
+			"mcpagent": cmdMCPAgent,
 		},
 	})
 }

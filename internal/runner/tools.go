@@ -54,13 +54,7 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 	if err != nil {
 		return nil, err
 	}
-	carrier := "header " + def.Key.Header
-	switch {
-	case def.Key.Arg != "":
-		carrier = "arg " + def.Key.Arg
-	case def.Key.Meta != "":
-		carrier = "meta " + def.Key.Meta
-	}
+	carrier := def.Key.String()
 	var tools []endpoint.Tool
 	if lister, ok := ep.(endpoint.ToolLister); ok {
 		if tools, err = lister.Tools(ctx); err != nil {
