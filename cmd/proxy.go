@@ -65,6 +65,8 @@ at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
   idemtest proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3000/mcp --fault timeout:create_booking#2
   idemtest proxy --listen 127.0.0.1:7002 --upstream http://127.0.0.1:8080 --http --fault error:503:issue_refund#1`,
 		RunE: func(c *cobra.Command, args []string) error {
+			// A signal is how an HTTP proxy is ended: the agent verdict decides the exit code.
+			f.SignalEnds = true
 			opts.Command = args
 			opts.seedSet = c.Flags().Changed("seed")
 			if runF != nil {

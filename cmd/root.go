@@ -49,6 +49,9 @@ func version() string {
 type Factory struct {
 	IO      *IOStreams
 	Version string
+	// SignalEnds is set by a command for which SIGINT/SIGTERM/SIGHUP is the normal way to end
+	// (the proxy): its own exit code stands instead of 128 + the signal.
+	SignalEnds bool
 }
 
 // exitError carries an exit code through cobra.
@@ -110,12 +113,13 @@ func Main() ExitCode {
 			os.Exit(int(signalCode(sig)))
 		}
 	}()
-	code := Execute(ctx, &Factory{IO: io, Version: version()}, os.Args[1:])
+	f := &Factory{IO: io, Version: version()}
+	code := Execute(ctx, f, os.Args[1:])
 	// A second signal still cuts this short.
 	proc.StopChildren(stopGrace)
 	close(done)
 	<-handled
-	if sig, ok := first.Load().(os.Signal); ok {
+	if sig, ok := first.Load().(os.Signal); ok && !f.SignalEnds {
 		code = signalCode(sig)
 	}
 	return code
