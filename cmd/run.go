@@ -1,15 +1,18 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -90,6 +93,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	secrets := make([]*redact.Secrets, 0, len(list))
+	for _, sc := range list {
+		secrets = append(secrets, sc.Secrets)
+	}
+	red := redact.New(secrets...)
+	opts.IO.Redact(red)
 	list = runner.Select(list, opts.Tags, re)
 	if opts.Shard != "" {
 		if list, err = runner.Shard(list, opts.Shard); err != nil {
@@ -140,10 +149,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	var werr error
 	if opts.JUnit != "" {
-		werr = errors.Join(werr, writeFile(opts.JUnit, func(f *os.File) error { return reporters.WriteJUnit(f, rep) }))
+		werr = errors.Join(werr, writeFile(opts.JUnit, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) }))
 	}
 	if opts.JSON != "" {
-		werr = errors.Join(werr, writeFile(opts.JSON, func(f *os.File) error { return reporters.WriteJSON(f, rep, opts.Version) }))
+		werr = errors.Join(werr, writeFile(opts.JSON, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, opts.Version) }))
 	}
 	switch {
 	case rep.Interrupted:
@@ -159,14 +168,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	return nil
 }
 
-func writeFile(path string, write func(*os.File) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
+// writeFile writes a report whole, redacted: an encoder writes in pieces that could split a
+// secret.
+func writeFile(path string, red *redact.Redactor, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := os.WriteFile(path, red.Bytes(buf.Bytes()), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }

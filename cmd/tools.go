@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -104,6 +105,7 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
@@ -169,6 +171,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}

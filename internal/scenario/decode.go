@@ -2,12 +2,13 @@ package scenario
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // file is one YAML file being decoded; it collects every error instead of stopping at the first.
@@ -24,6 +25,8 @@ type file struct {
 	// observed are the sinks (maps) and probes (dynamic) assertions may use, by name.
 	observed map[string]any
 	aliases  int
+	// secrets are the values from the environment and the URL passwords this file holds.
+	secrets redact.Secrets
 }
 
 func (f *file) pos(n *yaml.Node) Pos {
@@ -196,42 +199,6 @@ func (f *file) strings(n *yaml.Node, what string) []string {
 		out = append(out, f.str(c, what+" entry"))
 	}
 	return out
-}
-
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// expandEnv replaces ${VAR} and ${VAR:-default} in every scalar of the tree, once, at load time.
-func (f *file) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
-	if n.Kind == yaml.ScalarNode {
-		if !strings.Contains(n.Value, "${") {
-			return
-		}
-		val := n.Value
-		n.Value = envRef.ReplaceAllStringFunc(val, func(m string) string {
-			sub := envRef.FindStringSubmatch(m)
-			if v, ok := lookup(sub[1]); ok && v != "" {
-				return v
-			}
-			if sub[2] != "" {
-				return sub[3]
-			}
-			off := strings.Index(val, m)
-			f.errAt(f.offsetPos(n, off), fmt.Sprintf("set %s in the environment, or give a default: ${%s:-value}", sub[1], sub[1]),
-				"environment variable %s is not set", sub[1])
-			return m
-		})
-		if n.Value != val && n.Tag != "!!str" {
-			// Let the expanded text resolve as YAML would have (a number stays a number).
-			var v yaml.Node
-			if yaml.Unmarshal([]byte(n.Value), &v) == nil && len(v.Content) == 1 && v.Content[0].Kind == yaml.ScalarNode {
-				n.Tag = v.Content[0].Tag
-			}
-		}
-		return
-	}
-	for _, c := range n.Content {
-		f.expandEnv(c, lookup)
-	}
 }
 
 // value converts a YAML tree into plain Go values (maps, lists, strings, numbers, bools).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // Pos is a position in a scenario or config file; Line and Col are 1-based.
@@ -51,6 +53,15 @@ func (es Errors) Error() string {
 		parts[i] = e.Error()
 	}
 	return strings.Join(parts, "\n")
+}
+
+// redact hides the secrets in every message, hint and source line.
+func (es Errors) redact(s *redact.Secrets) {
+	r := redact.New(s)
+	for _, e := range es {
+		e.Msg, e.Hint, e.Source = r.String(e.Msg), r.String(e.Hint), r.String(e.Source)
+		e.Pos.File = r.String(e.Pos.File)
+	}
 }
 
 func (es Errors) sort() {

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // maxFileSize bounds a scenario or config file.
@@ -69,6 +70,7 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 	}
 	if len(errs) > 0 {
 		errs.sort()
+		errs.redact(&l.secrets)
 		return nil, errs
 	}
 	return out, nil
@@ -91,10 +93,12 @@ func LoadConfig(dir string, opts Options) (*Scenario, error) {
 	}
 	if len(errs) > 0 {
 		errs.sort()
+		errs.redact(&l.secrets)
 		return nil, errs
 	}
-	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts}
+	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts, Secrets: &redact.Secrets{}}
 	if c != nil {
+		s.Secrets = c.secrets
 		s.Config, s.File = c.Path, c.Path
 		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
 		s.AllowHosts = append(s.AllowHosts, c.AllowHosts...)
@@ -174,6 +178,8 @@ func looksLikeScenario(path string) bool {
 type loader struct {
 	opts    Options
 	configs map[string]*config
+	// secrets are every file's, to redact the load errors with.
+	secrets redact.Secrets
 }
 
 // config is a decoded idemtest.yaml.
@@ -187,6 +193,7 @@ type config struct {
 	Sinks       map[string]*Sink
 	Probes      map[string]*Probe
 	AllowHosts  []string
+	secrets     *redact.Secrets
 }
 
 func (l *loader) findConfig(scenarioPath string) (*config, Errors) {
@@ -227,7 +234,7 @@ func (l *loader) config(path string) (*config, Errors) {
 		return c, nil
 	}
 	f, root := l.parse(path)
-	c := &config{Path: path}
+	c := &config{Path: path, secrets: &f.secrets}
 	if root != nil {
 		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes")
 		if ok {
@@ -278,6 +285,7 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 	}
 	root := doc.Content[0]
 	f.expandEnv(root, l.opts.LookupEnv)
+	l.secrets.Merge(&f.secrets)
 	return f, root
 }
 
@@ -422,6 +430,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}", "http endpoint %s needs url:", name)
 	} else {
 		h.URL = f.template(hm["url"], "url", configEnv())
+		f.checkURL(hm["url"], "url")
 		ep.urlPos = f.pos(hm["url"])
 		f.checkServiceRefs(hm["url"])
 	}
@@ -507,6 +516,7 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 		}
 	default:
 		e.URL = f.template(m["url"], "url", configEnv())
+		f.checkURL(m["url"], "url")
 		f.checkServiceRefs(m["url"])
 		ep.urlPos = f.pos(m["url"])
 	}
@@ -606,6 +616,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 			kinds := 0
 			if x := rm["http"]; x != nil {
 				s.Ready.HTTP = f.template(x, "ready.http", configEnv())
+				f.checkURL(x, "ready.http")
 				kinds++
 			}
 			if x := rm["tcp"]; x != nil {
@@ -651,7 +662,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	if !ok {
 		return nil, f.errs
 	}
-	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1}
+	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1, Secrets: &f.secrets}
 	if n := m["name"]; n != nil {
 		s.Name = f.str(n, "name")
 	}
@@ -675,6 +686,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 		cfg = &config{}
 	}
 	s.Config = cfg.Path
+	s.Secrets.Merge(cfg.secrets)
 	if s.Endpoint == "" && cfg.Endpoint != "" {
 		s.Endpoint, s.endpointPos = cfg.Endpoint, cfg.endpointPos
 	}
