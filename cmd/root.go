@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -85,13 +86,14 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "idemtest: %v\n", ee.err)
+			// An error can quote a server (a JSON-RPC message, a tool name): escaped like reports.
+			fmt.Fprintf(f.IO.ErrOut, "idemtest: %s\n", reporters.EscapeText(ee.err.Error()))
 		}
 		return ee.code
 	}
 	var serrs scenario.Errors
 	if errors.As(err, &serrs) {
-		fmt.Fprintln(f.IO.ErrOut, serrs.Error())
+		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
 		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
 		return ExitUsage
 	}
