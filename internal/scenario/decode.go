@@ -1,10 +1,14 @@
 package scenario
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -101,8 +105,16 @@ func (f *file) entries(n *yaml.Node, what string) [][2]*yaml.Node {
 		return nil
 	}
 	var out [][2]*yaml.Node
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+		k := n.Content[i]
+		if seen[k.Value] {
+			// YAML keeps the last; a silent overwrite (of an argument, a header) hides a mistake.
+			f.errf(k, "remove one of them", "%s: %q is given twice", what, k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, [2]*yaml.Node{k, n.Content[i+1]})
 	}
 	return out
 }
@@ -126,9 +138,57 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return fmt.Sprintf("%q", shorten(n.Value, 60))
 	}
 	return "an alias"
+}
+
+// shorten cuts a value quoted in a message: the source excerpt already shows where it is.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// decodeOne parses the first YAML document of data into doc and reports a second one: a file
+// is one scenario, and what follows a "---" would otherwise be dropped without a word. A bare
+// trailing "---" is allowed.
+func (f *file) decodeOne(data []byte, doc *yaml.Node) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	var next yaml.Node
+	err := dec.Decode(&next)
+	switch {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return err
+	case len(next.Content) == 1 && next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null" && next.Content[0].Value == "":
+	default:
+		f.errAt(Pos{File: f.path, Line: next.Line, Col: 1}, "put each scenario in a file of its own",
+			"a second YAML document: a scenario file holds one document")
+	}
+	return nil
+}
+
+// expression is an expression written as a YAML string: a number, a boolean or a mapping is a
+// mistake (assert: 42 would otherwise load and fail only when run).
+func (f *file) expression(n *yaml.Node, what string) string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!str" && n.Tag != "!!null" {
+		f.errf(n, `an assertion is an expression such as first.ok && first.status == 200; quote a literal: '42 == 42'`,
+			"%s must be an expression string, got %s %s", what, strings.TrimPrefix(n.Tag, "!!"), kindName(n))
+		return n.Value // compiled all the same, so the error is reported once
+	}
+	return f.str(n, what)
 }
 
 func (f *file) str(n *yaml.Node, what string) string {

@@ -275,7 +275,7 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 	}
 	f.lines = strings.Split(string(data), "\n")
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := f.decodeOne(data, &doc); err != nil {
 		f.yamlError(err)
 		return f, nil
 	}
@@ -799,7 +799,7 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 		env = f.stepEnv(s, st)
 		if x := m["assert"]; x != nil {
 			st.Pos = f.pos(x)
-			src := f.str(x, "assert")
+			src := f.expression(x, "assert")
 			p, err := assert.Compile(src, env)
 			if err != nil {
 				f.exprError(x, err, "assert")
