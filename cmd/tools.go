@@ -216,7 +216,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 
 func safeName(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' || reporters.Escape(string(r)) != string(r) {
 			return '_'
 		}
 		return r
