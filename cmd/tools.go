@@ -112,9 +112,12 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return &exitError{ExitFailed, err}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(tools)
+		b, err := json.MarshalIndent(tools, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(opts.IO.Out, "%s\n", reporters.EscapeJSON(b))
+		return err
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tREAD-ONLY\tIDEMPOTENT\tDESTRUCTIVE\tKEY\tSCHEMA HAS KEY\tMUTATING")

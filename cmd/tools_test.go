@@ -28,6 +28,7 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"tools", "--mcp-url", ts.URL},
+		{"tools", "--json", "--mcp-url", ts.URL},
 		{"init", "--mcp-url", ts.URL, "--dir", dir},
 	} {
 		io, out, errOut := Test()
@@ -38,7 +39,8 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 		if strings.ContainsAny(got, "\x1b\x07\u202e") || strings.Contains(got, "\n::") {
 			t.Errorf("%s printed server bytes raw:\n%q", args[0], got)
 		}
-		if !strings.Contains(got, `refund\x1b]0;pwned\x07\u202eevil`) && !strings.Contains(got, "refund_]0;pwned_") {
+		if !strings.Contains(got, `refund\x1b]0;pwned\x07\u202eevil`) && !strings.Contains(got, "refund_]0;pwned_") &&
+			!strings.Contains(got, `refund\u001b]0;pwned\u0007\u202eevil`) {
 			t.Errorf("%s does not show the tool:\n%s", args[0], got)
 		}
 	}

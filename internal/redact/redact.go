@@ -50,14 +50,6 @@ func (s *Secrets) Merge(o *Secrets) {
 	}
 }
 
-// Len is the number of secrets recorded.
-func (s *Secrets) Len() int {
-	if s == nil {
-		return 0
-	}
-	return len(s.list)
-}
-
 // userinfo matches the user:password@ part of a URL anywhere in a text.
 var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:"'<>]*):([^/?#@\s"'<>]+)@`)
 

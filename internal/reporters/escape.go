@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
@@ -17,6 +18,24 @@ func Escape(s string) string { return escape(s, false) }
 // EscapeText is Escape for text of several lines (a message, a service's output): newlines and
 // tabs are kept, and every line is defused on its own.
 func EscapeText(s string) string { return escape(s, true) }
+
+// EscapeJSON is Escape for JSON printed to a terminal: every hostile character left raw by
+// encoding/json (DEL, C1 controls, bidi formatting) is written as a \uNNNN escape, which
+// decodes to the same value.
+func EscapeJSON(b []byte) []byte {
+	if !bytes.ContainsFunc(b, hostile) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		if hostile(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return out.Bytes()
+}
 
 func escape(s string, lines bool) string {
 	if !needsEscape(s, lines) {
