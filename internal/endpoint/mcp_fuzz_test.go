@@ -26,6 +26,8 @@ func FuzzMCPResult(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"t"}}],"_meta":{"replayed":"yes"}}}`,
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown tool","data":{"x":[1,2]}}}`,
 		`{"jsonrpc":"2.0","id":"a","result":null}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32099,"message":"lost","data":{"content":[{"type":"text","text":"{\"refundId\":\"re_9\"}"}]}}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32099,"message":"lost","data":[1]}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[1,[2,[3]]]"}],"structuredContent":[1,2]}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\xff\xfe"}]}}`,
 	} {
@@ -44,8 +46,8 @@ func FuzzMCPResult(f *testing.F) {
 		ctx := context.Background()
 		if resp.Error != nil {
 			var werr *jsonrpc.Error
-			res := e.classifyError(ctx, Result{Start: time.Now()}, resp.Error, time.Second)
-			if errors.As(resp.Error, &werr) && werr.Code != lostCode && res.Outcome != Fail {
+			res := e.classifyError(ctx, Result{Start: time.Now()}, resp.Error, time.Second, true)
+			if errors.As(resp.Error, &werr) && werr.Code != lostCode && werr.Code != tooLargeCode && res.Outcome != Fail {
 				t.Fatalf("json-rpc error %v is %s, want fail", werr, res.Outcome)
 			}
 			return

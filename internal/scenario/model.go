@@ -75,6 +75,8 @@ type Step struct {
 	Retry                  *Retry
 	Expect                 Outcome
 	WithoutKey             bool
+	// VerdictOff exempts the step's calls from the exactly-once verdict (verdict: off).
+	VerdictOff bool
 
 	// Assert steps.
 	Assert     *assert.Program
@@ -85,6 +87,8 @@ type Step struct {
 
 	// Positions of fields that validation may complain about.
 	endpointPos, retryOfPos Pos
+	// syncPos is where sync: was written; zero when it was not.
+	syncPos Pos
 }
 
 // Retry is the agent framework's retry loop: the same key on every attempt.
@@ -106,6 +110,11 @@ type Endpoint struct {
 	Mutating []string
 	// AllowHosts lists the non-loopback hosts this endpoint may be sent duplicates on.
 	AllowHosts []string
+	// Ignore lists the dotted paths of answer fields that change on every answer (requestId,
+	// meta.at), left out when the verdict compares answers (compare: {ignore: [...]}).
+	Ignore []string
+	// Natural lists tools idempotent by nature: their answers are not judged by the verdict.
+	Natural []string
 
 	urlPos Pos
 }
@@ -117,6 +126,16 @@ func (e *Endpoint) IsMutating(tool string) bool {
 		return true
 	}
 	for _, t := range e.Mutating {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// IsNatural reports whether the config names tool as idempotent by nature.
+func (e *Endpoint) IsNatural(tool string) bool {
+	for _, t := range e.Natural {
 		if t == tool {
 			return true
 		}
@@ -148,6 +167,8 @@ type MCPEndpoint struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
 	// the default pattern.
 	ConflictMatch string
+	// MaxResponseBytes caps an answer over HTTP (JSON or SSE).
+	MaxResponseBytes int64
 }
 
 // KeySpec says where the idempotency key goes: exactly one field is set.
