@@ -31,6 +31,8 @@ type file struct {
 	aliases  int
 	// secrets are the values from the environment and the URL passwords this file holds.
 	secrets redact.Secrets
+	// emptyVars are the variables that expanded to "" in each scalar, for hints.
+	emptyVars map[*yaml.Node][]string
 }
 
 func (f *file) pos(n *yaml.Node) Pos {

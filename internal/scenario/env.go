@@ -83,6 +83,13 @@ func (f *file) expandString(n *yaml.Node, s string, base int, lookup func(string
 			if secret {
 				f.secrets.Add(v, "${"+ref.name+"}")
 			}
+			if v == "" {
+				// Allowed, as in a shell; a value this leaves invalid says why.
+				if f.emptyVars == nil {
+					f.emptyVars = map[*yaml.Node][]string{}
+				}
+				f.emptyVars[n] = append(f.emptyVars[n], ref.name)
+			}
 			b.WriteString(v)
 		case ref.op == ":-":
 			b.WriteString(f.expandString(n, ref.arg, base+i+ref.argOff, lookup, secret))

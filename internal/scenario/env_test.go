@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,6 +88,21 @@ steps:
 	} {
 		if got := r.String(in); got != want {
 			t.Errorf("%s shows as %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestEmptyVariableHint: a variable set to "" expands to "", and a URL it leaves invalid says so.
+func TestEmptyVariableHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	src := "name: x\nendpoints:\n  e: {http: {url: \"${REFUND_URL}/tools/{tool}\"}}\nsteps:\n  - call_tool: t\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load([]string{path}, Options{LookupEnv: func(k string) (string, bool) { return "", k == "REFUND_URL" }})
+	for _, want := range []string{`url: "/tools/{tool}" is not an http:// or https:// URL`, "hint: REFUND_URL is set but empty in the environment"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
 		}
 	}
 }

@@ -43,6 +43,12 @@ func (f *file) checkURL(n *yaml.Node, what string) {
 		return
 	}
 	if err := CheckURL(n.Value); err != nil {
-		f.errf(n, "write a full URL such as http://127.0.0.1:8080/tools/{tool}", "%s: %v", what, err)
+		hint := "write a full URL such as http://127.0.0.1:8080/tools/{tool}"
+		if empty := f.emptyVars[n]; len(empty) == 1 {
+			hint = fmt.Sprintf("%s is set but empty in the environment; %s", empty[0], hint)
+		} else if len(empty) > 1 {
+			hint = fmt.Sprintf("%s are set but empty in the environment; %s", strings.Join(empty, ", "), hint)
+		}
+		f.errf(n, hint, "%s: %v", what, err)
 	}
 }
