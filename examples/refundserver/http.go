@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// openAPIDoc describes the HTTP tools as OpenAPI 3.1; main_test.go calls every operation it names.
+//
+//go:embed openapi.json
+var openAPIDoc []byte
 
 // maxBody bounds a request body; refunds are small.
 const maxBody = 1 << 20
@@ -34,6 +40,10 @@ func (s *service) handler() http.Handler {
 			return
 		}
 		write(w, jsonResponse(map[string]any{"refunds": list}))
+	})
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPIDoc)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		write(w, jsonResponse(map[string]any{"status": "ok", "mode": s.cfg.Mode}))

@@ -56,6 +56,9 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 	n := max(opts.Copies, 1)
 	if opts.Sync == SyncSinglePacket {
 		h, ok := ep.(*HTTP)
+		if l, listed := ep.(*ListedHTTP); listed {
+			h, ok = l.HTTP, true
+		}
 		if !ok {
 			// MCP copies are requests on one session: there are no streams to end together.
 			return notSent(n, errors.New("single-packet needs an HTTP endpoint; use sync: barrier or last-byte"))

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,14 +39,11 @@ type h2Stream struct {
 // singlePacket runs a fan-out over one HTTP/2 connection (h2c with prior knowledge for http://,
 // ALPN h2 for https://).
 func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResult, error) {
-	u, err := url.Parse(strings.ReplaceAll(e.cfg.URL, "{tool}", url.PathEscape(req.Tool)))
-	if err != nil {
-		return FanoutResult{}, err
-	}
 	hr, err := e.newRequest(context.Background(), req)
 	if err != nil {
 		return FanoutResult{}, err
 	}
+	u := hr.URL
 	body, _ := io.ReadAll(hr.Body)
 	timeout := e.timeout(req)
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -35,7 +35,30 @@ type HTTPConfig struct {
 	MaxResponseBytes int64
 	// Policy says which hosts may be connected to; nil allows loopback only.
 	Policy *netguard.Policy
+	// Operations, when set, say per tool how it is called (tools described by an OpenAPI
+	// document): a tool named here ignores URL and Method.
+	Operations map[string]HTTPOperation
 }
+
+// HTTPOperation is how one tool of an HTTP endpoint is called: its method, and its URL and JSON
+// body built from the call's arguments.
+type HTTPOperation struct {
+	Method string
+	// Build returns the request URL and the body (nil: no body) for the arguments.
+	Build func(args map[string]any) (url string, body any)
+	// KeyHeader, when set, carries the key instead of the endpoint's KeyHeader.
+	KeyHeader string
+}
+
+// ListedHTTP is an HTTP endpoint whose tools are known (from an OpenAPI document): it lists
+// them as an MCP server does.
+type ListedHTTP struct {
+	*HTTP
+	List []Tool
+}
+
+// Tools returns the endpoint's tools.
+func (e *ListedHTTP) Tools(context.Context) ([]Tool, error) { return e.List, nil }
 
 // HTTP is an HTTP tool endpoint. Sequential calls share keep-alive connections; prepared calls
 // each get their own connection.
@@ -93,12 +116,25 @@ func (e *HTTP) newRequest(ctx context.Context, req Request) (*http.Request, erro
 	if args == nil {
 		args = map[string]any{}
 	}
-	body, err := json.Marshal(args)
-	if err != nil {
-		return nil, fmt.Errorf("encode arguments: %w", err)
+	method, u, keyHeader := e.cfg.Method, strings.ReplaceAll(e.cfg.URL, "{tool}", url.PathEscape(req.Tool)), e.cfg.KeyHeader
+	var payload any = args
+	if op, ok := e.cfg.Operations[req.Tool]; ok {
+		method = op.Method
+		u, payload = op.Build(args)
+		if op.KeyHeader != "" && keyHeader != "" {
+			// The key goes in a header, and the document says which one.
+			keyHeader = op.KeyHeader
+		}
 	}
-	u := strings.ReplaceAll(e.cfg.URL, "{tool}", url.PathEscape(req.Tool))
-	hr, err := http.NewRequestWithContext(ctx, e.cfg.Method, u, bytes.NewReader(body))
+	var rd io.Reader
+	if payload != nil {
+		body, err := json.Marshal(payload)
+		if err != nil {
+			return nil, fmt.Errorf("encode arguments: %w", err)
+		}
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -106,14 +142,16 @@ func (e *HTTP) newRequest(ctx context.Context, req Request) (*http.Request, erro
 	// sends is one it decided to send (the transport would otherwise replay requests that carry
 	// an Idempotency-Key header when a reused connection fails).
 	hr.GetBody = nil
-	hr.Header.Set("Content-Type", "application/json")
+	if rd != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set("User-Agent", "idemtest")
 	for k, v := range e.cfg.Headers {
 		hr.Header.Set(k, v)
 	}
-	if req.Key != "" && e.cfg.KeyHeader != "" {
-		hr.Header.Set(e.cfg.KeyHeader, req.Key)
+	if req.Key != "" && keyHeader != "" {
+		hr.Header.Set(keyHeader, req.Key)
 	}
 	return hr, nil
 }

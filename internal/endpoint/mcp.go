@@ -71,6 +71,14 @@ type Tool struct {
 	Idempotent  bool           `json:"idempotentHint"`
 	Destructive *bool          `json:"destructiveHint,omitempty"`
 	InputSchema map[string]any `json:"inputSchema,omitempty"`
+	// Method and Path are set for an operation of an OpenAPI document (the annotations then
+	// come from the method: GET, HEAD and OPTIONS read-only; PUT and DELETE idempotent).
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
+	// KeyHeader is the idempotency key header the operation declares.
+	KeyHeader string `json:"key_header,omitempty"`
+	// Finding is what the document lacks for retry safety ("no idempotency key declared").
+	Finding string `json:"finding,omitempty"`
 }
 
 // AcceptsArg reports whether the input schema declares the argument name.

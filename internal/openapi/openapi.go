@@ -493,8 +493,11 @@ func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 	return out
 }
 
-// Operation returns the operation named tool, or false.
+// Operation returns the operation named tool, or false (also on a nil Spec).
 func (s *Spec) Operation(tool string) (Operation, bool) {
+	if s == nil {
+		return Operation{}, false
+	}
 	for _, o := range s.Operations {
 		if o.Tool == tool {
 			return o, true

@@ -251,9 +251,21 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		ep = endpoint.NewMCP(cfg)
 		r.stderr[name] = cfg.Stderr
 	default:
-		url, err := str(def.HTTP.URL, "url")
+		var url string
+		if def.HTTP.URL != nil {
+			var err error
+			if url, err = str(def.HTTP.URL, "url"); err != nil {
+				return nil, def, err
+			}
+		}
+		spec, err := r.openAPI(def, str, checkHost, allow)
 		if err != nil {
 			return nil, def, err
+		}
+		if spec != nil && url == "" {
+			if url, err = specServer(def, spec); err != nil {
+				return nil, def, err
+			}
 		}
 		if err := checkHost(url); err != nil {
 			return nil, def, err
@@ -262,14 +274,23 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		if err != nil {
 			return nil, def, err
 		}
-		ep, err = endpoint.NewHTTP(endpoint.HTTPConfig{
+		cfg := endpoint.HTTPConfig{
 			URL: url, Method: def.HTTP.Method, Headers: headers,
 			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
 			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
 			Policy: netguard.New(allow),
-		})
+		}
+		var tools []endpoint.Tool
+		if spec != nil {
+			cfg.Operations, tools = specOperations(spec, url)
+		}
+		h, err := endpoint.NewHTTP(cfg)
 		if err != nil {
 			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
+		}
+		ep = h
+		if spec != nil {
+			ep = &endpoint.ListedHTTP{HTTP: h, List: tools}
 		}
 	}
 	r.endpoints[cacheKey] = ep

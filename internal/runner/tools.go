@@ -72,6 +72,10 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 	out := make([]ToolInfo, 0, len(tools))
 	for _, t := range tools {
 		info := ToolInfo{Tool: t, KeyCarrier: carrier}
+		if t.KeyHeader != "" && def.Key.Header != "" {
+			// An OpenAPI operation names its own key header.
+			info.KeyCarrier = "header " + t.KeyHeader
+		}
 		if def.Mutating != nil {
 			info.Mutating = def.IsMutating(t.Name)
 		} else {

@@ -450,13 +450,21 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		f.errf(n, "add http: {url: http://127.0.0.1:8080/tools/{tool}} or mcp: {command: [node, server.js]}", "endpoint %s needs http: or mcp:", name)
 		return nil
 	}
-	hm, ok := f.mapping(m["http"], "http endpoint", "url", "method", "headers", "timeout", "max_response_bytes")
+	hm, ok := f.mapping(m["http"], "http endpoint", "url", "method", "headers", "timeout", "max_response_bytes", "openapi")
 	if !ok {
 		return nil
 	}
 	h := &HTTPEndpoint{Method: "POST", Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
+	if v := hm["openapi"]; v != nil {
+		f.openAPI(h, v)
+		if hm["method"] != nil {
+			f.errf(hm["method"], "remove method:; each operation has its own", "method: has no effect with openapi: (http endpoint %s)", name)
+		}
+	}
 	if hm["url"] == nil {
-		f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}", "http endpoint %s needs url:", name)
+		if h.OpenAPI == nil {
+			f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}, or openapi: FILE|URL", "http endpoint %s needs url:", name)
+		}
 	} else {
 		h.URL = f.template(hm["url"], "url", configEnv())
 		f.checkURL(hm["url"], "url")

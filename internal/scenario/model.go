@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/redact"
 )
 
@@ -153,6 +154,14 @@ type HTTPEndpoint struct {
 	Timeout time.Duration
 	// MaxResponseBytes caps a response body.
 	MaxResponseBytes int64
+	// OpenAPI is the document the tools come from (a file or an http(s) URL), nil when the
+	// tools are configured by hand; with it, URL (optional) overrides the document's server.
+	OpenAPI *assert.Template
+	// Spec is the document, loaded with the config when OpenAPI names a file; a URL (perhaps
+	// served by a service) is read when the endpoint is first used.
+	Spec *openapi.Spec
+	// OpenAPIPos is where openapi: is written, for errors found when the document is read.
+	OpenAPIPos Pos
 }
 
 // MCPEndpoint is an MCP server, started as a command (stdio) or reached at a streamable HTTP URL.

@@ -246,7 +246,13 @@ func (f *file) validateProbes(s *Scenario) {
 			f.errAt(p.Pos, "endpoints defined: "+strings.Join(keys(s.Endpoints), ", "), "probe %s: unknown endpoint %q", name, epName)
 			continue
 		}
-		if ep.Mutating != nil || ep.HTTP != nil {
+		if ep.HTTP != nil && ep.Mutating == nil && ep.HTTP.OpenAPI != nil {
+			// The document decides; one read when the endpoint is used is not known here.
+			if o, ok := ep.HTTP.Spec.Operation(t.Tool); ok && o.Mutating {
+				f.errAt(p.Pos, fmt.Sprintf("a probe must not change anything; %s is %s %s in %s", t.Tool, o.Method, o.Path, ep.HTTP.Spec.Source),
+					"probe %s calls %s, which idemtest treats as mutating", name, t.Tool)
+			}
+		} else if ep.Mutating != nil || ep.HTTP != nil {
 			if ep.IsMutating(t.Tool) {
 				f.errAt(p.Pos, fmt.Sprintf("a probe must not change anything; list the mutating tools of endpoint %s under mutating: without %s", epName, t.Tool),
 					"probe %s calls %s, which idemtest treats as mutating", name, t.Tool)

@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/openapi"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// openAPI returns the endpoint's OpenAPI document, nil when its tools are configured by hand: the
+// one loaded with the config (a file), else read now from its URL through the outbound policy.
+func (r *runner) openAPI(def *scenario.Endpoint, str func(*assert.Template, string) (string, error), checkHost func(string) error, allow []string) (*openapi.Spec, error) {
+	h := def.HTTP
+	if h.Spec != nil || h.OpenAPI == nil {
+		return h.Spec, nil
+	}
+	src, err := str(h.OpenAPI, "openapi")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHost(src); err != nil {
+		return nil, err
+	}
+	spec, err := openapi.Load(context.Background(), src, netguard.New(allow))
+	if err != nil {
+		return nil, fmt.Errorf("%s: endpoint %s: %w", h.OpenAPIPos, def.Name, err)
+	}
+	return spec, nil
+}
+
+// specServer is the base URL of an endpoint whose document names its server.
+func specServer(def *scenario.Endpoint, spec *openapi.Spec) (string, error) {
+	if len(spec.Servers) == 0 {
+		return "", fmt.Errorf("%s: endpoint %s: the document %s names no server: set url: on the endpoint", def.HTTP.OpenAPIPos, def.Name, spec.Source)
+	}
+	return spec.Servers[0], nil
+}
+
+// specOperations maps the document's operations to how the endpoint calls them, and to the
+// tools it lists (annotations from the method).
+func specOperations(spec *openapi.Spec, base string) (map[string]endpoint.HTTPOperation, []endpoint.Tool) {
+	ops := make(map[string]endpoint.HTTPOperation, len(spec.Operations))
+	tools := make([]endpoint.Tool, 0, len(spec.Operations))
+	for _, o := range spec.Operations {
+		ops[o.Tool] = endpoint.HTTPOperation{
+			Method:    o.Method,
+			KeyHeader: o.KeyHeader,
+			Build: func(args map[string]any) (string, any) {
+				path, query, body := o.Split(args)
+				return o.URL(base, path, query), body
+			},
+		}
+		tools = append(tools, SpecTool(o))
+	}
+	return ops, tools
+}
+
+// SpecTool is an operation as a tool: annotations from the method, and the finding when a
+// mutating operation declares no idempotency key.
+func SpecTool(o openapi.Operation) endpoint.Tool {
+	t := endpoint.Tool{Name: o.Tool, Description: o.Summary, ReadOnly: o.ReadOnly, Idempotent: o.Idempotent && !o.ReadOnly,
+		InputSchema: o.InputSchema, Method: o.Method, Path: o.Path, KeyHeader: o.KeyHeader}
+	if o.Mutating && o.KeyHeader == "" {
+		t.Finding = openapi.NoKeyDeclared
+	}
+	return t
+}
