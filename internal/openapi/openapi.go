@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,6 +221,12 @@ func parse(ctx context.Context, data []byte, source string, base *url.URL, polic
 // JSON syntax error's offset.
 func positioned(data []byte, source string, err error) error {
 	e := &Error{Source: source, Err: err}
+	// The library tries JSON, then YAML, and reports both; a document that starts with "{"
+	// is JSON, and only the JSON error means anything.
+	msg := err.Error()
+	if i, j := strings.Index(msg, "json error: "), strings.Index(msg, ", yaml error: "); i >= 0 && j > i && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		e.Err = errors.New("not valid JSON: " + msg[i+len("json error: "):j])
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		e.Line, e.Col = offsetLineCol(data, se.Offset-1) // Offset is past the bad byte
