@@ -28,6 +28,7 @@ type EndpointOptions struct {
 	HTTPURL    string
 	Tools      []string
 	AllowHosts []string
+	OpenAPI    string
 }
 
 func (o *EndpointOptions) flags(c *cobra.Command) {
@@ -39,12 +40,13 @@ func (o *EndpointOptions) flags(c *cobra.Command) {
 	fl.StringVar(&o.HTTPURL, "http-url", "", "a plain HTTP tool server's URL, with {tool} (needs --tool)")
 	fl.StringSliceVar(&o.Tools, "tool", nil, "a tool of the --http-url endpoint (repeatable)")
 	fl.StringSliceVar(&o.AllowHosts, "allow-host", nil, "allow this non-loopback host (repeatable)")
+	fl.StringVar(&o.OpenAPI, "openapi", "", "an OpenAPI 3.0/3.1 document (file or URL): its operations are the tools of an HTTP endpoint (--http-url overrides its server)")
 }
 
 // resolve returns a step-less scenario holding the endpoint, and the endpoint's name.
 func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
 	if o.Endpoint != "" {
-		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" {
+		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
 			return nil, "", &exitError{ExitUsage, errors.New("give --endpoint or an ad hoc endpoint, not both")}
 		}
 		sc, err := scenario.LoadConfig(".", scenario.Options{Config: o.Config, AllowHosts: o.AllowHosts})
@@ -66,6 +68,7 @@ func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
 	}
 	sc, err := scenario.AdHocScenario(scenario.AdHoc{
 		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
+		OpenAPI: o.OpenAPI,
 	})
 	if err != nil {
 		return nil, "", &exitError{ExitUsage, err}
@@ -120,6 +123,9 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
+	if len(tools) > 0 && tools[0].Method != "" {
+		return operationsTable(tw, tools)
+	}
 	fmt.Fprintln(tw, "TOOL\tREAD-ONLY\tIDEMPOTENT\tDESTRUCTIVE\tKEY\tSCHEMA HAS KEY\tMUTATING")
 	for _, t := range tools {
 		destructive := "-"
@@ -134,6 +140,25 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		// a CI log line.
 		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", reporters.Escape(t.Name), t.ReadOnly, t.Idempotent, destructive,
 			reporters.Escape(t.KeyCarrier), reporters.Escape(accepts), t.Mutating)
+	}
+	return tw.Flush()
+}
+
+// operationsTable lists the operations of an OpenAPI document: how each is called, whether it
+// is mutating, where its key goes, and what the document lacks.
+func operationsTable(tw *tabwriter.Writer, tools []runner.ToolInfo) error {
+	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tREAD-ONLY\tIDEMPOTENT\tMUTATING\tKEY\tNOTE")
+	for _, t := range tools {
+		key, note := "-", "-"
+		if t.Mutating {
+			key = t.KeyCarrier
+		}
+		if t.Finding != "" {
+			note = t.Finding
+		}
+		// Everything here comes from the document: escaped so that it cannot drive the terminal.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%v\t%s\t%s\n", reporters.Escape(t.Name), reporters.Escape(t.Method), reporters.Escape(t.Path),
+			t.ReadOnly, t.Idempotent, t.Mutating, reporters.Escape(key), reporters.Escape(note))
 	}
 	return tw.Flush()
 }

@@ -154,6 +154,8 @@ type runner struct {
 	endpoints map[string]endpoint.Endpoint
 	// stderr holds the standard error of each stdio MCP server, by endpoint name.
 	stderr map[string]*proc.Tail
+	// listOnly is set when endpoints are built to list their tools, not to call them.
+	listOnly bool
 }
 
 func (r *runner) emit(ev Event) {
@@ -262,13 +264,18 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		if err != nil {
 			return nil, def, err
 		}
-		if spec != nil && url == "" {
+		fromSpec := spec != nil && url == ""
+		if fromSpec {
 			if url, err = specServer(def, spec); err != nil {
 				return nil, def, err
 			}
 		}
-		if err := checkHost(url); err != nil {
-			return nil, def, err
+		// Listing a document's operations sends nothing: its server is checked when called
+		// (the outbound policy refuses it then).
+		if !(fromSpec && r.listOnly) {
+			if err := checkHost(url); err != nil {
+				return nil, def, err
+			}
 		}
 		headers, err := strs(def.HTTP.Headers, "header")
 		if err != nil {

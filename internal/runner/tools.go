@@ -48,7 +48,7 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 		return nil, err
 	}
 	defer svcs.stop()
-	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
+	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}, listOnly: true}
 	defer r.closeEndpoints()
 	ep, _, err := r.endpoint(sc, name)
 	if err != nil {

@@ -19,6 +19,9 @@ type AdHoc struct {
 	// Tools are the tools of a plain HTTP endpoint, which cannot be asked for them.
 	Tools      []string
 	AllowHosts []string
+	// OpenAPI is a document (file or URL) whose operations are the tools of an HTTP endpoint;
+	// HTTPURL then overrides its server.
+	OpenAPI string
 }
 
 // AdHocName is the name an ad hoc endpoint gets.
@@ -50,7 +53,15 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		url = a.MCPURL
 		ep.MCP, ep.Key = &MCPEndpoint{URL: lit(a.MCPURL), Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}, KeySpec{Arg: "idempotencyKey"}
 	}
-	if a.HTTPURL != "" {
+	if a.OpenAPI != "" {
+		given++
+		h, err := adHocOpenAPI(a, lit)
+		if err != nil {
+			return nil, err
+		}
+		ep.HTTP, ep.Key = h, KeySpec{Header: "Idempotency-Key"}
+		url = a.HTTPURL
+	} else if a.HTTPURL != "" {
 		given++
 		url = a.HTTPURL
 		if len(a.Tools) == 0 {
@@ -61,7 +72,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		ep.Mutating = a.Tools
 	}
 	if given != 1 {
-		return nil, errors.New("give exactly one of --endpoint, --mcp-command, --mcp-url or --http-url")
+		return nil, errors.New("give exactly one of --endpoint, --mcp-command, --mcp-url, --http-url or --openapi")
 	}
 	secrets := &redact.Secrets{}
 	secrets.AddURL(url)

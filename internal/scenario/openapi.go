@@ -2,7 +2,11 @@ package scenario
 
 import (
 	"context"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/assert"
 	"path/filepath"
+	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -38,4 +42,28 @@ func (f *file) openAPI(h *HTTPEndpoint, n *yaml.Node) {
 		return
 	}
 	h.Spec = spec
+}
+
+// adHocOpenAPI is the HTTP endpoint of --openapi: a file is loaded now (a bad document is bad
+// input); a URL is checked against the outbound policy and read when the endpoint is used.
+func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
+	h := &HTTPEndpoint{OpenAPI: lit(a.OpenAPI), Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
+	if a.HTTPURL != "" {
+		h.URL = lit(a.HTTPURL)
+	}
+	if openapi.IsURL(a.OpenAPI) {
+		if err := CheckURL(a.OpenAPI); err != nil {
+			return nil, fmt.Errorf("--openapi: %w", err)
+		}
+		if herr := CheckHost(a.OpenAPI, a.AllowHosts); herr != nil {
+			return nil, fmt.Errorf("--openapi: %v; allow it with --allow-host %s", herr, herr.Host)
+		}
+		return h, nil
+	}
+	spec, err := openapi.Load(context.Background(), a.OpenAPI, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.Spec = spec
+	return h, nil
 }
