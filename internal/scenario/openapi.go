@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"fmt"
 	"github.com/idemtest/idemtest/internal/assert"
 	"path/filepath"
-	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
