@@ -74,6 +74,7 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("MEMORY_SERVER", memoryServer(repo))
+			env.Setenv("DIRECTUS_SPEC", directusSpec(repo))
 			env.Values[envKey{}] = env
 			return nil
 		},
@@ -81,6 +82,8 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "memoryserver":
 				return memoryServer(repo) != "", nil
+			case "directusspec":
+				return directusSpec(repo) != "", nil
 			case "postgres", "redis":
 				// Scripts skip without the service, except under CI=true, where that fails.
 				addr := map[string]string{"postgres": "127.0.0.1:5432", "redis": "127.0.0.1:6379"}[cond]
@@ -129,6 +132,30 @@ func TestInteropServerInstalled(t *testing.T) {
 		return
 	}
 	msg := "the npm MCP server for the interop test is not installed; run: npm install --prefix .cache/npm @modelcontextprotocol/server-memory@2026.8.31"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// directusSpec is a large real-world OpenAPI document that ships in an npm package (Directus's
+// API, @directus/specs), installed by .ci/run; "" when it is not installed.
+func directusSpec(repo string) string {
+	p := filepath.Join(repo, ".cache", "npm", "node_modules", "@directus", "specs", "dist", "openapi.json")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// TestOpenAPISpecInstalled makes CI fail, rather than skip the script that lists a real-world
+// OpenAPI document, when the npm package is missing.
+func TestOpenAPISpecInstalled(t *testing.T) {
+	repo, _ := os.Getwd()
+	if directusSpec(repo) != "" {
+		return
+	}
+	msg := "the OpenAPI document for testdata/script/openapi_realworld.txtar is not installed; run: npm install --prefix .cache/npm @directus/specs@15.2.0"
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}

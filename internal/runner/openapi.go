@@ -27,15 +27,26 @@ func (r *runner) openAPI(def *scenario.Endpoint, str func(*assert.Template, stri
 	}
 	spec, err := openapi.Load(context.Background(), src, netguard.New(allow))
 	if err != nil {
-		return nil, fmt.Errorf("%s: endpoint %s: %w", h.OpenAPIPos, def.Name, err)
+		return nil, fmt.Errorf("%sendpoint %s: %w", where(h.OpenAPIPos), def.Name, err)
 	}
 	return spec, nil
 }
 
-// specServer is the base URL of an endpoint whose document names its server.
-func specServer(def *scenario.Endpoint, spec *openapi.Spec) (string, error) {
+// where prefixes an error with the position of openapi:, when it was written in a file.
+func where(p scenario.Pos) string {
+	if p.File == "" {
+		return ""
+	}
+	return p.String() + ": "
+}
+
+// specServer is the base URL of an endpoint whose document names its server; listing needs none.
+func specServer(def *scenario.Endpoint, spec *openapi.Spec, listOnly bool) (string, error) {
 	if len(spec.Servers) == 0 {
-		return "", fmt.Errorf("%s: endpoint %s: the document %s names no server: set url: on the endpoint", def.HTTP.OpenAPIPos, def.Name, spec.Source)
+		if listOnly {
+			return "", nil
+		}
+		return "", fmt.Errorf("%sendpoint %s: the document %s names no server: set url: on the endpoint (or --http-url)", where(def.HTTP.OpenAPIPos), def.Name, spec.Source)
 	}
 	return spec.Servers[0], nil
 }

@@ -266,7 +266,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		}
 		fromSpec := spec != nil && url == ""
 		if fromSpec {
-			if url, err = specServer(def, spec); err != nil {
+			if url, err = specServer(def, spec, r.listOnly); err != nil {
 				return nil, def, err
 			}
 		}
