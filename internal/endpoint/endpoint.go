@@ -39,8 +39,11 @@ type Result struct {
 	Replayed bool
 	Conflict bool
 	// Lost is set when the response was discarded on purpose (LoseResponse).
-	Lost    bool
-	Headers map[string]string
+	Lost bool
+	// Discarded is the outcome the discarded response had (ok when the server executed), ""
+	// when nothing was discarded: the agent never heard it, the verdict does.
+	Discarded Outcome
+	Headers   map[string]string
 	// Start is when the call began; Sent when its last byte was written (zero if unknown);
 	// Received when the response was complete.
 	Start    time.Time

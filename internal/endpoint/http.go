@@ -160,6 +160,7 @@ func lose(res Result, discard bool) Result {
 		return res
 	}
 	res.Lost = true
+	res.Discarded = res.Outcome
 	res.Outcome = Info
 	res.Error = fmt.Sprintf("response discarded (lose_response); the server answered %d", res.Status)
 	return res

@@ -276,6 +276,12 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 	var werr *jsonrpc.Error
 	switch {
 	case errors.As(err, &werr) && werr.Code == lostCode:
+		// The discarded answer travels in the error's data: the verdict judges it.
+		var out mcp.CallToolResult
+		if len(werr.Data) > 0 && json.Unmarshal(werr.Data, &out) == nil {
+			res = e.classify(res, &out)
+			res.Discarded = res.Outcome
+		}
 		res.Lost = true
 		return finish(res, Info, "response discarded (lose_response)")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -473,7 +479,11 @@ func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		delete(c.drop, resp.ID.Raw())
 		c.mu.Unlock()
 		if lost {
-			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: lostCode, Message: "response discarded by idemtest"}}, nil
+			data := resp.Result
+			if resp.Error != nil {
+				data = nil
+			}
+			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: lostCode, Message: "response discarded by idemtest", Data: data}}, nil
 		}
 	}
 	return msg, err

@@ -204,6 +204,10 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 	if res.Outcome != Info || !res.Lost {
 		t.Errorf("lost response: %s lost=%v %q", res.Outcome, res.Lost, res.Error)
 	}
+	// The agent never hears the answer; idemtest keeps it for the verdict.
+	if m, _ := res.Result.(map[string]any); res.Discarded != OK || m == nil || m["args"].(map[string]any)["n"] != 5.0 {
+		t.Errorf("discarded answer: %s %#v", res.Discarded, res.Result)
+	}
 	time.Sleep(100 * time.Millisecond)
 	if n := rec.count("notifications/cancelled"); n != before {
 		t.Errorf("a silently lost response sent %d cancellations", n-before)

@@ -18,9 +18,9 @@ func GitHub(w io.Writer, rep *runner.Report) {
 		msg := f.Message
 		if f.Expression != "" {
 			msg += "\n" + f.Expression
-			for _, l := range f.Explanation {
-				msg += "\n  " + l
-			}
+		}
+		for _, l := range f.Explanation {
+			msg += "\n  " + l
 		}
 		if t := r.FailedTrial; t != nil {
 			msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, t.Session)

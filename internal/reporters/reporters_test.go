@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
 // sampleReport has a pass, a failed assertion with hostile bytes from the endpoint, an errored
-// scenario and a skipped one.
+// scenario, a key the verdict found executed twice and a skipped one.
 func sampleReport() *runner.Report {
 	call := func(step string, cp int, key string, o scenario.Outcome, status int, replayed bool, errMsg string) runner.Call {
 		return runner.Call{Step: step, Tool: "issue_refund", Endpoint: "refunds", Copy: cp, Attempt: 1, Key: key, Outcome: o,
@@ -49,7 +50,7 @@ func sampleReport() *runner.Report {
 		Status:   runner.Failed, Trials: 5, TrialsRun: 5, TrialsPassed: 2, TrialsFailed: 3, Fanouts: 5, Overlapped: 3,
 		Start: t0, Duration: 40 * time.Millisecond,
 		Failure: failure, FailedTrial: failedTrial, Trial1: &runner.Trial{Index: 1, Session: "cccccccccccc", Passed: true},
-		Metrics: runner.Metrics{Calls: 9, OK: 8, Info: 1, Keyed: 9, Retries: 6, Conflicts: 2, SpreadMaxUS: 41.5, SuspectedDuplicates: 1},
+		Metrics: runner.Metrics{Calls: 9, OK: 8, Info: 1, Keyed: 9, Retries: 6, Conflicts: 2, SpreadMaxUS: 41.5, DuplicateExecutions: 1},
 	}
 	errored := &runner.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "service died", File: "scenarios/retry.yaml", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 1, Col: 1}},
@@ -58,11 +59,29 @@ func sampleReport() *runner.Report {
 			Message: "service refunds stopped unexpectedly (exit status 1); its last output:\n    panic: boom"},
 		FailedTrial: &runner.Trial{Index: 1, Session: "dddddddddddd"},
 	}
+	// The verdict's own failure, explained as the runner explains it.
+	judged := verdict.Judge([]verdict.Call{
+		{Key: "eeeeeeeeeeee-0", Tool: "issue_refund", Step: "first", Attempt: 1, OK: true, Lost: true, Answer: map[string]any{"refundId": "re_1", "amount": 49.99}},
+		{Key: "eeeeeeeeeeee-0", Tool: "issue_refund", Step: "retry", Attempt: 1, OK: true, Answer: map[string]any{"refundId": "re_2", "amount": 49.99}},
+	})
+	v := judged.Violations[0]
+	verdictFailed := &runner.ScenarioResult{
+		Scenario: &scenario.Scenario{Name: "verdict only", File: "scenarios/verdict.yaml", Pos: scenario.Pos{File: "scenarios/verdict.yaml", Line: 1, Col: 1}},
+		Status:   runner.Failed, Trials: 1, TrialsRun: 1, TrialsFailed: 1, Start: t0, Duration: 5 * time.Millisecond,
+		Failure: &runner.Failure{Kind: "verdict", Step: "first", Pos: scenario.Pos{File: "scenarios/verdict.yaml", Line: 4, Col: 9},
+			Message: v.Message(), Explanation: v.Explain()},
+		FailedTrial: &runner.Trial{Index: 1, Session: "eeeeeeeeeeee", Calls: []runner.Call{
+			{Step: "first", Tool: "issue_refund", Endpoint: "refunds", Attempt: 1, Key: "eeeeeeeeeeee-0", Outcome: scenario.Info, Status: 200, Lost: true,
+				Error: "response discarded (lose_response); the server answered 200", Start: t0, Duration: 1500 * time.Microsecond},
+			call("retry", 0, "eeeeeeeeeeee-0", scenario.OK, 200, false, ""),
+		}},
+		Metrics: runner.Metrics{Calls: 2, OK: 1, Info: 1, Keyed: 2, Retries: 1, DuplicateExecutions: judged.Duplicates},
+	}
 	skipped := &runner.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "not reached", File: "scenarios/z.yaml", Pos: scenario.Pos{File: "scenarios/z.yaml", Line: 1, Col: 1}},
 		Status:   runner.Skipped, Trials: 1,
 	}
-	return &runner.Report{Scenarios: []*runner.ScenarioResult{pass, fail, errored, skipped}, Start: t0, Duration: 100 * time.Millisecond}
+	return &runner.Report{Scenarios: []*runner.ScenarioResult{pass, fail, errored, verdictFailed, skipped}, Start: t0, Duration: 100 * time.Millisecond}
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -93,7 +112,7 @@ func TestJUnitGolden(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("the report is not valid XML: %v", err)
 	}
-	if doc.Tests != 4 || doc.Failures != 1 || doc.Errors != 1 || doc.Skipped != 1 || len(doc.Suites) != 3 {
+	if doc.Tests != 5 || doc.Failures != 2 || doc.Errors != 1 || doc.Skipped != 1 || len(doc.Suites) != 4 {
 		t.Errorf("counts: %+v", doc)
 	}
 }
@@ -108,7 +127,7 @@ func TestJSONGolden(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Summary.Failed != 1 || back.Scenarios[1].FailedTrial.Calls[2].Key != "bbbbbbbbbbbb-0" {
+	if back.Summary.Failed != 2 || back.Scenarios[1].FailedTrial.Calls[2].Key != "bbbbbbbbbbbb-0" {
 		t.Errorf("round trip: %+v", back.Summary)
 	}
 }

@@ -159,8 +159,10 @@ func Summary(rep *runner.Report) string {
 	if weakScenarios > 0 {
 		parts = append(parts, fmt.Sprintf("%d weak (fan-outs that did not overlap)", weakScenarios))
 	}
-	if m.SuspectedDuplicates > 0 {
-		parts = append(parts, fmt.Sprintf("%d duplicate executions seen (one key, different answers)", m.SuspectedDuplicates))
+	// The exactly-once verdict's count, always shown: 0 is the claim a green run makes.
+	parts = append(parts, fmt.Sprintf("%d duplicate executions", m.DuplicateExecutions))
+	if m.ReplaysDiffer > 0 {
+		parts = append(parts, fmt.Sprintf("%d replays differ", m.ReplaysDiffer))
 	}
 	parts = append(parts,
 		fmt.Sprintf("%d calls", m.Calls),

@@ -35,7 +35,8 @@ func (r *Report) Failed() bool {
 		return true
 	}
 	for _, s := range r.Scenarios {
-		if s.Status == Failed || s.Status == Errored {
+		// A key executed twice fails the run, whatever else happened to the trial.
+		if s.Status == Failed || s.Status == Errored || s.Metrics.DuplicateExecutions > 0 || s.Metrics.ReplaysDiffer > 0 {
 			return true
 		}
 	}
@@ -85,7 +86,8 @@ type Trial struct {
 // Failure says why a trial failed, pointing at the scenario line.
 type Failure struct {
 	// Kind is "assert" (an assertion was false), "expect" (a call's outcome was not the one
-	// expected) or "error" (the step could not run).
+	// expected), "verdict" (a key was not executed exactly once, DESIGN §8) or "error" (the step
+	// could not run).
 	Kind        string
 	Step        string
 	Pos         scenario.Pos
@@ -130,13 +132,16 @@ type Metrics struct {
 	// Keyed counts the calls that carried an idempotency key.
 	Keyed int `json:"keyed"`
 	// Retries counts the calls that reused a key already sent in the trial: the replay rate is
-	// Replayed/Retries.
+	// Replayed/Retries. Replayed counts the answers marked as replays and those equal to an
+	// earlier answer to their key.
 	Retries int `json:"retries"`
 	// SpreadMaxUS is the widest fan-out release spread seen, in microseconds.
 	SpreadMaxUS float64 `json:"spread_max_us"`
-	// SuspectedDuplicates counts successful answers to a key that differ from that key's first
-	// successful answer without being replays: duplicate executions seen in the responses.
-	SuspectedDuplicates int `json:"suspected_duplicates"`
+	// DuplicateExecutions counts, per key, the executions beyond the first that the
+	// exactly-once verdict found (DESIGN §8).
+	DuplicateExecutions int `json:"duplicate_executions"`
+	// ReplaysDiffer counts the keys whose marked replay was not their first answer.
+	ReplaysDiffer int `json:"replays_differ"`
 }
 
 // Add sums m and o.
@@ -150,5 +155,6 @@ func (m *Metrics) Add(o Metrics) {
 	m.Keyed += o.Keyed
 	m.Retries += o.Retries
 	m.SpreadMaxUS = max(m.SpreadMaxUS, o.SpreadMaxUS)
-	m.SuspectedDuplicates += o.SuspectedDuplicates
+	m.DuplicateExecutions += o.DuplicateExecutions
+	m.ReplaysDiffer += o.ReplaysDiffer
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Options control a run.
@@ -436,8 +437,10 @@ type trialState struct {
 	keys  map[string]string
 	args  map[string]map[string]any
 	sent  map[string]bool // keys already sent in this trial
-	// answers holds, per key, the first executed answer (2xx, not a replay) of the trial.
-	answers map[string]string
+	// judged holds every call of the trial as the verdict sees it; exempt the steps whose
+	// calls it does not judge (verdict: off, a tool idempotent by nature).
+	judged  []verdict.Call
+	exempt  map[string]bool
 	metrics *Metrics
 	res     *ScenarioResult
 	mu      sync.Mutex
@@ -452,11 +455,13 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		keys:    map[string]string{},
 		args:    map[string]map[string]any{},
 		sent:    map[string]bool{},
-		answers: map[string]string{},
+		exempt:  map[string]bool{},
 		metrics: &res.Metrics,
 		res:     res,
 	}
 	defer func() { t.Duration = time.Since(start) }()
+	// The verdict judges whatever the trial sent, however it ended.
+	defer r.judge(st)
 	for _, s := range r.sinks.of(sc) {
 		s.s.Reset()
 	}
@@ -629,6 +634,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
+	st.exempt[step.ID] = step.VerdictOff || r.natural(ctx, ep, def, step.Tool)
 	if key != "" && def.Key.Arg != "" && args != nil {
 		// The key travels as an argument and the endpoint adds it; a copy written by hand in the
 		// arguments is dropped so that a retry's arguments are the original's.
@@ -727,9 +733,6 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	case scenario.Info:
 		m.Info++
 	}
-	if c.Replayed {
-		m.Replayed++
-	}
 	if c.Conflict {
 		m.Conflicts++
 	}
@@ -739,18 +742,16 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 			m.Retries++
 		}
 		st.sent[key] = true
-		// One key, two different successful answers, neither a replay: the server most likely
-		// executed twice (a tool that is idempotent by nature can also answer so).
-		if res.Status/100 == 2 || (res.Outcome == endpoint.OK && res.Status == 0) {
-			if !res.Replayed {
-				if first, ok := st.answers[key]; !ok {
-					st.answers[key] = string(res.Body)
-				} else if first != string(res.Body) {
-					m.SuspectedDuplicates++
-				}
-			}
-		}
 	}
+	var ignore []string
+	if def := st.sc.Endpoints[step.Endpoint]; def != nil {
+		ignore = def.Ignore
+	}
+	st.judged = append(st.judged, verdict.Call{
+		Key: key, Endpoint: step.Endpoint, Tool: step.Tool, Step: step.ID, Copy: copy, Attempt: attempt,
+		OK:   res.Outcome == endpoint.OK || (res.Lost && res.Discarded == endpoint.OK),
+		Lost: res.Lost, Replayed: res.Replayed, Answer: res.Result, Ignore: ignore, Exempt: st.exempt[step.ID],
+	})
 	st.mu.Unlock()
 	r.emit(Event{Kind: "call", Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})
 }

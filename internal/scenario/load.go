@@ -392,7 +392,7 @@ func (f *file) exprError(n *yaml.Node, err error, what string) {
 }
 
 func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
-	m, ok := f.mapping(n, "endpoint "+name, "http", "mcp", "key", "mutating", "allow_hosts")
+	m, ok := f.mapping(n, "endpoint "+name, "http", "mcp", "key", "mutating", "allow_hosts", "compare", "natural")
 	if !ok {
 		return nil
 	}
@@ -445,7 +445,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	return ep
 }
 
-// endpointCommon decodes key, mutating and allow_hosts.
+// endpointCommon decodes key, mutating, allow_hosts, compare and natural.
 func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool) {
 	if v := m["key"]; v != nil {
 		km, ok := f.mapping(v, "key", "header", "arg", "meta")
@@ -476,6 +476,20 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 	}
 	if v := m["allow_hosts"]; v != nil {
 		ep.AllowHosts = f.strings(v, "allow_hosts")
+	}
+	if v := m["compare"]; v != nil {
+		if cm, ok := f.mapping(v, "compare", "ignore"); ok && cm["ignore"] != nil {
+			ep.Ignore = f.strings(cm["ignore"], "compare.ignore")
+			for i, p := range ep.Ignore {
+				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+					f.errAt(f.pos(cm["ignore"].Content[min(i, len(cm["ignore"].Content)-1)]), "write a dotted path to a field of the answer, such as requestId or meta.at",
+						"compare.ignore: %q is not a path", p)
+				}
+			}
+		}
+	}
+	if v := m["natural"]; v != nil {
+		ep.Natural = f.strings(v, "natural")
 	}
 }
 
@@ -744,7 +758,7 @@ func keys[T any](m map[string]T) []string {
 }
 
 var callFields = []string{"id", "call_tool", "endpoint", "args", "key", "retry_of", "fanout", "sync", "stagger", "timeout",
-	"lose_response", "retry", "expect", "expect_error", "without_key"}
+	"lose_response", "retry", "expect", "expect_error", "without_key", "verdict"}
 
 // step decodes one step of either form.
 func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
@@ -975,6 +989,19 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	}
 	if x := m["retry"]; x != nil {
 		st.Retry = f.retry(x)
+	}
+	if x := m["verdict"]; x != nil {
+		switch v := f.str(x, "verdict"); v {
+		case "on":
+		case "off":
+			st.VerdictOff = true
+		default:
+			hint := "verdict is on (the default) or off (this step's calls are not judged for exactly-once)"
+			if c := closest(v, []string{"on", "off"}); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errf(x, hint, "unknown verdict %q", v)
+		}
 	}
 	switch {
 	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:

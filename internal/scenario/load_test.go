@@ -115,6 +115,12 @@ func TestNativeForm(t *testing.T) {
 	if retry.Tool != "issue_refund" || retry.RetryOf != "first" || retry.Expect != Any || retry.Retry.Attempts != 4 || retry.Retry.Backoff != 10*time.Millisecond {
 		t.Errorf("retry step: %+v %+v", retry, retry.Retry)
 	}
+	if !burst.VerdictOff || first.VerdictOff {
+		t.Errorf("verdict: off on burst %v, on first %v", burst.VerdictOff, first.VerdictOff)
+	}
+	if ep := s.Endpoints["refunds"]; strings.Join(ep.Ignore, ",") != "requestId,meta.at" || !ep.IsNatural("set_status") || ep.IsNatural("issue_refund") {
+		t.Errorf("compare.ignore %v, natural %v", ep.Ignore, ep.Natural)
+	}
 	if burst.Fanout != 16 || burst.Expect != Any {
 		t.Errorf("burst: %+v", burst)
 	}

@@ -71,6 +71,8 @@ type Step struct {
 	Retry                  *Retry
 	Expect                 Outcome
 	WithoutKey             bool
+	// VerdictOff exempts the step's calls from the exactly-once verdict (verdict: off).
+	VerdictOff bool
 
 	// Assert steps.
 	Assert     *assert.Program
@@ -102,6 +104,11 @@ type Endpoint struct {
 	Mutating []string
 	// AllowHosts lists the non-loopback hosts this endpoint may be sent duplicates on.
 	AllowHosts []string
+	// Ignore lists the dotted paths of answer fields that change on every answer (requestId,
+	// meta.at), left out when the verdict compares answers (compare: {ignore: [...]}).
+	Ignore []string
+	// Natural lists tools idempotent by nature: their answers are not judged by the verdict.
+	Natural []string
 
 	urlPos Pos
 }
@@ -113,6 +120,16 @@ func (e *Endpoint) IsMutating(tool string) bool {
 		return true
 	}
 	for _, t := range e.Mutating {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// IsNatural reports whether the config names tool as idempotent by nature.
+func (e *Endpoint) IsNatural(tool string) bool {
+	for _, t := range e.Natural {
 		if t == tool {
 			return true
 		}

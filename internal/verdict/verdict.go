@@ -1,0 +1,352 @@
+package verdict
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Call is one answer idemtest saw to a call, in the order the trial made them.
+type Call struct {
+	// Key is the idempotency key; a call without one is not judged.
+	Key string
+	// Endpoint and Tool scope the key: a server keeps its keys per tool.
+	Endpoint, Tool string
+	// Step, Copy and Attempt say which call this was, for the explanation.
+	Step          string
+	Copy, Attempt int
+	// OK reports that the server's answer was a success, whether or not the agent heard it.
+	OK bool
+	// Lost marks an answer discarded by lose_response: idemtest read it, the agent did not.
+	Lost bool
+	// Replayed reports that the server marked the answer as a replay.
+	Replayed bool
+	// Answer is the decoded answer: JSON values, or the text when it is not JSON.
+	Answer any
+	// Ignore lists dotted paths (requestId, meta.at) left out of every comparison.
+	Ignore []string
+	// Exempt calls are not judged from their answers: a tool idempotent by nature, or a step
+	// with verdict: off.
+	Exempt bool
+}
+
+// Kind names a violation.
+type Kind string
+
+const (
+	// DoubleExecution: one key got ok answers that are not replays of each other.
+	DoubleExecution Kind = "double-execution"
+	// ReplayDiffers: an answer marked as a replay is not the key's first answer.
+	ReplayDiffers Kind = "replay-differs"
+)
+
+// Violation is a key that broke exactly-once.
+type Violation struct {
+	Kind                Kind
+	Key, Endpoint, Tool string
+	// First is the index, in the calls judged, of the key's first call.
+	First int
+	// Executions is how many times the key executed, as its answers tell (0 when idemtest did
+	// not see the first execution's answer).
+	Executions int
+	// Answers are the answers in question: the first of each execution, or the first answer
+	// and the replays that differ from it.
+	Answers []Call
+	// Differ lists the paths at which the first two answers differ.
+	Differ []string
+}
+
+// Judgement is the verdict on one trial.
+type Judgement struct {
+	Violations []Violation
+	// Replays counts the ok answers that were replays: marked, or JSON-equal to an earlier ok
+	// answer to their key.
+	Replays int
+	// Duplicates counts the executions beyond the first, over every key.
+	Duplicates int
+}
+
+// Judge decides, for every key of a trial, whether it executed exactly once (DESIGN §8). Only
+// ok answers are evidence: an info answer is neither an execution nor its absence, and a fail
+// answer did not execute.
+func Judge(calls []Call) Judgement {
+	type scope struct{ endpoint, tool, key string }
+	var order []scope
+	byKey := map[scope][]int{}
+	for i, c := range calls {
+		if c.Key == "" {
+			continue
+		}
+		s := scope{c.Endpoint, c.Tool, c.Key}
+		if _, ok := byKey[s]; !ok {
+			order = append(order, s)
+		}
+		byKey[s] = append(byKey[s], i)
+	}
+	var j Judgement
+	for _, s := range order {
+		idx := byKey[s]
+		var ok []int
+		for _, i := range idx {
+			if !calls[i].OK {
+				continue
+			}
+			if calls[i].Exempt {
+				if calls[i].Replayed {
+					j.Replays++
+				}
+				continue
+			}
+			ok = append(ok, i)
+		}
+		if len(ok) == 0 {
+			continue
+		}
+		canon := make(map[int]string, len(ok))
+		for _, i := range ok {
+			canon[i] = Canonical(Without(calls[i].Answer, calls[i].Ignore))
+		}
+		// Unmarked answers are executions, one per distinct answer; they are compared with each
+		// other only, so that the order of a fan-out's copies in the history does not matter.
+		var execs, differs []int
+		seen := map[string]bool{}
+		for _, i := range ok {
+			switch {
+			case calls[i].Replayed:
+				j.Replays++
+			case seen[canon[i]]:
+				j.Replays++
+			default:
+				execs = append(execs, i)
+				seen[canon[i]] = true
+			}
+		}
+		// A marked replay must be the stored answer of an execution: the first ok answer when
+		// idemtest saw none (its answer was lost unread). When the key executed twice, a replay
+		// of either execution is explained by the double execution.
+		ref := ok[0]
+		if len(execs) > 0 {
+			ref = execs[0]
+		} else {
+			seen[canon[ref]] = true
+		}
+		for _, i := range ok {
+			if calls[i].Replayed && !seen[canon[i]] {
+				differs = append(differs, i)
+			}
+		}
+		if len(differs) > 0 {
+			v := Violation{Kind: ReplayDiffers, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs),
+				Answers: []Call{calls[ref]}, Differ: Differ(Without(calls[ref].Answer, calls[ref].Ignore), Without(calls[differs[0]].Answer, calls[differs[0]].Ignore))}
+			for _, i := range differs {
+				v.Answers = append(v.Answers, calls[i])
+			}
+			j.Violations = append(j.Violations, v)
+		}
+		if len(execs) > 1 {
+			v := Violation{Kind: DoubleExecution, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs)}
+			for _, i := range execs {
+				v.Answers = append(v.Answers, calls[i])
+			}
+			v.Differ = Differ(Without(calls[execs[0]].Answer, calls[execs[0]].Ignore), Without(calls[execs[1]].Answer, calls[execs[1]].Ignore))
+			j.Violations = append(j.Violations, v)
+			j.Duplicates += len(execs) - 1
+		}
+	}
+	// By the step that first used the key; a double execution before a replay that differs.
+	sort.SliceStable(j.Violations, func(a, b int) bool {
+		va, vb := j.Violations[a], j.Violations[b]
+		if va.First != vb.First {
+			return va.First < vb.First
+		}
+		return va.Kind == DoubleExecution && vb.Kind != DoubleExecution
+	})
+	return j
+}
+
+// Message is the one-line statement of a violation.
+func (v Violation) Message() string {
+	if v.Kind == ReplayDiffers {
+		if n := len(v.Answers) - 1; n > 1 {
+			return fmt.Sprintf("key %s: %d replays differ from the first answer (%s)", v.Key, n, v.Tool)
+		}
+		return fmt.Sprintf("key %s: a replay differs from the first answer (%s)", v.Key, v.Tool)
+	}
+	return fmt.Sprintf("key %s executed %d times (%s)", v.Key, v.Executions, v.Tool)
+}
+
+// maxShown bounds the answers an explanation lists.
+const maxShown = 4
+
+// maxAnswer bounds the text of one answer in an explanation.
+const maxAnswer = 240
+
+// Explain shows the answers in question one under the other, labelled with their calls, and
+// where they differ.
+func (v Violation) Explain() []string {
+	labels := make([]string, 0, len(v.Answers))
+	for i, c := range v.Answers {
+		l := label(c)
+		if v.Kind == ReplayDiffers {
+			l = [2]string{"first answer: ", "marked replay: "}[min(i, 1)] + l
+		}
+		labels = append(labels, l)
+	}
+	width := 0
+	for i := range labels[:min(len(labels), maxShown)] {
+		width = max(width, len(labels[i]))
+	}
+	var out []string
+	switch v.Kind {
+	case ReplayDiffers:
+		out = append(out, "an answer marked as a replay must be the stored first answer:")
+	default:
+		out = append(out, fmt.Sprintf("%d answers to one key that are not replays of each other, each an execution:", v.Executions))
+	}
+	for i, c := range v.Answers {
+		if i == maxShown {
+			out = append(out, fmt.Sprintf("  … and %d more", len(v.Answers)-maxShown))
+			break
+		}
+		out = append(out, fmt.Sprintf("  %-*s  %s", width, labels[i], shorten(Canonical(c.Answer), maxAnswer)))
+	}
+	if len(v.Differ) > 0 {
+		out = append(out, "  they differ at: "+strings.Join(v.Differ, ", "))
+	}
+	if v.Kind == DoubleExecution {
+		out = append(out, "  (if these are not executions: a field that changes on every answer is left out with compare: {ignore: [PATH]}, a tool idempotent by nature is named in natural: [TOOL], both on the endpoint)")
+	}
+	return out
+}
+
+func label(c Call) string {
+	l := c.Step
+	if c.Copy > 0 {
+		l += fmt.Sprintf(" copy %d", c.Copy)
+	}
+	if c.Attempt > 1 {
+		l += fmt.Sprintf(" attempt %d", c.Attempt)
+	}
+	if c.Lost {
+		l += " (lost)"
+	}
+	return l
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Canonical is the JSON text of v with map keys sorted, the form answers are compared in.
+func Canonical(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Without returns v with the dotted paths removed, leaving v itself untouched. A path runs
+// through objects by field name and applies to every element of a list it meets.
+func Without(v any, paths []string) any {
+	for _, p := range paths {
+		if p != "" {
+			v = drop(v, strings.Split(p, "."))
+		}
+	}
+	return v
+}
+
+func drop(v any, path []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		e, ok := x[path[0]]
+		if !ok {
+			return v
+		}
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = val
+		}
+		if len(path) == 1 {
+			delete(out, path[0])
+		} else {
+			out[path[0]] = drop(e, path[1:])
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = drop(e, path)
+		}
+		return out
+	}
+	return v
+}
+
+// maxDiffer bounds the paths Differ reports.
+const maxDiffer = 5
+
+// Differ lists the dotted paths at which a and b differ ("" for the whole value).
+func Differ(a, b any) []string {
+	var out []string
+	differ(a, b, "", &out)
+	if len(out) > maxDiffer {
+		out = append(out[:maxDiffer], "…")
+	}
+	return out
+}
+
+func differ(a, b any, at string, out *[]string) {
+	join := func(k string) string {
+		if at == "" {
+			return k
+		}
+		return at + "." + k
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			differ(am[k], bm[k], join(k), out)
+		}
+		return
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok && len(al) == len(bl) {
+		for i := range al {
+			differ(al[i], bl[i], join(fmt.Sprint(i)), out)
+		}
+		return
+	}
+	if Canonical(a) != Canonical(b) {
+		if at == "" {
+			at = "(the whole answer)"
+		}
+		*out = append(*out, at)
+	}
+}

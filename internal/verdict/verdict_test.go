@@ -1,0 +1,143 @@
+package verdict
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func refund(id string, extra ...any) map[string]any {
+	m := map[string]any{"refundId": id, "amount": 49.99}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
+	}
+	return m
+}
+
+func TestJudge(t *testing.T) {
+	ok := func(step string, answer any) Call {
+		return Call{Key: "s1-0", Tool: "issue_refund", Step: step, Attempt: 1, OK: true, Answer: answer}
+	}
+	marked := func(c Call) Call { c.Replayed = true; return c }
+	lost := func(c Call) Call { c.Lost = true; return c }
+	failed := func(step string) Call {
+		return Call{Key: "s1-0", Tool: "issue_refund", Step: step, Attempt: 1, Answer: map[string]any{"title": "conflict"}}
+	}
+	ignore := func(c Call, paths ...string) Call { c.Ignore = paths; return c }
+	exempt := func(c Call) Call { c.Exempt = true; return c }
+	withKey := func(c Call, key, tool string) Call { c.Key, c.Tool = key, tool; return c }
+
+	tests := []struct {
+		name       string
+		calls      []Call
+		kinds      []Kind
+		executions int // of the first violation
+		replays    int
+		duplicates int
+	}{
+		{name: "one execution, a marked replay", calls: []Call{ok("first", refund("re_1")), marked(ok("retry", refund("re_1")))}, replays: 1},
+		{name: "an unmarked byte-for-byte replay", calls: []Call{ok("first", refund("re_1")), ok("retry", refund("re_1"))}, replays: 1},
+		{name: "a lost answer and its retry executed twice", calls: []Call{lost(ok("first", refund("re_1"))), ok("retry", refund("re_2"))},
+			kinds: []Kind{DoubleExecution}, executions: 2, duplicates: 1},
+		{name: "a lost answer replayed", calls: []Call{lost(ok("first", refund("re_1"))), marked(ok("retry", refund("re_1")))}, replays: 1},
+		{name: "a burst with 3 executions and a replay of one",
+			calls: []Call{ok("burst", refund("re_1")), ok("burst", refund("re_2")), ok("burst", refund("re_2")), ok("burst", refund("re_3"))},
+			kinds: []Kind{DoubleExecution}, executions: 3, replays: 1, duplicates: 2},
+		{name: "a marked replay with a new id", calls: []Call{ok("first", refund("re_1")), marked(ok("retry", refund("re_2")))},
+			kinds: []Kind{ReplayDiffers}, executions: 1, replays: 1},
+		{name: "three marked replays with new ids are one violation of the key",
+			calls: []Call{ok("first", refund("re_1")), marked(ok("b", refund("re_2"))), marked(ok("c", refund("re_3"))), marked(ok("d", refund("re_1")))},
+			kinds: []Kind{ReplayDiffers}, executions: 1, replays: 3},
+		{name: "replays of either of two executions are explained by the double execution",
+			calls: []Call{ok("burst", refund("re_1")), marked(ok("burst", refund("re_2"))), ok("burst", refund("re_2"))},
+			kinds: []Kind{DoubleExecution}, executions: 2, replays: 1, duplicates: 1},
+		{name: "a replay of neither execution differs too, after the double execution",
+			calls: []Call{ok("burst", refund("re_1")), marked(ok("burst", refund("re_3"))), ok("burst", refund("re_2"))},
+			kinds: []Kind{DoubleExecution, ReplayDiffers}, executions: 2, replays: 1, duplicates: 1},
+		{name: "marked replays of a first answer idemtest never saw",
+			calls: []Call{marked(ok("retry", refund("re_1"))), marked(ok("again", refund("re_1")))}, replays: 2},
+		{name: "a marked replay listed before the execution (fan-out copies)", calls: []Call{marked(ok("burst", refund("re_1"))), ok("burst", refund("re_1"))}, replays: 1},
+		{name: "fail answers are not executions", calls: []Call{ok("first", refund("re_1")), failed("retry"), failed("again")}},
+		{name: "info answers are neither", calls: []Call{{Key: "s1-0", Tool: "issue_refund", Step: "first"}, ok("retry", refund("re_1"))}},
+		{name: "an ignored request id", calls: []Call{ignore(ok("first", refund("re_1", "requestId", "r1")), "requestId"), ignore(ok("retry", refund("re_1", "requestId", "r2")), "requestId")}, replays: 1},
+		{name: "a request id not ignored", calls: []Call{ok("first", refund("re_1", "requestId", "r1")), ok("retry", refund("re_1", "requestId", "r2"))},
+			kinds: []Kind{DoubleExecution}, executions: 2, duplicates: 1},
+		{name: "a nested ignored timestamp in a list",
+			calls: []Call{ignore(ok("first", map[string]any{"items": []any{map[string]any{"id": "a", "meta": map[string]any{"at": 1.0}}}}), "items.meta.at"),
+				ignore(ok("retry", map[string]any{"items": []any{map[string]any{"id": "a", "meta": map[string]any{"at": 2.0}}}}), "items.meta.at")},
+			replays: 1},
+		{name: "a tool idempotent by nature is not judged", calls: []Call{exempt(ok("a", map[string]any{"changed": true})), exempt(ok("b", map[string]any{"changed": false}))}},
+		{name: "an exempt marked replay still counts as a replay", calls: []Call{exempt(ok("a", 1.0)), exempt(marked(ok("b", 1.0)))}, replays: 1},
+		{name: "one key on two tools is two scopes", calls: []Call{ok("a", refund("re_1")), withKey(ok("b", refund("re_2")), "s1-0", "other")}},
+		{name: "calls without a key are not judged", calls: []Call{withKey(ok("a", refund("re_1")), "", "issue_refund"), withKey(ok("b", refund("re_2")), "", "issue_refund")}},
+		{name: "answers that are not JSON", calls: []Call{ok("a", "done 1"), ok("b", "done 2")}, kinds: []Kind{DoubleExecution}, executions: 2, duplicates: 1},
+		{name: "empty answers are equal", calls: []Call{ok("a", nil), ok("b", nil)}, replays: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := Judge(tt.calls)
+			var kinds []Kind
+			for _, v := range j.Violations {
+				kinds = append(kinds, v.Kind)
+			}
+			if !reflect.DeepEqual(kinds, tt.kinds) {
+				t.Fatalf("violations %v, want %v", kinds, tt.kinds)
+			}
+			if len(j.Violations) > 0 && j.Violations[0].Executions != tt.executions {
+				t.Errorf("executions %d, want %d", j.Violations[0].Executions, tt.executions)
+			}
+			if j.Replays != tt.replays || j.Duplicates != tt.duplicates {
+				t.Errorf("replays %d duplicates %d, want %d and %d", j.Replays, j.Duplicates, tt.replays, tt.duplicates)
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	j := Judge([]Call{
+		{Key: "s1-3", Tool: "issue_refund", Step: "other", OK: true, Answer: 1.0},
+		{Key: "k", Tool: "issue_refund", Step: "first", Attempt: 1, OK: true, Lost: true, Answer: refund("re_1")},
+		{Key: "k", Tool: "issue_refund", Step: "retry", Attempt: 1, OK: true, Answer: refund("re_2")},
+	})
+	if len(j.Violations) != 1 {
+		t.Fatalf("violations: %+v", j.Violations)
+	}
+	v := j.Violations[0]
+	if v.First != 1 || v.Message() != "key k executed 2 times (issue_refund)" {
+		t.Errorf("first %d, message %q", v.First, v.Message())
+	}
+	got := strings.Join(v.Explain(), "\n")
+	for _, want := range []string{
+		`  first (lost)  {"amount":49.99,"refundId":"re_1"}`,
+		`  retry         {"amount":49.99,"refundId":"re_2"}`,
+		"they differ at: refundId",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestWithoutLeavesTheAnswerAlone(t *testing.T) {
+	a := map[string]any{"requestId": "r1", "meta": map[string]any{"at": 1.0, "by": "x"}}
+	got := Without(a, []string{"requestId", "meta.at", "missing.path"})
+	if !reflect.DeepEqual(got, map[string]any{"meta": map[string]any{"by": "x"}}) {
+		t.Errorf("without: %v", got)
+	}
+	if _, ok := a["requestId"]; !ok || len(a["meta"].(map[string]any)) != 2 {
+		t.Errorf("the original changed: %v", a)
+	}
+}
+
+func TestDifferBounds(t *testing.T) {
+	a, b := map[string]any{}, map[string]any{}
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		a[k], b[k] = k, k+"'"
+	}
+	if got := Differ(a, b); len(got) != maxDiffer+1 || got[maxDiffer] != "…" {
+		t.Errorf("differ: %v", got)
+	}
+	if got := Differ("x", "y"); !reflect.DeepEqual(got, []string{"(the whole answer)"}) {
+		t.Errorf("differ on scalars: %v", got)
+	}
+}
