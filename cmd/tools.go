@@ -195,7 +195,10 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 			continue
 		}
 		path := filepath.Join(opts.Dir, scaffold.FileName(t.Name, taken))
-		files = append(files, file{path, scaffold.Scenario(t.Tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout, Trials: opts.Trials})})
+		tool := t.Tool
+		// A tool the config names idempotent by nature is scaffolded as one that says so.
+		tool.Idempotent = tool.Idempotent || def.IsNatural(t.Name)
+		files = append(files, file{path, scaffold.Scenario(tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout, Trials: opts.Trials})})
 	}
 	if len(files) == 0 {
 		return &exitError{ExitFailed, fmt.Errorf("endpoint %s has no mutating tools", name)}
