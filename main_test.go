@@ -278,7 +278,7 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	ts.Check(err)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if err := syscall.Kill(pid, 0); err != nil {
 			return
