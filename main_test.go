@@ -139,19 +139,28 @@ type listener struct {
 	count atomic.Int64
 }
 
-// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang]". It sets
-// NAME_URL and NAME_ADDR; with hang it never answers.
+// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang | redirect
+// URL]". It sets NAME_URL and NAME_ADDR; with hang it never answers; with redirect it answers
+// every request with a 307 to URL.
 func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 {
-		ts.Fatalf("usage: listen NAME [hang]")
+	if neg || len(args) < 1 || len(args) > 1 && args[1] == "redirect" && len(args) != 3 {
+		ts.Fatalf("usage: listen NAME [hang | redirect URL]")
 	}
 	hang := len(args) > 1 && args[1] == "hang"
+	redirect := ""
+	if len(args) == 3 && args[1] == "redirect" {
+		redirect = args[2]
+	}
 	l := &listener{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
 	stop := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l.count.Add(1)
+		if redirect != "" {
+			http.Redirect(w, r, redirect, http.StatusTemporaryRedirect)
+			return
+		}
 		if hang {
 			select {
 			case <-stop:

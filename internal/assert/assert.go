@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -15,8 +16,9 @@ import (
 	"github.com/expr-lang/expr/vm"
 )
 
-// Env declares the names an expression may use, with a sample value of each name's type. Names
-// whose values are maps (step results, sinks) are dynamic: their fields are not checked.
+// Env declares the names an expression may use, with a sample value of each name's type. A
+// struct value (CallResult, FanoutResult) has its fields checked, inside predicates too; names
+// whose values are maps (sinks) are dynamic: their fields are not checked.
 type Env map[string]any
 
 // Dynamic marks a name whose value has no type until run time (a probe's result: a list of
@@ -41,6 +43,8 @@ func Names(names ...string) Env {
 type Error struct {
 	Offset int
 	Msg    string
+	// Hint suggests a fix, such as the field or name the author most likely meant.
+	Hint string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -88,6 +92,9 @@ func Compile(src string, env Env) (*Program, error) {
 			return
 		}
 		unknown = &Error{Offset: back(id.Location().From), Msg: "unknown name " + id.Value}
+		if c := Closest(id.Value, envNames(env)); c != "" {
+			unknown.Hint = fmt.Sprintf("did you mean %q?", c)
+		}
 	}))
 	if unknown != nil {
 		return nil, unknown
@@ -167,9 +174,46 @@ func toError(err error, norm string, back func(int) int) error {
 	var fe *file.Error
 	if errors.As(err, &fe) {
 		off := offsetOf(norm, fe.Line, fe.Column)
-		return &Error{Offset: back(off), Msg: fe.Message}
+		e := &Error{Offset: back(off), Msg: fe.Message}
+		noField(e)
+		return e
 	}
 	return &Error{Msg: err.Error()}
+}
+
+var noFieldMsg = regexp.MustCompile(`^type (\S+) has no field (\S+)$`)
+
+// noField rewrites expr's "type assert.CallResult has no field okk" in the scenario's words,
+// with the field most likely meant.
+func noField(e *Error) {
+	m := noFieldMsg.FindStringSubmatch(e.Msg)
+	if m == nil {
+		return
+	}
+	for t, kind := range resultKinds {
+		if t.String() != m[1] {
+			continue
+		}
+		fields := FieldNames(t)
+		e.Msg = fmt.Sprintf("%s has no field %q", kind, m[2])
+		e.Hint = "its fields: " + strings.Join(fields, ", ")
+		if c := Closest(m[2], fields); c != "" {
+			e.Hint = fmt.Sprintf("did you mean %q? %s", c, e.Hint)
+		}
+		return
+	}
+}
+
+func envNames(env Env) []string {
+	out := make([]string, 0, len(env)+len(functions))
+	for k := range env {
+		out = append(out, k)
+	}
+	for k := range functions {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // offsetOf turns expr's 1-based line and 0-based column into a byte offset.
@@ -291,13 +335,13 @@ func matches(entry any, filter map[string]any) bool {
 	return true
 }
 
-// Field reads a field of a map value.
+// Field reads a field of a map value, or of a result struct by the name expressions use.
 func Field(v any, name string) (any, bool) {
 	if m, ok := v.(map[string]any); ok {
 		x, ok := m[name]
 		return x, ok
 	}
-	return nil, false
+	return structField(reflect.ValueOf(v), name)
 }
 
 // Equal compares as expr's == does: numbers by value whatever their Go type.
@@ -438,15 +482,21 @@ func dropShadowed(lines []string) []string {
 	return out
 }
 
-// bulky reports whether a value is a map or a list of maps.
+// bulky reports whether a value is a map, a result or a list of them.
 func bulky(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map, reflect.Struct:
 		return true
-	case []any:
-		for _, e := range x {
-			if _, ok := e.(map[string]any); ok {
+	case reflect.Slice, reflect.Array:
+		for i := range rv.Len() {
+			switch e := rv.Index(i); e.Kind() {
+			case reflect.Map, reflect.Struct:
 				return true
+			case reflect.Interface:
+				if k := e.Elem().Kind(); k == reflect.Map || k == reflect.Struct {
+					return true
+				}
 			}
 		}
 	}
@@ -510,6 +560,33 @@ func show(v any) string {
 			return fmt.Sprintf("[%d items: %s, …]", len(x), strings.Join(parts, ", "))
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	// Results and lists of them are shown as the expressions name their fields.
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Struct:
+		return show(structMap(rv))
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return "nil"
+		}
+		return show(rv.Elem().Interface())
+	case reflect.Slice:
+		if rv.IsNil() {
+			return "[]"
+		}
+		list := make([]any, rv.Len())
+		for i := range list {
+			list[i] = rv.Index(i).Interface()
+		}
+		return show(list)
+	case reflect.Map:
+		if rv.Type().Key().Kind() == reflect.String {
+			m := make(map[string]any, rv.Len())
+			for it := rv.MapRange(); it.Next(); {
+				m[it.Key().String()] = it.Value().Interface()
+			}
+			return show(m)
+		}
 	}
 	return fmt.Sprint(v)
 }

@@ -8,23 +8,28 @@ import (
 
 func testEnv() map[string]any {
 	return map[string]any{
-		"burst": map[string]any{
-			"calls": []any{
-				map[string]any{"ok": true, "result": map[string]any{"refundId": "re_1"}},
-				map[string]any{"ok": true, "result": map[string]any{"refundId": "re_2"}},
-				map[string]any{"ok": false},
+		"burst": FanoutResult{
+			Calls: []CopyResult{
+				{CallResult: CallResult{OK: true, Status: 200, Result: map[string]any{"refundId": "re_1"}}},
+				{CallResult: CallResult{OK: true, Status: 200, Result: map[string]any{"refundId": "re_2"}}},
+				{CallResult: CallResult{Status: 409, Conflict: true}},
 			},
-			"ok": 2,
+			OK: 2, Conflict: 1,
 		},
+		"first":   CallResult{OK: true, Status: 200, Headers: map[string]string{"Idempotent-Replayed": "true"}},
 		"pp":      map[string]any{"refunds": []any{map[string]any{"accountId": "a", "amount": 10.0}, map[string]any{"accountId": "b", "amount": 3.0}}},
 		"session": "s1",
 	}
 }
 
+// testDecl declares testEnv's names as the loader does: results typed, sinks dynamic.
+func testDecl() Env {
+	return Env{"burst": FanoutResult{}, "first": CallResult{}, "pp": map[string]any{}, "session": ""}
+}
+
 func TestCompileAndRun(t *testing.T) {
 	env := testEnv()
-	decl := Names("burst", "pp")
-	decl["session"] = ""
+	decl := testDecl()
 	for _, tc := range []struct {
 		name, src string
 		want      bool
@@ -36,6 +41,12 @@ func TestCompileAndRun(t *testing.T) {
 		{"count matches numbers by value", `pp.refunds.count({amount: 10}) == 1`, true},
 		{"triple equals inside a string is text", `"a===b" == "a===b"`, true},
 		{"session", `session == "s1"`, true},
+		{"seed count over typed copies", `burst.calls.count({ok: true, status: 200}) == 2`, true},
+		{"predicate with #", `any(burst.calls, #.conflict && #.status == 409)`, true},
+		{"typed counts", `burst.ok + burst.conflict == 3 && burst.fail == 0`, true},
+		{"unset copy timing is nil", `burst.calls[0].released_us == nil`, true},
+		{"headers", `first.headers["Idempotent-Replayed"] == "true" && first.headers["nope"] == ""`, true},
+		{"dynamic result", `first.result == nil && burst.calls[1].result.refundId == "re_2"`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := Compile(tc.src, decl)
@@ -76,8 +87,56 @@ func TestCompileErrors(t *testing.T) {
 	}
 }
 
+// TestFieldTypos: a field that the result types lack is a compile error wherever it is read,
+// with the field most likely meant.
+func TestFieldTypos(t *testing.T) {
+	for _, tc := range []struct {
+		src, msg, hint string
+		offset         int
+	}{
+		{`burst.calls[0].replayd != true`, `a fan-out copy has no field "replayd"`, `did you mean "replayed"?`, 15},
+		{`none(burst.calls, .stauts == 500)`, `a fan-out copy has no field "stauts"`, `did you mean "status"?`, 19},
+		{`burst.conflicts == nil`, `a fan-out result has no field "conflicts"`, `did you mean "conflict"?`, 6},
+		{`first.okk`, `a call result has no field "okk"`, `did you mean "ok"?`, 6},
+		{`map(burst.calls, #.releasd_us)`, `a fan-out copy has no field "releasd_us"`, `did you mean "released_us"?`, 19},
+		{`count(filter(burst.calls, .ok), .atempts > 1)`, `a fan-out copy has no field "atempts"`, `did you mean "attempts"?`, 33},
+		{`first.ok === true && first.xyzzy`, `a call result has no field "xyzzy"`, "its fields: attempts,", 27},
+		{`frist.ok`, "unknown name frist", `did you mean "first"?`, 0},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			_, err := Compile(tc.src, testDecl())
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if e.Msg != tc.msg || !strings.HasPrefix(e.Hint, tc.hint) || e.Offset != tc.offset {
+				t.Errorf("got %d %q (%s), want %d %q (%s)", e.Offset, e.Msg, e.Hint, tc.offset, tc.msg, tc.hint)
+			}
+		})
+	}
+}
+
+func TestShowTypedResults(t *testing.T) {
+	env := testEnv()
+	got := Show(env["first"])
+	want := `{attempts: 0, conflict: false, duration_ms: 0, error: "", headers: {Idempotent-Replayed: "true"}, key: "", lost: false, ok: true, outcome: "", replayed: false, result: nil, status: 200}`
+	if got != want {
+		t.Errorf("Show = %s\nwant   %s", got, want)
+	}
+	us := 5.5
+	if got := Show([]CopyResult{{ReleasedUS: &us}}); !strings.Contains(got, "released_us: 5.5") || !strings.Contains(got, "answered_us: nil") {
+		t.Errorf("Show copies = %s", got)
+	}
+	if got := Show(&us); got != "5.5" {
+		t.Errorf("Show pointer = %s", got)
+	}
+	if got := Text(env["first"]); !strings.Contains(got, `"duration_ms":0`) || !strings.Contains(got, `"ok":true`) {
+		t.Errorf("Text = %s", got)
+	}
+}
+
 func TestExplain(t *testing.T) {
-	p, err := Compile(`count(burst.calls, .ok) >= 3 && len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`, Names("burst"))
+	p, err := Compile(`count(burst.calls, .ok) >= 3 && len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`, testDecl())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +166,7 @@ func TestTemplate(t *testing.T) {
 		{`plain`, "plain"},
 		{`{{ burst.calls[0].result }}!`, `{"refundId":"re_1"}!`},
 	} {
-		tpl, err := CompileTemplate(tc.src, Env{"burst": map[string]any{}, "session": ""})
+		tpl, err := CompileTemplate(tc.src, testDecl())
 		if err != nil {
 			t.Fatalf("%s: %v", tc.src, err)
 		}

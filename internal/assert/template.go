@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -116,6 +117,12 @@ func Text(v any) string {
 		return ""
 	case map[string]any, []any:
 		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Map:
+		// A whole result ({{ first }}) or a typed list of them, with the names expressions use.
+		b, _ := json.Marshal(v)
 		return string(b)
 	}
 	return fmt.Sprint(v)

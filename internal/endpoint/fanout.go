@@ -2,6 +2,8 @@ package endpoint
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sort"
@@ -44,24 +46,26 @@ type FanoutResult struct {
 	Overlapped bool
 	// Offsets are the stagger offsets used, by copy.
 	Offsets []time.Duration
+	// Err is why the copies could not be released at all (single-packet to a server that does
+	// not speak HTTP/2, or to an MCP endpoint): nothing reached a handler, every copy failed.
+	Err error
 }
 
 // Fanout sends opts.Copies copies of req, prepared first and released together.
 func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) FanoutResult {
 	n := max(opts.Copies, 1)
 	if opts.Sync == SyncSinglePacket {
-		if h, ok := ep.(*HTTP); ok {
-			fo, err := h.singlePacket(ctx, req, n)
-			if err != nil {
-				// Nothing was released: no stream was ended, so no handler saw a whole request.
-				fo = FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n)}
-				for i := range fo.Results {
-					fo.Results[i] = finish(Result{Start: time.Now()}, Fail, "single-packet: "+err.Error())
-				}
-			}
-			return fo
+		h, ok := ep.(*HTTP)
+		if !ok {
+			// MCP copies are requests on one session: there are no streams to end together.
+			return notSent(n, errors.New("single-packet needs an HTTP endpoint; use sync: barrier or last-byte"))
 		}
-		opts.Sync = SyncBarrier // MCP copies are requests on one session already
+		fo, err := h.singlePacket(ctx, req, n)
+		if err != nil {
+			// Nothing was released: no stream was ended, so no handler saw a whole request.
+			return notSent(n, err)
+		}
+		return fo
 	}
 	popts := PrepareOptions{LastByte: opts.Sync == SyncLastByte, Hold: opts.Hold}
 	prepared := make([]Prepared, n)
@@ -130,6 +134,16 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 	}
 	done.Wait()
 	return FanoutResult{Results: results, SpreadUS: spread(results), Overlapped: overlapped(results), Offsets: offsets}
+}
+
+// notSent is a single-packet fan-out that could not be released: every copy failed with err.
+func notSent(n int, err error) FanoutResult {
+	err = fmt.Errorf("single-packet: %w", err)
+	fo := FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n), Err: err}
+	for i := range fo.Results {
+		fo.Results[i] = finish(Result{Start: time.Now()}, Fail, err.Error())
+	}
+	return fo
 }
 
 func staggerOffsets(n int, o FanoutOptions) []time.Duration {

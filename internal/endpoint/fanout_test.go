@@ -273,7 +273,18 @@ func TestSinglePacketOverH2C(t *testing.T) {
 	if r := fo.Results[0]; r.Outcome != Fail || !strings.Contains(r.Error, "does not speak HTTP/2") {
 		t.Errorf("HTTP/1 server: %s %q", r.Outcome, r.Error)
 	}
+	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "single-packet: the server does not speak HTTP/2") {
+		t.Errorf("HTTP/1 server: fan-out error %v", fo.Err)
+	}
 	if len(plain.arrivals) != 0 {
 		t.Errorf("%d calls completed on a server without HTTP/2", len(plain.arrivals))
+	}
+
+	// An MCP endpoint has no streams to end together: refused, not quietly a barrier.
+	mcp := NewMCP(MCPConfig{URL: plain.URL + "/mcp"})
+	defer mcp.Close()
+	fo = Fanout(context.Background(), mcp, Request{Tool: "x"}, FanoutOptions{Copies: 2, Sync: SyncSinglePacket})
+	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "needs an HTTP endpoint") || fo.Results[1].Outcome != Fail {
+		t.Errorf("MCP endpoint: %v %+v", fo.Err, fo.Results)
 	}
 }

@@ -61,7 +61,7 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 		}
 		addr = net.JoinHostPort(u.Hostname(), port)
 	}
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	conn, err := e.cfg.Policy.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return FanoutResult{}, fmt.Errorf("connect: %w", err)
 	}

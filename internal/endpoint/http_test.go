@@ -75,7 +75,7 @@ func TestHTTPOutcomes(t *testing.T) {
 		{"hang", Info, 0, false, "timeout"},
 		{"reset", Info, 0, false, ""},
 		{"big", Info, 200, false, "max_response_bytes"},
-		{"redirect", Fail, 302, false, "unexpected status"},
+		{"redirect", Fail, 302, false, "redirected (302) to http://127.0.0.1"},
 		{"text", OK, 200, false, ""},
 	}
 	for _, mode := range []string{"call", "prepared"} {

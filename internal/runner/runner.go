@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -202,7 +203,8 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	// Scenarios share an endpoint when its definition and what its templates see are the same;
 	// a scenario that overrides a service the endpoint names gets its own.
 	envKey, _ := json.Marshal(env)
-	cacheKey := fmt.Sprintf("%p %s", def, envKey)
+	allow := endpointAllowHosts(sc, def)
+	cacheKey := fmt.Sprintf("%p %s %q", def, envKey, allow)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ep, ok := r.endpoints[cacheKey]; ok {
@@ -227,7 +229,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		return out, nil
 	}
 	checkHost := func(url string) error {
-		if herr := scenario.CheckHost(url, append(sc.AllowHosts, def.AllowHosts...)); herr != nil {
+		if herr := scenario.CheckHost(url, allow); herr != nil {
 			return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
 		}
 		return nil
@@ -237,7 +239,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	case def.MCP != nil:
 		m := def.MCP
 		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: &endpoint.RingWriter{}}
+			Stderr: &endpoint.RingWriter{}, Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
 		if m.ConflictMatch != "" {
 			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
 		}
@@ -285,6 +287,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 			URL: url, Method: def.HTTP.Method, Headers: headers,
 			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
 			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+			Policy: netguard.New(allow),
 		})
 		if err != nil {
 			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
@@ -465,6 +468,10 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 	for _, s := range r.sinks.of(sc) {
 		s.s.Reset()
 	}
+	if f := r.preflight(st); f != nil {
+		t.Failure = f
+		return t
+	}
 	for _, step := range sc.Steps {
 		if err := r.svcs.dead(); err != nil {
 			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
@@ -596,10 +603,18 @@ func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutati
 		if err != nil {
 			return "", fmt.Errorf("key: %w", err)
 		}
-		return assert.Text(v), nil
+		// A key built from a server's answer is refused before any copy is sent.
+		k := assert.Text(v)
+		if err := endpoint.CheckKey(k); err != nil {
+			return "", fmt.Errorf("key: %w", err)
+		}
+		return k, nil
 	}
 	if def.Key.Arg != "" {
 		if k, ok := args[def.Key.Arg].(string); ok && k != "" {
+			if err := endpoint.CheckKey(k); err != nil {
+				return "", fmt.Errorf("args.%s: %w", def.Key.Arg, err)
+			}
 			return k, nil
 		}
 	}
@@ -664,12 +679,12 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		case <-time.After(backoff):
 		}
 	}
-	out := resultMap(res, key, attempts)
+	out := callResult(res, key, attempts)
 	if res.Lost {
-		out = lostMap(res, key)
+		out = lostResult(res, key)
 	}
 	st.env[step.ID] = out
-	got := scenario.Outcome(out["outcome"].(string))
+	got := scenario.Outcome(out.Outcome)
 	if step.Expect != scenario.Any && got != step.Expect {
 		return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
 			Message: fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res))}
@@ -756,34 +771,33 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	r.emit(Event{Kind: "call", Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})
 }
 
-func resultMap(res endpoint.Result, key string, attempts int) map[string]any {
-	headers := map[string]any{}
+// callResult is what assertions see of a call.
+func callResult(res endpoint.Result, key string, attempts int) assert.CallResult {
+	headers := make(map[string]string, len(res.Headers))
 	for k, v := range res.Headers {
 		headers[k] = v
 	}
-	return map[string]any{
-		"ok":          res.Outcome == endpoint.OK,
-		"outcome":     string(res.Outcome),
-		"status":      res.Status,
-		"error":       res.Error,
-		"result":      res.Result,
-		"replayed":    res.Replayed,
-		"conflict":    res.Conflict,
-		"key":         key,
-		"duration_ms": float64(res.Duration.Microseconds()) / 1000,
-		"headers":     headers,
-		"attempts":    attempts,
+	return assert.CallResult{
+		OK:         res.Outcome == endpoint.OK,
+		Outcome:    string(res.Outcome),
+		Status:     res.Status,
+		Error:      res.Error,
+		Result:     res.Result,
+		Replayed:   res.Replayed,
+		Conflict:   res.Conflict,
+		Key:        key,
+		DurationMS: float64(res.Duration.Microseconds()) / 1000,
+		Headers:    headers,
+		Attempts:   attempts,
 	}
 }
 
-// lostMap is what the scenario sees of a call whose response was discarded: nothing came back.
-func lostMap(res endpoint.Result, key string) map[string]any {
-	return map[string]any{
-		"ok": false, "outcome": string(endpoint.Info), "status": 0,
-		"error":  "response discarded (lose_response)",
-		"result": nil, "replayed": false, "conflict": false, "key": key,
-		"duration_ms": float64(res.Duration.Microseconds()) / 1000,
-		"headers":     map[string]any{}, "attempts": 1, "lost": true,
+// lostResult is what the scenario sees of a call whose response was discarded: nothing came back.
+func lostResult(res endpoint.Result, key string) assert.CallResult {
+	return assert.CallResult{
+		Outcome: string(endpoint.Info), Error: "response discarded (lose_response)", Key: key,
+		DurationMS: float64(res.Duration.Microseconds()) / 1000,
+		Headers:    map[string]string{}, Attempts: 1, Lost: true,
 	}
 }
 
@@ -797,31 +811,41 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	if ctx.Err() != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
 	}
-	calls := make([]any, n)
-	counts := map[string]int{}
-	conflicts := 0
+	if fo.Err != nil {
+		// Not an answer of the tool: the copies never left, so the step cannot say anything.
+		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos,
+			Message: fmt.Sprintf("%s: fan-out of %d not sent: %v", step.Tool, n, fo.Err)}
+	}
+	out := assert.FanoutResult{Calls: make([]assert.CopyResult, n), SpreadUS: fo.SpreadUS, Overlapped: fo.Overlapped, Key: req.Key, Fanout: n}
 	var firstSent time.Time
 	for _, res := range fo.Results {
 		if !res.Sent.IsZero() && (firstSent.IsZero() || res.Sent.Before(firstSent)) {
 			firstSent = res.Sent
 		}
 	}
-	since := func(t time.Time) any {
+	since := func(t time.Time) *float64 {
 		if t.IsZero() || firstSent.IsZero() {
 			return nil
 		}
-		return float64(t.Sub(firstSent).Nanoseconds()) / 1000
+		us := float64(t.Sub(firstSent).Nanoseconds()) / 1000
+		return &us
 	}
 	for i, res := range fo.Results {
 		r.record(st, step, i+1, 1, req.Key, res)
-		c := resultMap(res, req.Key, 1)
-		c["offset_us"] = float64(fo.Offsets[i].Nanoseconds()) / 1000
+		c := assert.CopyResult{CallResult: callResult(res, req.Key, 1), OffsetUS: float64(fo.Offsets[i].Nanoseconds()) / 1000}
 		// When this copy left and when its answer began, from the first copy's release.
-		c["released_us"], c["answered_us"] = since(res.Sent), since(res.Answered)
-		calls[i] = c
-		counts[string(res.Outcome)]++
+		c.ReleasedUS, c.AnsweredUS = since(res.Sent), since(res.Answered)
+		out.Calls[i] = c
+		switch res.Outcome {
+		case endpoint.OK:
+			out.OK++
+		case endpoint.Fail:
+			out.Fail++
+		case endpoint.Info:
+			out.Info++
+		}
 		if res.Conflict {
-			conflicts++
+			out.Conflict++
 		}
 	}
 	st.mu.Lock()
@@ -834,10 +858,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		st.res.Overlapped++
 	}
 	st.mu.Unlock()
-	st.env[step.ID] = map[string]any{
-		"calls": calls, "ok": counts["ok"], "fail": counts["fail"], "info": counts["info"],
-		"conflict": conflicts, "spread_us": fo.SpreadUS, "overlapped": fo.Overlapped, "key": req.Key, "fanout": n,
-	}
+	st.env[step.ID] = out
 	if step.Expect != scenario.Any {
 		for i, res := range fo.Results {
 			if scenario.Outcome(res.Outcome) != step.Expect {

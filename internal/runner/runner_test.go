@@ -380,14 +380,53 @@ steps:
     call_tool: issue_refund
     lose_response: true
     retry: {attempts: 3, on: [info], backoff: 1ms}
-  - assert: r.ok && r.attempts == 2 && r.result.key == r.key
+  - assert: r.ok && r.attempts == 2 && r.result.key == r.key && !r.lost
+  - id: gone
+    call_tool: issue_refund
+    lose_response: true
+  - assert: gone.lost && !gone.ok && gone.outcome == "info" && gone.result == nil && gone.headers["Content-Type"] == ""
 `)
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
 	if r.Status != Passed {
 		t.Fatalf("status %s: %+v", r.Status, r.Failure)
 	}
-	if calls := r.Trial1.Calls; len(calls) != 2 || !calls[0].Lost || calls[1].Lost {
+	if calls := r.Trial1.Calls; len(calls) != 3 || !calls[0].Lost || calls[1].Lost || !calls[2].Lost {
 		t.Errorf("history %+v; want the first attempt lost and the second heard", calls)
+	}
+}
+
+// TestSinglePacketWithoutHTTP2 fails the step, saying why, when the server cannot take the
+// copies as HTTP/2 streams, instead of passing a fan-out whose copies never left.
+func TestSinglePacketWithoutHTTP2(t *testing.T) {
+	srv := newEchoServer(t) // HTTP/1.1 only
+	t.Setenv("ECHO_URL", srv.URL)
+	list := load(t, `
+name: single-packet on HTTP/1
+endpoints:
+  e:
+    http: {url: "${ECHO_URL}/tools/{tool}"}
+steps:
+  - id: burst
+    call_tool: issue_refund
+    fanout: 4
+    sync: single-packet
+  - assert: burst.ok + burst.fail + burst.info == 4
+`)
+	rep := Run(context.Background(), list, Options{})
+	r := rep.Scenarios[0]
+	if r.Status != Errored || r.Failure == nil || r.Failure.Step != "burst" {
+		t.Fatalf("status %s, failure %+v", r.Status, r.Failure)
+	}
+	if !strings.Contains(r.Failure.Message, "fan-out of 4 not sent: single-packet: the server does not speak HTTP/2") {
+		t.Errorf("message %q", r.Failure.Message)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	// The HTTP/2 preface, read as an HTTP/1 "PRI *" request, carries no key: no call arrived.
+	for _, k := range srv.keys {
+		if k != "" {
+			t.Errorf("a call with key %s reached the server", k)
+		}
 	}
 }

@@ -47,7 +47,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 	if a.MCPURL != "" {
 		given++
 		url = a.MCPURL
-		ep.MCP, ep.Key = &MCPEndpoint{URL: lit(a.MCPURL), Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}, KeySpec{Arg: "idempotencyKey"}
+		ep.MCP, ep.Key = &MCPEndpoint{URL: lit(a.MCPURL), Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}, KeySpec{Arg: "idempotencyKey"}
 	}
 	if a.HTTPURL != "" {
 		given++

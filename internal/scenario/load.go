@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/netguard"
 )
 
 // maxFileSize bounds a scenario or config file.
@@ -60,6 +61,11 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 			var cerrs Errors
 			cfg, cerrs = l.findConfig(path)
 			errs = append(errs, cerrs...)
+		}
+		if cfg != nil && cfg.broken {
+			// The config's own errors are the root cause; loading the scenario against what
+			// could be decoded of it would add one derived error per step ("no endpoint").
+			continue
 		}
 		s, serrs := l.scenario(path, cfg)
 		errs = append(errs, serrs...)
@@ -179,6 +185,8 @@ type loader struct {
 // config is a decoded idemtest.yaml.
 type config struct {
 	Path string
+	// broken is set when the file had errors: scenarios using it are not loaded.
+	broken bool
 	// Endpoint is the default endpoint of call steps that name none.
 	Endpoint    string
 	endpointPos Pos
@@ -240,7 +248,8 @@ func (l *loader) config(path string) (*config, Errors) {
 	}
 	l.configs[path] = c
 	if len(f.errs) > 0 {
-		return nil, f.errs
+		c.broken = true
+		return c, f.errs
 	}
 	return c, nil
 }
@@ -381,9 +390,9 @@ func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Templ
 func (f *file) exprError(n *yaml.Node, err error, what string) {
 	var e *assert.Error
 	if errors.As(err, &e) {
-		hint := ""
+		hint := e.Hint
 		if strings.HasPrefix(e.Msg, "unknown name") {
-			hint = "names available here: " + strings.Join(f.namesHint, ", ")
+			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
 		}
 		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
 		return
@@ -495,11 +504,11 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 
 func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	name := ep.Name
-	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match")
+	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match", "max_response_bytes")
 	if !ok {
 		return nil
 	}
-	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
 	switch {
 	case (m["command"] == nil) == (m["url"] == nil):
 		f.errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
@@ -547,6 +556,12 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	}
 	if v := m["init_timeout"]; v != nil {
 		e.InitTimeout = f.duration(v, "init_timeout")
+	}
+	if v := m["max_response_bytes"]; v != nil {
+		if m["url"] == nil {
+			f.errf(v, "a stdio server's messages are bounded by the MCP SDK", "max_response_bytes is only for an MCP server reached by url")
+		}
+		e.MaxResponseBytes = int64(f.integer(v, "max_response_bytes", 1, 1<<30))
 	}
 	if v := m["conflict_match"]; v != nil {
 		e.ConflictMatch = f.str(v, "conflict_match")
@@ -912,7 +927,9 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 	}
 }
 
-// stepEnv is what a step's expressions may use: earlier steps, session and trial.
+// stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
+// result is typed (assert.CallResult, or assert.FanoutResult for a fan-out), so a field typo is
+// a load error; the runner fills in the same types.
 func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	env := assert.Env{"session": "", "trial": 0}
 	names := []string{"session", "trial"}
@@ -922,7 +939,10 @@ func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 	}
 	for _, prev := range s.Steps {
 		if prev.Kind == CallStep {
-			env[prev.ID] = map[string]any{}
+			env[prev.ID] = assert.CallResult{}
+			if prev.Fanout > 1 {
+				env[prev.ID] = assert.FanoutResult{}
+			}
 			names = append(names, prev.ID)
 		}
 	}
@@ -961,6 +981,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
 	st.Sync = "last-byte"
 	if x := m["sync"]; x != nil {
+		st.syncPos = f.pos(x)
 		switch v := f.str(x, "sync"); v {
 		case "barrier", "last-byte", "single-packet":
 			st.Sync = v
@@ -1030,6 +1051,7 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 	if st.LoseResponse && st.Fanout > 1 {
 		f.errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")
 	}
+	f.refuseIgnored(st, m)
 	if st.WithoutKey && (m["key"] != nil) {
 		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
 	}
@@ -1163,6 +1185,7 @@ func (f *file) validate(s *Scenario, hosts []string) {
 			continue
 		}
 		used[st.Endpoint] = true
+		f.refuseSinglePacket(st, s.Endpoints[st.Endpoint])
 	}
 	for name := range used {
 		ep := s.Endpoints[name]
@@ -1181,17 +1204,15 @@ func (f *file) validate(s *Scenario, hosts []string) {
 				"endpoint %s: %v", name, err)
 		}
 	}
+	f.checkProbeHosts(s, hosts)
 }
 
 // HostError is a call target that is neither loopback nor allowed.
-type HostError struct{ Host string }
-
-func (e *HostError) Error() string {
-	return fmt.Sprintf("host %s is not loopback and not in allow_hosts", e.Host)
-}
+type HostError = netguard.HostError
 
 // CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
-// rule and the allowed hosts. A host that is itself templated is checked when the call is made.
+// rule and the allowed hosts (netguard's policy). A host that is itself templated is checked
+// when it is rendered, before the trial's first call.
 func CheckHost(rawURL string, allowed []string) *HostError {
 	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
 	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
@@ -1217,26 +1238,15 @@ func hostOf(raw string) string {
 
 func checkHost(rawURL string, allowed []string) *HostError {
 	u, err := url.Parse(rawURL)
-	if err != nil {
+	if err != nil || u.Hostname() == "" {
 		return nil
 	}
-	h := u.Hostname()
-	if h == "" || IsLoopback(h) {
-		return nil
+	var he *HostError
+	if errors.As(netguard.New(allowed).Check(u.Hostname(), u.Port()), &he) {
+		return he
 	}
-	for _, a := range allowed {
-		if strings.EqualFold(a, h) || strings.EqualFold(a, u.Host) {
-			return nil
-		}
-	}
-	return &HostError{Host: h}
+	return nil
 }
 
 // IsLoopback reports whether host is localhost or a loopback address.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(host string) bool { return netguard.IsLoopback(host) }

@@ -93,7 +93,7 @@ func TestSeedFormLoadsAsNative(t *testing.T) {
 	if args := call.Args.(map[string]any); args["idempotencyKey"] != "test-sess-4" || args["amount"] != 49.99 {
 		t.Errorf("args %v", args)
 	}
-	ok, err := s.Steps[2].Assert.Bool(map[string]any{"step1": map[string]any{"ok": true}, "step2": map[string]any{"ok": true}})
+	ok, err := s.Steps[2].Assert.Bool(map[string]any{"step1": assert.CallResult{OK: true}, "step2": assert.CallResult{OK: true}})
 	if err != nil || !ok {
 		t.Errorf("=== assertion: %v %v", ok, err)
 	}
@@ -180,4 +180,50 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("no error and %d scenarios", len(list))
 		}
 	})
+}
+
+// TestConfigErrorsFirst: when the config does not load, its errors are reported and the
+// scenarios using it are not, so the root cause is not buried under one derived "no endpoint"
+// error per step.
+func TestConfigErrorsFirst(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	scenarios := []string{
+		write("found/a.yaml", "name: a\nsteps:\n  - call_tool: x\n  - call_tool: y\n"),
+		write("found/b.yaml", "name: b\nsteps:\n  - call_tool: x\n"),
+	}
+	write("found/idemtest.yaml", "endpoints:\n  e:\n    htpp: {url: \"http://127.0.0.1:1/{tool}\"}\n")
+	explicit := write("explicit.yaml", "endpoints:\n  e: {http: {url: \"http://127.0.0.1:1/{tool}\"}\n")
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"found next to the scenarios", "", `found/idemtest.yaml:3:5: unknown field "htpp"`},
+		{"given with --config", explicit, "explicit.yaml:2:3: invalid YAML"},
+		{"missing --config", filepath.Join(dir, "nope.yaml"), "nope.yaml: read: no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(scenarios, Options{Config: tc.config})
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("err = %v, want Errors", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("errors lack %q:\n%v", tc.want, err)
+			}
+			for _, e := range errs {
+				if !strings.HasSuffix(e.Pos.File, ".yaml") || strings.HasSuffix(e.Pos.File, "a.yaml") || strings.HasSuffix(e.Pos.File, "b.yaml") {
+					t.Errorf("an error outside the config: %v", e)
+				}
+			}
+		})
+	}
 }

@@ -83,6 +83,8 @@ type Step struct {
 
 	// Positions of fields that validation may complain about.
 	endpointPos, retryOfPos Pos
+	// syncPos is where sync: was written; zero when it was not.
+	syncPos Pos
 }
 
 // Retry is the agent framework's retry loop: the same key on every attempt.
@@ -161,6 +163,8 @@ type MCPEndpoint struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
 	// the default pattern.
 	ConflictMatch string
+	// MaxResponseBytes caps an answer over HTTP (JSON or SSE).
+	MaxResponseBytes int64
 }
 
 // KeySpec says where the idempotency key goes: exactly one field is set.

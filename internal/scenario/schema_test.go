@@ -74,10 +74,24 @@ func TestSchemaKnowsEveryCallField(t *testing.T) {
 	}
 }
 
-func TestSchemaRejectsUnknownFields(t *testing.T) {
+func TestSchemaRejects(t *testing.T) {
+	for _, tc := range []struct{ name, step string }{
+		{"misspelt field", `{"call_tool": "t", "fanuot": 3}`},
+		{"sync without fanout", `{"call_tool": "t", "sync": "barrier"}`},
+		{"stagger with one copy", `{"call_tool": "t", "fanout": 1, "stagger": "2ms"}`},
+		{"retry with fanout", `{"call_tool": "t", "fanout": 4, "retry": {"attempts": 2}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var doc any
+			json.Unmarshal([]byte(`{"name": "x", "steps": [`+tc.step+`]}`), &doc)
+			if err := resolved(t, false).Validate(doc); err == nil {
+				t.Error("the schema accepts it")
+			}
+		})
+	}
 	var doc any
-	json.Unmarshal([]byte(`{"name": "x", "steps": [{"call_tool": "t", "fanuot": 3}]}`), &doc)
-	if err := resolved(t, false).Validate(doc); err == nil {
-		t.Error("a misspelt field passed the schema")
+	json.Unmarshal([]byte(`{"name": "x", "steps": [{"call_tool": "t", "fanout": 4, "sync": "barrier", "stagger": "1ms"}, {"call_tool": "t", "retry": {}}]}`), &doc)
+	if err := resolved(t, false).Validate(doc); err != nil {
+		t.Errorf("the schema rejects a valid fan-out and retry: %v", err)
 	}
 }
