@@ -103,6 +103,7 @@ func TestScripts(t *testing.T) {
 			"gone":     cmdGone,
 			"binfile":  cmdBinfile,
 			"replace":  cmdReplace,
+			"mcpagent": cmdMCPAgent,
 		},
 	})
 }

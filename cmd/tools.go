@@ -164,7 +164,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	c.Flags().StringVar(&opts.Dir, "dir", "scenarios", "directory to write the scenarios to")
 	c.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
 	c.Flags().IntVar(&opts.Fanout, "fanout", 8, "copies in each generated burst")
-	c.Flags().IntVar(&opts.Trials, "trials", 3, "trials each generated scenario runs, a fresh session each")
+	c.Flags().IntVar(&opts.Trials, "trials", 10, "trials each generated scenario runs, a fresh session each")
 	return c
 }
 

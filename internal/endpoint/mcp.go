@@ -13,13 +13,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/proc"
 )
 
 // MCPConfig describes an MCP server: a command spoken to over stdio, or a streamable HTTP URL.
@@ -38,7 +38,7 @@ type MCPConfig struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate.
 	ConflictMatch *regexp.Regexp
 	// Stderr receives a stdio server's standard error (for reports); may be nil.
-	Stderr *RingWriter
+	Stderr *proc.Tail
 	// Policy says which hosts an HTTP server may be reached on; nil allows loopback only.
 	Policy *netguard.Policy
 	// MaxResponseBytes caps an HTTP answer (JSON or SSE); a larger one is an info outcome.
@@ -126,7 +126,7 @@ func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		cmd := exec.Command(e.cfg.Command[0], e.cfg.Command[1:]...)
 		cmd.Env = append(os.Environ(), e.cfg.Env...)
 		cmd.Dir = e.cfg.Dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		proc.Isolate(cmd)
 		if e.cfg.Stderr != nil {
 			cmd.Stderr = e.cfg.Stderr
 		}
@@ -167,7 +167,7 @@ func (e *MCP) stderrTail() string {
 
 func (e *MCP) killGroup() {
 	if e.cmd != nil && e.cmd.Process != nil {
-		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+		proc.Kill(e.cmd.Process.Pid)
 	}
 }
 
@@ -562,31 +562,4 @@ func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *losingConn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return c.Connection.Close()
-}
-
-// RingWriter keeps the last bytes written to it.
-type RingWriter struct {
-	mu    sync.Mutex
-	buf   []byte
-	Limit int
-}
-
-func (r *RingWriter) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	limit := r.Limit
-	if limit == 0 {
-		limit = 16 << 10
-	}
-	r.buf = append(r.buf, p...)
-	if len(r.buf) > limit {
-		r.buf = r.buf[len(r.buf)-limit:]
-	}
-	return len(p), nil
-}
-
-func (r *RingWriter) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return string(r.buf)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -113,7 +114,7 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 		return rep
 	}
 	defer svcs.stop()
-	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
 	defer r.probes.close()
 	defer r.closeEndpoints()
 
@@ -181,7 +182,7 @@ type runner struct {
 	mu        sync.Mutex
 	endpoints map[string]endpoint.Endpoint
 	// stderr holds the standard error of each stdio MCP server, by endpoint name.
-	stderr map[string]*endpoint.RingWriter
+	stderr map[string]*proc.Tail
 }
 
 func (r *runner) emit(ev Event) {
@@ -239,7 +240,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	case def.MCP != nil:
 		m := def.MCP
 		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: &endpoint.RingWriter{}, Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
+			Stderr: proc.NewTail(16 << 10), Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
 		if m.ConflictMatch != "" {
 			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
 		}
@@ -512,14 +513,17 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 	deadline := time.Now().Add(step.Eventually)
 	for {
 		perr := r.observe(ctx, st, step.Assert.Uses)
-		ok, err := step.Assert.Bool(st.env)
+		ok, err := evaluate(ctx, func() (bool, error) { return step.Assert.Bool(st.env) })
+		if ctx.Err() != nil {
+			return interrupted(step)
+		}
 		if err == nil && ok {
 			return nil
 		}
 		if perr != nil {
 			err = perr
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			f := &Failure{Kind: "assert", Step: step.ID, Pos: step.Pos, Expression: step.Assert.Source}
 			if err != nil {
 				f.Message = "assertion could not be evaluated: " + err.Error()
@@ -529,7 +533,10 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 					f.Message = fmt.Sprintf("assertion still false after %s", step.Eventually)
 				}
 			}
-			f.Explanation = step.Assert.Explain(st.env)
+			var ierr error
+			if f.Explanation, ierr = interruptible(ctx, func() []string { return step.Assert.Explain(st.env) }); ierr != nil {
+				return interrupted(step)
+			}
 			return f
 		}
 		select {
@@ -537,6 +544,11 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 		case <-time.After(min(50*time.Millisecond, time.Until(deadline)+time.Millisecond)):
 		}
 	}
+}
+
+// interrupted is the failure of a step that Ctrl-C cut short: not a verdict on the tool.
+func interrupted(step *scenario.Step) *Failure {
+	return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
 }
 
 // usesName reports whether a template in v refers to name.
@@ -635,7 +647,10 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if step.Args == nil && step.RetryOf != "" {
 		args = st.args[step.RetryOf]
 	} else {
-		rv, err := render(step.Args, st.env)
+		rv, err := evaluate(ctx, func() (any, error) { return render(step.Args, st.env) })
+		if ctx.Err() != nil {
+			return interrupted(step)
+		}
 		if err != nil {
 			return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "args: " + err.Error()}
 		}
@@ -645,7 +660,10 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
-	key, err := st.keyFor(step, def, mutating, args)
+	key, err := evaluate(ctx, func() (string, error) { return st.keyFor(step, def, mutating, args) })
+	if ctx.Err() != nil {
+		return interrupted(step)
+	}
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}

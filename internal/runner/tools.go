@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -47,19 +48,13 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 		return nil, err
 	}
 	defer svcs.stop()
-	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}
+	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
 	defer r.closeEndpoints()
 	ep, _, err := r.endpoint(sc, name)
 	if err != nil {
 		return nil, err
 	}
-	carrier := "header " + def.Key.Header
-	switch {
-	case def.Key.Arg != "":
-		carrier = "arg " + def.Key.Arg
-	case def.Key.Meta != "":
-		carrier = "meta " + def.Key.Meta
-	}
+	carrier := def.Key.String()
 	var tools []endpoint.Tool
 	if lister, ok := ep.(endpoint.ToolLister); ok {
 		if tools, err = lister.Tools(ctx); err != nil {

@@ -136,7 +136,7 @@ func TestSessionScopedStrings(t *testing.T) {
 		"count":{"type":"integer","examples":[2]}}}`)
 	src := string(Scenario(endpoint.Tool{Name: "t", InputSchema: s}, Options{Endpoint: "e"}))
 	for _, want := range []string{
-		`account: "acct_1_{{ session }}"`, `status: "active"`, `email: "a@example.com"`, `code: "EUR"`, `count: 2`, "trials: 3",
+		`account: "acct_1_{{ session }}"`, `status: "active"`, `email: "a@example.com"`, `code: "EUR"`, `count: 2`, "trials: 10",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("missing %s in\n%s", want, src)

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,10 +44,14 @@ type Options struct {
 // Load reads, decodes, validates and compiles the scenarios under paths (files or directories).
 // Every problem in every file is returned together as Errors; nothing is partially loaded.
 func Load(paths []string, opts Options) ([]*Scenario, error) {
+	return load(context.Background(), paths, opts)
+}
+
+func load(ctx context.Context, paths []string, opts Options) ([]*Scenario, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	files, errs := scenarioFiles(paths)
+	files, errs := scenarioFiles(ctx, paths)
 	l := &loader{opts: opts, configs: map[string]*config{}}
 	var out []*Scenario
 	var explicit *config
@@ -56,6 +61,9 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 		explicit = c
 	}
 	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		cfg := explicit
 		if opts.Config == "" {
 			var cerrs Errors
@@ -110,7 +118,7 @@ func LoadConfig(dir string, opts Options) (*Scenario, error) {
 
 // scenarioFiles expands directories into their *.yaml and *.yml files (not idemtest.yaml),
 // sorted, without duplicates.
-func scenarioFiles(paths []string) ([]string, Errors) {
+func scenarioFiles(ctx context.Context, paths []string) ([]string, Errors) {
 	var errs Errors
 	seen := map[string]bool{}
 	var out []string
@@ -132,6 +140,9 @@ func scenarioFiles(paths []string) ([]string, Errors) {
 		}
 		var found []string
 		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if ctx.Err() != nil {
+				return filepath.SkipAll
+			}
 			if err != nil {
 				return nil
 			}
@@ -163,18 +174,15 @@ func scenarioFiles(paths []string) ([]string, Errors) {
 // looksLikeScenario tells, for a YAML file found by walking a directory, whether it is meant as
 // a scenario: its top level has steps:. Other YAML (a compose file, an idemtest config passed
 // with --config, CI settings) is left alone; a file that does not parse is kept, so its error
-// is reported. A file named on the command line is always loaded.
+// is reported. A file named on the command line is always loaded. The check scans the lines
+// instead of decoding: a large YAML file that is not a scenario costs one pass.
 func looksLikeScenario(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
+		// Kept, so that why it cannot be read is reported.
 		return true
 	}
-	var top map[string]yaml.Node
-	if yaml.Unmarshal(b, &top) != nil {
-		return true
-	}
-	_, ok := top["steps"]
-	return ok
+	return hasTopLevelKey(b, "steps")
 }
 
 type loader struct {
@@ -257,9 +265,14 @@ func (l *loader) config(path string) (*config, Errors) {
 // parse reads a file, rejects binary data, parses YAML and expands ${VAR}.
 func (l *loader) parse(path string) (*file, *yaml.Node) {
 	f := &file{path: path}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		f.errAt(Pos{File: path}, "", "read: %v", errors.Unwrap(err))
+		var ferr *fileError
+		if errors.As(err, &ferr) {
+			f.errAt(Pos{File: path}, ferr.hint, "%s", ferr.msg)
+		} else {
+			f.errAt(Pos{File: path}, "", "read: %v", errors.Unwrap(err))
+		}
 		return f, nil
 	}
 	if len(data) > maxFileSize {
@@ -313,12 +326,19 @@ func (f *file) yamlError(err error) {
 		msg = m[2]
 	}
 	// The parser reports where the enclosing block began; the first line at which a prefix of
-	// the file stops parsing is nearer to the mistake.
-	for k := line; k <= len(f.lines) && k < line+500; k++ {
+	// the file stops parsing is nearer to the mistake. A prefix that fails stays failing as it
+	// grows, so a binary search finds that line in a few parses, where trying each line in turn
+	// parsed the file up to 500 times (half a minute for 8 MiB of long lines).
+	fails := func(k int) bool {
 		var n yaml.Node
-		if yaml.Unmarshal([]byte(strings.Join(f.lines[:k], "\n")), &n) != nil {
-			line = k
-			break
+		return yaml.Unmarshal([]byte(strings.Join(f.lines[:k], "\n")), &n) != nil
+	}
+	for lo, hi := line, min(line+499, len(f.lines)); lo <= hi; {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			line, hi = mid, mid-1
+		} else {
+			lo = mid + 1
 		}
 	}
 	col := 1
