@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 )
@@ -60,17 +63,27 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// write writes rep to every open report file.
-func (r *reportFiles) write(rep *runner.Report, version string) error {
+// write writes rep to every open report file, redacted. Each report is redacted whole: an
+// encoder writes in pieces that could split a secret.
+func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Redactor) error {
 	var err error
 	if r.junit != nil {
-		err = errors.Join(err, finish(r.junit, reporters.WriteJUnit(r.junit, rep)))
+		err = errors.Join(err, finish(r.junit, writeRedacted(r.junit, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) })))
 		r.junit = nil
 	}
 	if r.json != nil {
-		err = errors.Join(err, finish(r.json, reporters.WriteJSON(r.json, rep, version)))
+		err = errors.Join(err, finish(r.json, writeRedacted(r.json, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) })))
 		r.json = nil
 	}
+	return err
+}
+
+func writeRedacted(f *os.File, red *redact.Redactor, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	_, err := f.Write(red.Bytes(buf.Bytes()))
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -90,6 +91,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil && !interrupted {
 		return err
 	}
+	secrets := make([]*redact.Secrets, 0, len(list))
+	for _, sc := range list {
+		secrets = append(secrets, sc.Secrets)
+	}
+	red := redact.New(secrets...)
+	opts.IO.Redact(red)
 	list = runner.Select(list, opts.Tags, re)
 	if opts.Shard != "" && !interrupted {
 		if list, err = runner.Shard(list, opts.Shard); err != nil {
@@ -139,7 +146,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
 		reporters.GitHub(opts.IO.Out, rep)
 	}
-	werr := reports.write(rep, opts.Version)
+	werr := reports.write(rep, opts.Version, red)
 	switch {
 	case rep.Interrupted:
 		if werr != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -109,14 +111,18 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(tools)
+		b, err := json.MarshalIndent(tools, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(opts.IO.Out, "%s\n", reporters.EscapeJSON(b))
+		return err
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tREAD-ONLY\tIDEMPOTENT\tDESTRUCTIVE\tKEY\tSCHEMA HAS KEY\tMUTATING")
@@ -129,7 +135,10 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		if accepts == "" {
 			accepts = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", t.Name, t.ReadOnly, t.Idempotent, destructive, t.KeyCarrier, accepts, t.Mutating)
+		// Tool names come from the server: escaped so that they cannot drive the terminal or forge
+		// a CI log line.
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", reporters.Escape(t.Name), t.ReadOnly, t.Idempotent, destructive,
+			reporters.Escape(t.KeyCarrier), reporters.Escape(accepts), t.Mutating)
 	}
 	return tw.Flush()
 }
@@ -179,6 +188,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
@@ -222,7 +232,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	}
 	for _, f := range files {
 		if _, err := os.Stat(f.path); err == nil && !opts.Force {
-			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", f.path)}
+			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(f.path))}
 		}
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -232,7 +242,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
 			return &exitError{ExitFailed, err}
 		}
-		fmt.Fprintf(opts.IO.Out, "wrote %s\n", f.path)
+		fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(f.path))
 	}
 	return nil
 }
