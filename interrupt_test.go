@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,9 +194,21 @@ func checkJUnit(t *testing.T, path string) {
 	}
 }
 
-// TestInterrupt sends Ctrl-C (SIGINT) to a run in the middle of a scenario: the services must
-// be stopped, the reports written for what finished, and the exit code 130.
+// TestInterrupt sends Ctrl-C (SIGINT) to a run while a call is in flight: the services must be
+// stopped, the reports written, the exit code 130, and the scenario cut short must be
+// "interrupted" in the terminal, JSON and JUnit reports: not passed, and not a failure that
+// blames the tool for the cancelled call. The scenario queued behind it is interrupted too.
 func TestInterrupt(t *testing.T) {
+	// The tool server holds every call until its client leaves, and says when one arrived: the
+	// signal is sent while the call is in flight, without guessing how long anything takes.
+	var arrived atomic.Bool
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // so that the server notices the client leaving
+		arrived.Store(true)
+		<-r.Context().Done()
+	}))
+	defer slow.Close()
+
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "svc.pid")
 	scenario := `name: long
@@ -204,19 +218,19 @@ services:
     ready: {http: "http://127.0.0.1:{{ port }}/healthz", timeout: 30s}
 endpoints:
   e:
-    http: {url: "http://127.0.0.1:{{ services.refunds.port }}/tools/{tool}"}
+    http: {url: "` + slow.URL + `/tools/{tool}"}
+trials: 3
 steps:
   - call_tool: issue_refund
     args: {accountId: a, amount: 1}
-  - sleep: 60s
 `
-	if err := os.WriteFile(filepath.Join(dir, "long.yaml"), []byte(scenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTestFile(t, filepath.Join(dir, "long.yaml"), scenario)
+	writeTestFile(t, filepath.Join(dir, "later.yaml"), strings.Replace(scenario, "name: long", "name: later", 1))
 	junit := filepath.Join(dir, "report.xml")
-	r := startIdemtest(t, dir, "run", "--no-color", "--junit", junit, "long.yaml")
+	jsonFile := filepath.Join(dir, "report.json")
+	r := startIdemtest(t, dir, "run", "--no-color", "--junit", junit, "--json", jsonFile, "long.yaml", "later.yaml")
 	pid := r.readPid(pidFile)
-	time.Sleep(time.Second) // into the sleep step
+	r.waitFor("the call to reach the tool server", arrived.Load)
 	r.signal(syscall.SIGINT)
 	if code := r.exitCode(15 * time.Second); code != 130 {
 		t.Errorf("exit code %d, want 130; output:\n%s", code, r.out.String())
@@ -225,8 +239,76 @@ steps:
 		t.Errorf("service process %d still running after the interrupt", pid)
 	}
 	checkJUnit(t, junit)
-	if !strings.Contains(r.out.String(), "interrupted") {
-		t.Errorf("summary does not say the run was interrupted:\n%s", r.out.String())
+
+	text := r.out.String()
+	for _, want := range []string{
+		"⊘ long  interrupted in trial 1 of 3 (0 passed before)",
+		"⊘ later  interrupted before it started",
+		"interrupted: 0 passed, 0 failed, 2 interrupted",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("terminal report lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"✓", "✗", "FAIL", "expected outcome"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("terminal report says %q of an interrupted run:\n%s", bad, text)
+		}
+	}
+
+	var rep struct {
+		Interrupted bool
+		Summary     struct{ Passed, Failed, Errored, Interrupted int }
+		Scenarios   []struct {
+			Name, Status string
+			Failure      any
+		}
+	}
+	if b, err := os.ReadFile(jsonFile); err != nil {
+		t.Errorf("no JSON report after the interrupt: %v", err)
+	} else if err := json.Unmarshal(b, &rep); err != nil {
+		t.Errorf("JSON report: %v", err)
+	} else {
+		if !rep.Interrupted || rep.Summary.Interrupted != 2 || rep.Summary.Passed+rep.Summary.Failed+rep.Summary.Errored != 0 {
+			t.Errorf("JSON summary: interrupted %v, %+v", rep.Interrupted, rep.Summary)
+		}
+		for _, s := range rep.Scenarios {
+			if s.Status != "interrupted" || s.Failure != nil {
+				t.Errorf("JSON scenario %s: status %q, failure %v", s.Name, s.Status, s.Failure)
+			}
+		}
+	}
+
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+				Error   *struct{} `xml:"error"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if b, err := os.ReadFile(junit); err == nil {
+		if err := xml.Unmarshal(b, &doc); err != nil {
+			t.Errorf("JUnit report: %v", err)
+		}
+		if doc.Tests != 2 || doc.Failures != 0 || doc.Errors != 0 || doc.Skipped != 2 {
+			t.Errorf("JUnit counts: tests %d, failures %d, errors %d, skipped %d\n%s", doc.Tests, doc.Failures, doc.Errors, doc.Skipped, b)
+		}
+		for _, s := range doc.Suites {
+			for _, tc := range s.Cases {
+				if tc.Failure != nil || tc.Error != nil || tc.Skipped == nil || !strings.HasPrefix(tc.Skipped.Message, "interrupted") {
+					t.Errorf("JUnit case %s is not skipped as interrupted:\n%s", tc.Name, b)
+				}
+			}
+		}
 	}
 }
 

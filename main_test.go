@@ -105,6 +105,7 @@ func TestScripts(t *testing.T) {
 			"exits":    cmdExits,
 			"gone":     cmdGone,
 			"binfile":  cmdBinfile,
+			"replace":  cmdReplace,
 			"mcpagent": cmdMCPAgent,
 		},
 	})
@@ -314,7 +315,7 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	ts.Check(err)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if err := syscall.Kill(pid, 0); err != nil {
 			return
@@ -332,4 +333,19 @@ func cmdBinfile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: binfile NAME")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte("\x7fELF\x02\x01\x00\x00name: x\n"), 0o644))
+}
+
+// cmdReplace fills in placeholders, as a user edits a generated file: "replace FILE OLD NEW"
+// replaces every OLD in FILE; OLD must occur.
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE OLD NEW")
+	}
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	if !strings.Contains(string(b), args[1]) {
+		ts.Fatalf("%s does not contain %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
 }

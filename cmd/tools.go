@@ -66,14 +66,19 @@ func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
 		}
 		return sc, o.Endpoint, nil
 	}
-	sc, err := scenario.AdHocScenario(scenario.AdHoc{
-		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
-		OpenAPI: o.OpenAPI,
-	})
+	sc, err := scenario.AdHocScenario(o.adHoc())
 	if err != nil {
 		return nil, "", &exitError{ExitUsage, err}
 	}
 	return sc, scenario.AdHocName, nil
+}
+
+// adHoc is the endpoint the command line describes, when it does not name one of the config.
+func (o *EndpointOptions) adHoc() scenario.AdHoc {
+	return scenario.AdHoc{
+		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
+		OpenAPI: o.OpenAPI,
+	}
 }
 
 // ToolsOptions are the inputs of idemtest tools.
@@ -170,6 +175,7 @@ type InitOptions struct {
 	Dir    string
 	Force  bool
 	Fanout int
+	Trials int
 }
 
 // NewCmdInit builds idemtest init.
@@ -192,12 +198,16 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	c.Flags().StringVar(&opts.Dir, "dir", "scenarios", "directory to write the scenarios to")
 	c.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
 	c.Flags().IntVar(&opts.Fanout, "fanout", 8, "copies in each generated burst")
+	c.Flags().IntVar(&opts.Trials, "trials", 10, "trials each generated scenario runs, a fresh session each")
 	return c
 }
 
 func runInit(ctx context.Context, opts *InitOptions) error {
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
+	}
+	if opts.Trials < 1 || opts.Trials > scenario.MaxTrials {
+		return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
 	}
 	sc, name, err := opts.resolve()
 	if err != nil {
@@ -214,18 +224,41 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		data []byte
 	}
 	var files []file
+	taken := map[string]bool{strings.ToLower(scenario.ConfigName): true}
 	for _, t := range tools {
 		if !t.Mutating {
 			continue
 		}
-		path := filepath.Join(opts.Dir, safeName(t.Name)+".yaml")
-		if _, err := os.Stat(path); err == nil && !opts.Force {
-			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(path))}
-		}
-		files = append(files, file{path, scaffold.Scenario(t.Tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout})})
+		path := filepath.Join(opts.Dir, scaffold.FileName(t.Name, taken))
+		tool := t.Tool
+		// A tool the config names idempotent by nature is scaffolded as one that says so.
+		tool.Idempotent = tool.Idempotent || def.IsNatural(t.Name)
+		files = append(files, file{path, scaffold.Scenario(tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout, Trials: opts.Trials})})
 	}
 	if len(files) == 0 {
 		return &exitError{ExitFailed, fmt.Errorf("endpoint %s has no mutating tools", name)}
+	}
+	if name == scenario.AdHocName {
+		// The endpoint exists only on this command line: write it down next to the scenarios,
+		// so that they run as they are.
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return &exitError{ExitFailed, err}
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			return &exitError{ExitFailed, err}
+		}
+		rel, err := filepath.Rel(abs, wd)
+		if err != nil {
+			rel = wd
+		}
+		files = append(files, file{filepath.Join(opts.Dir, scenario.ConfigName), scaffold.Config(name, opts.adHoc(), rel)})
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f.path); err == nil && !opts.Force {
+			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(f.path))}
+		}
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return &exitError{ExitFailed, err}
@@ -236,17 +269,5 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		}
 		fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(f.path))
 	}
-	if name == scenario.AdHocName {
-		fmt.Fprintf(opts.IO.ErrOut, "the scenarios use endpoint %q: define it in %s before running them\n", name, scenario.ConfigName)
-	}
 	return nil
-}
-
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' || reporters.Escape(string(r)) != string(r) {
-			return '_'
-		}
-		return r
-	}, s)
 }

@@ -245,8 +245,8 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 		_ = ff.WriteData(s.id, true, nil)
 	}
 	wmu.Lock()
+	sent := time.Now() // before the write, as in the HTTP/1 release: no answer precedes it
 	_, werr := conn.Write(final.Bytes())
-	sent := time.Now()
 	wmu.Unlock()
 
 	mu.Lock()

@@ -412,8 +412,12 @@ func (p *preparedHTTP) Send() {
 		return
 	}
 	_ = p.conn.SetWriteDeadline(p.start.Add(p.timeout))
-	p.written, p.sendErr = p.conn.Write(p.wire[p.split:])
+	// Stamped as the final bytes are handed over, not after: an answer cannot come before
+	// them, so it is never stamped earlier than this release, however the scheduler delays
+	// this goroutine once the write is done (that delay made loaded machines report fan-outs
+	// that did overlap as not overlapping).
 	p.sentAt = time.Now()
+	p.written, p.sendErr = p.conn.Write(p.wire[p.split:])
 }
 
 // Wait reads the response. It starts reading at once, so the moment the answer arrives is

@@ -31,6 +31,8 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 		if r.Failure != nil {
 			fmt.Fprintln(w)
 			writeFailure(w, st, r)
+		} else if opts.Verbose && r.Cut != nil {
+			fmt.Fprintf(w, "\n%s (trial %d, session %s, cut short)\n%s", r.Scenario.Name, r.Cut.Index, r.Cut.Session, indentLines(History(r.Cut), "  "))
 		} else if opts.Verbose && r.Trial1 != nil {
 			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", Escape(r.Scenario.Name), Escape(r.Trial1.Session), indentLines(History(r.Trial1), "  "))
 		}
@@ -49,10 +51,15 @@ func ScenarioLine(st styles, r *runner.ScenarioResult) string {
 		mark = st.fail.Render("!")
 	case runner.Skipped:
 		mark = st.skip.Render("-")
+	case runner.Interrupted:
+		mark = st.skip.Render("⊘")
 	}
 	trials := fmt.Sprintf("%d/%d trials", r.TrialsPassed, r.Trials)
-	if r.Status == runner.Skipped {
+	switch r.Status {
+	case runner.Skipped:
 		trials = "skipped"
+	case runner.Interrupted:
+		trials = InterruptedNote(r)
 	}
 	line := fmt.Sprintf("%s %s  %s  %s", mark, Escape(r.Scenario.Name), st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
 	if r.TrialsFailed > 0 && r.TrialsRun > 1 {
@@ -62,6 +69,18 @@ func ScenarioLine(st styles, r *runner.ScenarioResult) string {
 		line += "  " + st.skip.Render("⚠ "+w)
 	}
 	return line
+}
+
+// InterruptedNote says where the interrupt stopped a scenario: before it started, between
+// trials, or in the middle of one.
+func InterruptedNote(r *runner.ScenarioResult) string {
+	switch {
+	case r.Cut != nil:
+		return fmt.Sprintf("interrupted in trial %d of %d (%d passed before)", r.Cut.Index, r.Trials, r.TrialsPassed)
+	case r.TrialsRun > 0:
+		return fmt.Sprintf("interrupted after %d of %d trials (%d passed)", r.TrialsRun, r.Trials, r.TrialsPassed)
+	}
+	return "interrupted before it started"
 }
 
 // weak says when a scenario's fan-outs did not race: copies answered before all were released.
@@ -104,7 +123,7 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 
 // Summary is the closing line: counts and the idempotency metrics.
 func Summary(rep *runner.Report) string {
-	var passed, failed, errored, skipped int
+	var passed, failed, errored, skipped, interrupted int
 	var m runner.Metrics
 	for _, r := range rep.Scenarios {
 		switch r.Status {
@@ -116,6 +135,8 @@ func Summary(rep *runner.Report) string {
 			errored++
 		case runner.Skipped:
 			skipped++
+		case runner.Interrupted:
+			interrupted++
 		}
 		m.Add(r.Metrics)
 	}
@@ -125,6 +146,9 @@ func Summary(rep *runner.Report) string {
 	}
 	if skipped > 0 {
 		parts[0] += fmt.Sprintf(", %d skipped", skipped)
+	}
+	if interrupted > 0 {
+		parts[0] += fmt.Sprintf(", %d interrupted", interrupted)
 	}
 	var weakScenarios int
 	for _, r := range rep.Scenarios {

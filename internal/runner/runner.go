@@ -104,8 +104,13 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	defer sks.close()
 	svcs, err := startServices(ctx, list, sks.urls)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The services did not start because of the interrupt: nothing failed.
+			rep.Interrupted = true
+			rep.Scenarios = notRun(list, opts, Interrupted)
+			return rep
+		}
 		rep.Err = err
-		rep.Interrupted = ctx.Err() != nil
 		return rep
 	}
 	defer svcs.stop()
@@ -113,10 +118,7 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	defer r.probes.close()
 	defer r.closeEndpoints()
 
-	rep.Scenarios = make([]*ScenarioResult, len(list))
-	for i, sc := range list {
-		rep.Scenarios[i] = &ScenarioResult{Scenario: sc, Status: Skipped, Trials: r.trials(sc)}
-	}
+	rep.Scenarios = notRun(list, opts, Skipped)
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	g := new(errgroup.Group)
@@ -141,7 +143,34 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	}
 	_ = g.Wait()
 	rep.Interrupted = ctx.Err() != nil
+	for _, res := range rep.Scenarios {
+		switch {
+		case res.Status == Interrupted && !rep.Interrupted:
+			// Cut short by --fail-fast, not by the user.
+			res.Status = Skipped
+		case res.Status == Skipped && rep.Interrupted && res.Start.IsZero():
+			// Never started because of the interrupt.
+			res.Status = Interrupted
+		}
+	}
 	return rep
+}
+
+// notRun is a result per scenario, none of them started.
+func notRun(list []*scenario.Scenario, opts Options, status Status) []*ScenarioResult {
+	out := make([]*ScenarioResult, len(list))
+	for i, sc := range list {
+		out[i] = &ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
+	}
+	return out
+}
+
+// trialsOf is how many trials sc runs: --trials when given, else the scenario's own.
+func trialsOf(sc *scenario.Scenario, opts Options) int {
+	if opts.Trials > 0 {
+		return opts.Trials
+	}
+	return sc.Trials
 }
 
 type runner struct {
@@ -162,13 +191,6 @@ func (r *runner) emit(ev Event) {
 	if r.opts.OnEvent != nil {
 		r.opts.OnEvent(ev)
 	}
-}
-
-func (r *runner) trials(sc *scenario.Scenario) int {
-	if r.opts.Trials > 0 {
-		return r.opts.Trials
-	}
-	return sc.Trials
 }
 
 func (r *runner) closeEndpoints() {
@@ -373,13 +395,18 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		defer s.lock.Unlock()
 	}
 	res.Status = Passed
+	cut := false
 	for i := 1; i <= res.Trials; i++ {
 		if ctx.Err() != nil {
+			cut = true
 			break
 		}
 		t := r.trial(ctx, sc, i, res)
-		if ctx.Err() != nil && !t.Passed && t.Failure != nil && t.Failure.Kind == "error" {
-			// Interrupted mid-trial: not a verdict on the tool.
+		if ctx.Err() != nil {
+			// The interrupt came before the trial ended: whatever it says (a call cancelled
+			// mid-flight, an assertion cut short, a sleep that ended early) is not a verdict on
+			// the tool, so the trial is neither passed nor failed.
+			res.Cut, cut = t, true
 			break
 		}
 		res.TrialsRun++
@@ -407,7 +434,12 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			break
 		}
 	}
-	if res.TrialsRun == 0 {
+	switch {
+	case res.FailedTrial != nil:
+		// A failure found before the interrupt stands.
+	case cut:
+		res.Status = Interrupted
+	case res.TrialsRun == 0:
 		res.Status = Skipped
 	}
 }
