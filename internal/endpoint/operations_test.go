@@ -27,7 +27,9 @@ func TestOperations(t *testing.T) {
 	h, err := NewHTTP(HTTPConfig{
 		KeyHeader: "Idempotency-Key",
 		Operations: map[string]HTTPOperation{
-			"list": {Method: "GET", Build: func(args map[string]any) (string, any) { return srv.URL + "/orders?status=" + args["status"].(string), nil }},
+			"list": {Method: "GET", Build: func(args map[string]any) (string, any) {
+				return srv.URL + "/orders?status=" + args["status"].(string), nil
+			}},
 			"create": {Method: "POST", KeyHeader: "X-Idempotency-Key", Build: func(args map[string]any) (string, any) {
 				return srv.URL + "/orders", map[string]any{"item": args["item"]}
 			}},
