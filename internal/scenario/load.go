@@ -457,6 +457,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	h := &HTTPEndpoint{Method: "POST", Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
 	if v := hm["openapi"]; v != nil {
 		f.openAPI(h, v)
+		ep.urlPos = f.pos(v)
 		if hm["method"] != nil {
 			f.errf(hm["method"], "remove method:; each operation has its own", "method: has no effect with openapi: (http endpoint %s)", name)
 		}
@@ -1233,6 +1234,9 @@ func (f *file) validate(s *Scenario, hosts []string) {
 		switch {
 		case ep.HTTP != nil:
 			u = ep.HTTP.URL
+			if u == nil && ep.HTTP.Spec == nil {
+				u = ep.HTTP.OpenAPI // a document read from a URL when the endpoint is used
+			}
 		case ep.MCP != nil:
 			u = ep.MCP.URL
 		}
