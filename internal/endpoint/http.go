@@ -44,8 +44,9 @@ type HTTPConfig struct {
 // body built from the call's arguments.
 type HTTPOperation struct {
 	Method string
-	// Build returns the request URL and the body (nil: no body) for the arguments.
-	Build func(args map[string]any) (url string, body any)
+	// Build returns the request URL and the body (nil: no body) for the arguments, or why
+	// they cannot make a request (a path parameter is missing): the call then fails unsent.
+	Build func(args map[string]any) (url string, body any, err error)
 	// KeyHeader, when set, carries the key instead of the endpoint's KeyHeader.
 	KeyHeader string
 }
@@ -120,7 +121,10 @@ func (e *HTTP) newRequest(ctx context.Context, req Request) (*http.Request, erro
 	var payload any = args
 	if op, ok := e.cfg.Operations[req.Tool]; ok {
 		method = op.Method
-		u, payload = op.Build(args)
+		var err error
+		if u, payload, err = op.Build(args); err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Tool, err)
+		}
 		if op.KeyHeader != "" && keyHeader != "" {
 			// The key goes in a header, and the document says which one.
 			keyHeader = op.KeyHeader

@@ -2,9 +2,11 @@ package endpoint
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -27,11 +29,14 @@ func TestOperations(t *testing.T) {
 	h, err := NewHTTP(HTTPConfig{
 		KeyHeader: "Idempotency-Key",
 		Operations: map[string]HTTPOperation{
-			"list": {Method: "GET", Build: func(args map[string]any) (string, any) {
-				return srv.URL + "/orders?status=" + args["status"].(string), nil
+			"list": {Method: "GET", Build: func(args map[string]any) (string, any, error) {
+				return srv.URL + "/orders?status=" + args["status"].(string), nil, nil
 			}},
-			"create": {Method: "POST", KeyHeader: "X-Idempotency-Key", Build: func(args map[string]any) (string, any) {
-				return srv.URL + "/orders", map[string]any{"item": args["item"]}
+			"get": {Method: "GET", Build: func(map[string]any) (string, any, error) {
+				return "", nil, errors.New("GET /orders/{id} needs the path parameter id in the arguments")
+			}},
+			"create": {Method: "POST", KeyHeader: "X-Idempotency-Key", Build: func(args map[string]any) (string, any, error) {
+				return srv.URL + "/orders", map[string]any{"item": args["item"]}, nil
 			}},
 		},
 	})
@@ -46,6 +51,9 @@ func TestOperations(t *testing.T) {
 	}
 	if r := ep.Call(ctx, Request{Tool: "create", Args: map[string]any{"item": "w"}, Key: "k1"}); r.Outcome != OK {
 		t.Fatalf("create: %+v", r)
+	}
+	if r := ep.Call(ctx, Request{Tool: "get"}); r.Outcome != Fail || !strings.Contains(r.Error, "needs the path parameter id") {
+		t.Errorf("get without its path parameter: %+v", r)
 	}
 	fo := Fanout(ctx, ep, Request{Tool: "create", Args: map[string]any{"item": "w"}, Key: "k2"}, FanoutOptions{Copies: 2, Sync: SyncLastByte})
 	for _, r := range fo.Results {

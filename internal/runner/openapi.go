@@ -60,9 +60,14 @@ func specOperations(spec *openapi.Spec, base string) (map[string]endpoint.HTTPOp
 		ops[o.Tool] = endpoint.HTTPOperation{
 			Method:    o.Method,
 			KeyHeader: o.KeyHeader,
-			Build: func(args map[string]any) (string, any) {
+			Build: func(args map[string]any) (string, any, error) {
 				path, query, body := o.Split(args)
-				return o.URL(base, path, query), body
+				for _, p := range o.PathParams {
+					if _, ok := path[p]; !ok {
+						return "", nil, fmt.Errorf("%s %s needs the path parameter %s in the arguments", o.Method, o.Path, p)
+					}
+				}
+				return o.URL(base, path, query), body, nil
 			},
 		}
 		tools = append(tools, SpecTool(o))
