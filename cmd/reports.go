@@ -3,23 +3,39 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
-// reportFiles are the --junit and --json files, opened before the run.
+// reportFiles are the --junit, --json and --html files, opened before the run. A report whose
+// path is "-" goes to standard output instead (at most one can), and the terminal report then
+// goes to standard error so that the output stays one document.
 type reportFiles struct {
-	junit, json *os.File
+	junit, json, html *os.File
+	// stdout names the report written to standard output: "junit", "json", "html" or "".
+	stdout string
 }
 
 // openReports opens (creates or truncates) the report files that are asked for. A path whose
 // directory is missing, that is a directory, that lies under a regular file or in /proc or
 // /sys is refused here, before the first request.
-func openReports(junit, json string) (*reportFiles, error) {
+func openReports(junit, json, html string) (*reportFiles, error) {
 	r := &reportFiles{}
+	var dash []string
+	for _, p := range []struct{ flag, path, name string }{{"--junit", junit, "junit"}, {"--json", json, "json"}, {"--html", html, "html"}} {
+		if p.path == "-" {
+			dash = append(dash, p.flag)
+			r.stdout = p.name
+		}
+	}
+	if len(dash) > 1 {
+		return nil, fmt.Errorf("%s: only one report can go to standard output (-)", strings.Join(dash, " and "))
+	}
 	var err error
 	if r.junit, err = openReport(junit); err != nil {
 		return nil, err
@@ -28,11 +44,15 @@ func openReports(junit, json string) (*reportFiles, error) {
 		r.close()
 		return nil, err
 	}
+	if r.html, err = openReport(html); err != nil {
+		r.close()
+		return nil, err
+	}
 	return r, nil
 }
 
 func openReport(path string) (*os.File, error) {
-	if path == "" {
+	if path == "" || path == "-" {
 		return nil, nil
 	}
 	if dir := filepath.Dir(path); dir != "" {
@@ -60,8 +80,8 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// write writes rep to every open report file.
-func (r *reportFiles) write(rep *runner.Report, version string) error {
+// write writes rep to every open report file, and to stdout the report that goes there.
+func (r *reportFiles) write(rep *runner.Report, version string, stdout io.Writer) error {
 	var err error
 	if r.junit != nil {
 		err = errors.Join(err, finish(r.junit, reporters.WriteJUnit(r.junit, rep)))
@@ -70,6 +90,18 @@ func (r *reportFiles) write(rep *runner.Report, version string) error {
 	if r.json != nil {
 		err = errors.Join(err, finish(r.json, reporters.WriteJSON(r.json, rep, version)))
 		r.json = nil
+	}
+	if r.html != nil {
+		err = errors.Join(err, finish(r.html, reporters.WriteHTML(r.html, rep, version)))
+		r.html = nil
+	}
+	switch r.stdout {
+	case "junit":
+		err = errors.Join(err, reporters.WriteJUnit(stdout, rep))
+	case "json":
+		err = errors.Join(err, reporters.WriteJSON(stdout, rep, version))
+	case "html":
+		err = errors.Join(err, reporters.WriteHTML(stdout, rep, version))
 	}
 	return err
 }
@@ -89,7 +121,7 @@ func (r *reportFiles) close() {
 	if r == nil {
 		return
 	}
-	for _, f := range []*os.File{r.junit, r.json} {
+	for _, f := range []*os.File{r.junit, r.json, r.html} {
 		if f != nil {
 			f.Close()
 		}

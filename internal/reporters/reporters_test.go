@@ -188,3 +188,34 @@ func TestProgressLiveLine(t *testing.T) {
 		t.Errorf("progress written to a non-terminal: %q", buf.String())
 	}
 }
+
+func TestHTMLGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, sampleReport(), "v0.0.0-test"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html", buf.Bytes())
+	page := buf.String()
+	for _, want := range []string{
+		`id="duplicate-executions">2<`,              // the summary counts the verdict's duplicates
+		`class="group waterfall"`,                   // the burst's copies as a waterfall
+		`<ol class="sequence group">`,               // sequential calls as a sequence
+		`<span class="badge lost">lost answer`,      // the discarded answer marked
+		`<span class="badge replay">replay`,         // and the replay
+		`<div class="answers"><div class="answer">`, // the verdict's answers side by side
+		`&lt;&amp;&gt;`,                             // the server's bytes escaped
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<&>") || strings.Contains(page, "\x1b") {
+		t.Error("the server's bytes reached the page unescaped")
+	}
+	// Self-contained: nothing is fetched at view time.
+	for _, ref := range []string{"http://", "https://", "src=", "@import"} {
+		if strings.Contains(page, ref) {
+			t.Errorf("the page refers to %q", ref)
+		}
+	}
+}
