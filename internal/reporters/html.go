@@ -169,9 +169,7 @@ func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	for _, l := range f.Explanation {
 		hf.Explanation = append(hf.Explanation, safe(l))
 	}
-	if f.Kind == "verdict" {
-		hf.Answers, hf.Differ = verdictAnswers(f.Explanation)
-	}
+	hf.Answers, hf.Differ = verdictAnswers(f.Explanation)
 	for _, name := range sortedKeys(f.ServiceOutput) {
 		if out := f.ServiceOutput[name]; out != "" {
 			hf.Services = append(hf.Services, htmlService{Name: name, Output: safe(out)})
@@ -183,30 +181,47 @@ func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	return hf
 }
 
-// answerLine is an answer line of a verdict explanation: "  LABEL  ANSWER", the label and the
-// answer separated by at least two spaces (verdict.Violation.Explain aligns them so).
-var answerLine = regexp.MustCompile(`^  (\S.*?)\s{2,}(\S.*)$`)
+// answersHeading is the line of a verdict explanation above a violation's answers, and
+// answerLine one answer under it: "LABEL  ANSWER", indented two more than the heading, the
+// label and the answer separated by at least two spaces (verdict.Violation.Explain aligns them).
+var (
+	answersHeading = regexp.MustCompile(`^( *)\S.*(each an execution|must be the stored first answer):$`)
+	answerLine     = regexp.MustCompile(`^(\S.*?)\s{2,}(\S.*)$`)
+)
 
-// verdictAnswers takes the first violation's answers out of its explanation, to show them side
-// by side: the lines after its heading, up to the first line that is not an answer.
+// verdictAnswers takes the first violation's answers out of an explanation, to show them side
+// by side, with the fields where they differ. The explanation of a failed assertion carries
+// them too when the verdict also failed.
 func verdictAnswers(lines []string) ([]htmlAnswer, string) {
 	var answers []htmlAnswer
-	var differ string
+	indent := ""
 	for i, l := range lines {
-		if i == 0 {
+		m := answersHeading.FindStringSubmatch(l)
+		if m == nil {
 			continue
 		}
-		if d, ok := strings.CutPrefix(l, "  they differ at: "); ok {
-			differ = d
-			break
+		indent = m[1] + "  "
+		for _, l := range lines[i+1:] {
+			rest, ok := strings.CutPrefix(l, indent)
+			if !ok || strings.HasPrefix(rest, " ") {
+				break
+			}
+			if d, ok := strings.CutPrefix(rest, "they differ at: "); ok {
+				return answers, d
+			}
+			if strings.HasPrefix(rest, "… and ") {
+				answers = append(answers, htmlAnswer{Label: rest})
+				continue
+			}
+			a := answerLine.FindStringSubmatch(rest)
+			if a == nil {
+				break
+			}
+			answers = append(answers, htmlAnswer{Label: safe(a[1]), Body: safe(a[2])})
 		}
-		m := answerLine.FindStringSubmatch(l)
-		if m == nil {
-			break
-		}
-		answers = append(answers, htmlAnswer{Label: safe(m[1]), Body: safe(m[2])})
+		break
 	}
-	return answers, differ
+	return answers, ""
 }
 
 func htmlTrialOf(t *runner.Trial) *htmlTrial {

@@ -219,3 +219,42 @@ func TestHTMLGolden(t *testing.T) {
 		}
 	}
 }
+
+func TestVerdictAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lines  []string
+		labels string
+		differ string
+	}{
+		{"verdict failure", []string{
+			"2 answers to one key that are not replays of each other, each an execution:",
+			`  first (lost)  {"refundId":"re_1"}`,
+			`  retry         {"refundId":"re_2"}`,
+			"  they differ at: refundId",
+			"  (if these are not executions: …)",
+		}, "first (lost)|retry", "refundId"},
+		{"nested under a failed assertion", []string{
+			"len(x) = 16, want == 1",
+			"the exactly-once verdict also failed:",
+			"a.yaml:6:9: step burst: key k executed 16 times (issue_refund)",
+			"  16 answers to one key that are not replays of each other, each an execution:",
+			`    burst copy 1  {"refundId":"re_1"}`,
+			`    burst copy 2  {"refundId":"re_2"}`,
+			"    … and 14 more",
+			"    they differ at: refundId",
+		}, "burst copy 1|burst copy 2|… and 14 more", "refundId"},
+		{"no verdict", []string{"len(x) = 2, want == 1", "  a  b"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answers, differ := verdictAnswers(tc.lines)
+			var labels []string
+			for _, a := range answers {
+				labels = append(labels, a.Label)
+			}
+			if strings.Join(labels, "|") != tc.labels || differ != tc.differ {
+				t.Errorf("got %q, %q; want %q, %q", labels, differ, tc.labels, tc.differ)
+			}
+		})
+	}
+}
