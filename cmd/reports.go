@@ -127,3 +127,20 @@ func (r *reportFiles) close() {
 		}
 	}
 }
+
+// appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
+// A summary that cannot be written is a warning: the run's verdict stands.
+func appendStepSummary(path string, rep *runner.Report) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, unwrapPath(err))
+	}
+	err = reporters.StepSummary(f, rep)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
+	}
+	return nil
+}

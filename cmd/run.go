@@ -149,6 +149,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		reporters.GitHub(out, rep)
 	}
 	werr := reports.write(rep, opts.Version, opts.IO.Out)
+	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendStepSummary(path, rep); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
+		}
+	}
 	switch {
 	case rep.Interrupted:
 		if werr != nil {

@@ -258,3 +258,33 @@ func TestVerdictAnswers(t *testing.T) {
 		})
 	}
 }
+
+func TestStepSummary(t *testing.T) {
+	rep := sampleReport()
+	// A server's answer that tries to end the code fence and inject a table row.
+	rep.Scenarios[2].Failure.Message += "\n```\n| injected | <script>x</script>"
+	var buf bytes.Buffer
+	if err := StepSummary(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.summary.md", buf.Bytes())
+	md := buf.String()
+	for _, want := range []string{
+		"### ❌ idemtest: 3 of 5 scenarios failed",
+		"| 1 | 3 | 2 | 0 | 12% (1/8) |", // totals: passed, failed, duplicates, replays differ, replay rate
+		"| burst executes once | failed | 2/5 passed | **1 duplicate execution** |",
+		"| verdict only | failed | 0/1 passed | **1 duplicate execution** |",
+		"&lt;script&gt;", // escaped in the summary line
+		"````text\n",     // a fence longer than the server's
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the summary lacks %q", want)
+		}
+	}
+	// The server's bytes stay inside the fence, where GitHub shows them as text.
+	_, fenced, _ := strings.Cut(md, "````text\n")
+	fenced, _, _ = strings.Cut(fenced, "\n````\n")
+	if strings.Count(md, "<script>") != strings.Count(fenced, "<script>") {
+		t.Error("the server's HTML reached the summary outside a code fence")
+	}
+}
