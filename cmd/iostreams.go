@@ -36,7 +36,7 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
 }
 
 // ColorEnabled applies the usual rules: NO_COLOR turns colour off, CLICOLOR_FORCE turns it on,
-// otherwise colour only on a terminal.
+// otherwise colour only on a terminal that is not TERM=dumb.
 func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
 	switch {
 	case noColorFlag, s.Getenv("NO_COLOR") != "":
@@ -44,5 +44,13 @@ func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
 	case s.Getenv("CLICOLOR_FORCE") != "" && s.Getenv("CLICOLOR_FORCE") != "0":
 		return true
 	}
-	return s.OutTTY
+	return s.OutTTY && !s.dumb()
 }
+
+// LiveErr reports whether ErrOut takes a live line redrawn in place (carriage return and
+// erase-line codes): a terminal, and not TERM=dumb, which has no such codes.
+func (s *IOStreams) LiveErr() bool {
+	return s.ErrTTY && !s.dumb()
+}
+
+func (s *IOStreams) dumb() bool { return s.Getenv("TERM") == "dumb" }

@@ -46,6 +46,10 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
   idemtest run --html report.html scenarios/
   idemtest run --trials 50 --run 'burst' scenarios/refund.yaml`,
 		RunE: func(c *cobra.Command, args []string) error {
+			// 0 is the default (each scenario's own trials), not a value to give.
+			if c.Flags().Changed("trials") && opts.Trials < 1 {
+				return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
+			}
 			opts.Paths = args
 			if len(opts.Paths) == 0 {
 				opts.Paths = []string{"."}
@@ -119,12 +123,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	out := opts.IO.Out
 	if reports.stdout != "" {
 		out = opts.IO.ErrOut
-		color = color && opts.IO.ErrTTY
+		color = color && opts.IO.LiveErr()
 	}
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &runner.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
-		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.ErrTTY, false, color && opts.IO.ErrTTY)
+		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 		var verbose *reporters.Progress
 		if opts.Verbose {
 			verbose = reporters.NewProgress(out, len(list), false, true, color)
