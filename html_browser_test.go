@@ -67,6 +67,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		{"the summary's duplicate count", `id="duplicate-executions">[1-9][0-9]*<`},
 		{"the double-execution marker", `class="badge dup double-execution"[^>]*>[0-9]+ duplicate executions<`},
 		{"the burst's waterfall", `class="group waterfall"`},
+		{"the burst's key marked as executed 16 times", `(?s)class="group waterfall".*?class="badge dup executed">key executed 16 times<`},
 		{"16 copies in the waterfall", `(?s)fan-out of 16(.*?class="row call ok"){16}`},
 		{"the lost answer marked", `class="row call info lost"`},
 		{"the verdict's answers side by side", `<div class="answers"><div class="answer"><h4>first \(lost\)</h4>`},

@@ -80,8 +80,11 @@ type htmlTrial struct {
 type htmlGroup struct {
 	Step, Tool, Key string
 	Fanout          bool
-	Span, Note      string
-	Calls           []htmlCall
+	// Executions is how many times the verdict found the group's key executed, when more
+	// than once.
+	Executions int
+	Span, Note string
+	Calls      []htmlCall
 }
 
 type htmlCall struct {
@@ -145,10 +148,10 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 	case r.FailedTrial != nil:
 		t := r.FailedTrial
 		s.TrialLabel = fmt.Sprintf("failed trial %d of %d (failed in %d of %d trials run), session %s", t.Index, r.Trials, r.TrialsFailed, r.TrialsRun, t.Session)
-		s.Trial = htmlTrialOf(t)
+		s.Trial = htmlTrialOf(t, executedKeys(r.Failure))
 	case r.Trial1 != nil:
 		s.TrialLabel = fmt.Sprintf("trial 1 of %d, session %s", r.Trials, r.Trial1.Session)
-		s.Trial = htmlTrialOf(r.Trial1)
+		s.Trial = htmlTrialOf(r.Trial1, nil)
 	}
 	return s
 }
@@ -224,7 +227,26 @@ func verdictAnswers(lines []string) ([]htmlAnswer, string) {
 	return answers, ""
 }
 
-func htmlTrialOf(t *runner.Trial) *htmlTrial {
+// executedLine is how a verdict violation names its key (verdict.Violation.Message).
+var executedLine = regexp.MustCompile(`key (\S+) executed ([0-9]+) times`)
+
+// executedKeys are the keys a failure says were executed more than once, with their counts.
+func executedKeys(f *runner.Failure) map[string]int {
+	if f == nil {
+		return nil
+	}
+	keys := map[string]int{}
+	for _, l := range append([]string{f.Message}, f.Explanation...) {
+		for _, m := range executedLine.FindAllStringSubmatch(l, -1) {
+			var n int
+			fmt.Sscan(m[2], &n)
+			keys[m[1]] = max(keys[m[1]], n)
+		}
+	}
+	return keys
+}
+
+func htmlTrialOf(t *runner.Trial, executed map[string]int) *htmlTrial {
 	ht := &htmlTrial{Index: t.Index, Session: t.Session}
 	if len(t.Calls) == 0 {
 		return ht
@@ -236,7 +258,9 @@ func htmlTrialOf(t *runner.Trial) *htmlTrial {
 		for j < len(t.Calls) && t.Calls[j].Step == t.Calls[i].Step {
 			j++
 		}
-		ht.Groups = append(ht.Groups, htmlGroupOf(t.Calls[i:j], t0, t1))
+		g := htmlGroupOf(t.Calls[i:j], t0, t1)
+		g.Executions = executed[g.Key]
+		ht.Groups = append(ht.Groups, g)
 		i = j
 	}
 	return ht

@@ -124,6 +124,9 @@ func TestHTMLGoldenRecorded(t *testing.T) {
 	if n := strings.Count(page, `class="group waterfall"`); n != 2 {
 		t.Errorf("%d waterfalls, want 2 (the 16-way bursts of verdict_only and burst)", n)
 	}
+	if !strings.Contains(page, `<span class="badge dup executed">key executed 16 times</span>`) {
+		t.Error("the burst's waterfall does not say its key executed 16 times")
+	}
 	if !strings.Contains(page, `<h4>first (lost)</h4>`) {
 		t.Error("the lost answer and its retry are not side by side")
 	}
