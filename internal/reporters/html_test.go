@@ -3,6 +3,7 @@ package reporters
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,27 @@ func TestHTMLGoldenRecorded(t *testing.T) {
 		if strings.Contains(page, attr) {
 			t.Errorf("a bar with %q", attr)
 		}
+	}
+}
+
+func TestHTMLRunLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rep  *runner.Report
+		want string
+	}{
+		{"a service that did not start", &runner.Report{Start: t0, Err: errors.New("service refunds was not ready within 1s: <exit 1>")},
+			`<div class="banner error" id="run-error">error: service refunds was not ready within 1s: &lt;exit 1&gt;</div>`},
+		{"interrupted while loading", &runner.Report{Start: t0, Interrupted: true}, `<div class="banner interrupted" id="interrupted">`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteHTML(&buf, tc.rep, "v0.0.0-test"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(buf.String(), tc.want) {
+				t.Errorf("the page lacks %s", tc.want)
+			}
+		})
 	}
 }
