@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 )
@@ -80,29 +82,39 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// write writes rep to every open report file, and to stdout the report that goes there.
-func (r *reportFiles) write(rep *runner.Report, version string, stdout io.Writer) error {
+// write writes rep to every open report file, and to stdout the report that goes there, all
+// redacted. Each report is redacted whole: an encoder writes in pieces that could split a secret.
+func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Redactor, stdout io.Writer) error {
 	var err error
 	if r.junit != nil {
-		err = errors.Join(err, finish(r.junit, reporters.WriteJUnit(r.junit, rep)))
+		err = errors.Join(err, finish(r.junit, writeRedacted(r.junit, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) })))
 		r.junit = nil
 	}
 	if r.json != nil {
-		err = errors.Join(err, finish(r.json, reporters.WriteJSON(r.json, rep, version)))
+		err = errors.Join(err, finish(r.json, writeRedacted(r.json, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) })))
 		r.json = nil
 	}
 	if r.html != nil {
-		err = errors.Join(err, finish(r.html, reporters.WriteHTML(r.html, rep, version)))
+		err = errors.Join(err, finish(r.html, writeRedacted(r.html, red, func(w io.Writer) error { return reporters.WriteHTML(w, rep, version) })))
 		r.html = nil
 	}
 	switch r.stdout {
 	case "junit":
-		err = errors.Join(err, reporters.WriteJUnit(stdout, rep))
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) }))
 	case "json":
-		err = errors.Join(err, reporters.WriteJSON(stdout, rep, version))
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) }))
 	case "html":
-		err = errors.Join(err, reporters.WriteHTML(stdout, rep, version))
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteHTML(w, rep, version) }))
 	}
+	return err
+}
+
+func writeRedacted(f io.Writer, red *redact.Redactor, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	_, err := f.Write(red.Bytes(buf.Bytes()))
 	return err
 }
 
@@ -130,12 +142,12 @@ func (r *reportFiles) close() {
 
 // appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
 // A summary that cannot be written is a warning: the run's verdict stands.
-func appendStepSummary(path string, rep *runner.Report) error {
+func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 	if err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, unwrapPath(err))
 	}
-	err = reporters.StepSummary(f, rep)
+	err = writeRedacted(f, red, func(w io.Writer) error { return reporters.StepSummary(w, rep) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

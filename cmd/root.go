@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/proc"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -162,13 +163,14 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "idemtest: %v\n", ee.err)
+			// An error can quote a server (a JSON-RPC message, a tool name): escaped like reports.
+			fmt.Fprintf(f.IO.ErrOut, "idemtest: %s\n", reporters.EscapeText(ee.err.Error()))
 		}
 		return ee.code
 	}
 	var serrs scenario.Errors
 	if errors.As(err, &serrs) {
-		fmt.Fprintln(f.IO.ErrOut, serrs.Error())
+		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
 		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
 		return ExitUsage
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -97,6 +98,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil && !interrupted {
 		return err
 	}
+	secrets := make([]*redact.Secrets, 0, len(list))
+	for _, sc := range list {
+		secrets = append(secrets, sc.Secrets)
+	}
+	red := redact.New(secrets...)
+	opts.IO.Redact(red)
 	list = runner.Select(list, opts.Tags, re)
 	if opts.Shard != "" && !interrupted {
 		if list, err = runner.Shard(list, opts.Shard); err != nil {
@@ -152,9 +159,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
 		reporters.GitHub(out, rep)
 	}
-	werr := reports.write(rep, opts.Version, opts.IO.Out)
+	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
 	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendStepSummary(path, rep); err != nil {
+		if err := appendStepSummary(path, rep, red); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -104,14 +106,18 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(tools)
+		b, err := json.MarshalIndent(tools, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(opts.IO.Out, "%s\n", reporters.EscapeJSON(b))
+		return err
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tREAD-ONLY\tIDEMPOTENT\tDESTRUCTIVE\tKEY\tSCHEMA HAS KEY\tMUTATING")
@@ -124,7 +130,10 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		if accepts == "" {
 			accepts = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", t.Name, t.ReadOnly, t.Idempotent, destructive, t.KeyCarrier, accepts, t.Mutating)
+		// Tool names come from the server: escaped so that they cannot drive the terminal or forge
+		// a CI log line.
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", reporters.Escape(t.Name), t.ReadOnly, t.Idempotent, destructive,
+			reporters.Escape(t.KeyCarrier), reporters.Escape(accepts), t.Mutating)
 	}
 	return tw.Flush()
 }
@@ -169,6 +178,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
@@ -185,7 +195,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		}
 		path := filepath.Join(opts.Dir, safeName(t.Name)+".yaml")
 		if _, err := os.Stat(path); err == nil && !opts.Force {
-			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", path)}
+			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(path))}
 		}
 		files = append(files, file{path, scaffold.Scenario(t.Tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout})})
 	}
@@ -199,7 +209,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
 			return &exitError{ExitFailed, err}
 		}
-		fmt.Fprintf(opts.IO.Out, "wrote %s\n", f.path)
+		fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(f.path))
 	}
 	if name == scenario.AdHocName {
 		fmt.Fprintf(opts.IO.ErrOut, "the scenarios use endpoint %q: define it in %s before running them\n", name, scenario.ConfigName)
@@ -209,7 +219,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 
 func safeName(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' || reporters.Escape(string(r)) != string(r) {
 			return '_'
 		}
 		return r

@@ -101,7 +101,7 @@ func generateHTML(rep *runner.Report, version string) htmlReport {
 	out := htmlReport{Version: version, Start: rep.Start.UTC().Format(time.RFC3339), Duration: formatDuration(rep.Duration),
 		Interrupted: rep.Interrupted, Summary: Summary(rep)}
 	if rep.Err != nil {
-		out.Err = safe(rep.Err.Error())
+		out.Err = EscapeText(rep.Err.Error())
 	}
 	var m runner.Metrics
 	for i, r := range rep.Scenarios {
@@ -132,7 +132,7 @@ func generateHTML(rep *runner.Report, version string) htmlReport {
 
 func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 	s := htmlScenario{
-		Anchor: fmt.Sprintf("s%d", i+1), Name: safe(r.Scenario.Name), File: r.Scenario.File, Line: r.Scenario.Pos.Line,
+		Anchor: fmt.Sprintf("s%d", i+1), Name: EscapeText(r.Scenario.Name), File: r.Scenario.File, Line: r.Scenario.Pos.Line,
 		Status: string(r.Status), Tags: r.Scenario.Tags, Duration: formatDuration(r.Duration), Weak: weak(r),
 		Duplicates: r.Metrics.DuplicateExecutions, ReplaysDiffer: r.Metrics.ReplaysDiffer,
 		ReplayRate: rate(r.Metrics.Replayed, r.Metrics.Retries), ConflictRate: rate(r.Metrics.Conflicts, r.Metrics.Keyed),
@@ -158,7 +158,7 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 
 func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	f := r.Failure
-	hf := &htmlFailure{Kind: f.Kind, Pos: f.Pos.String(), Step: stepLabel(f.Step), Message: safe(f.Message), Expression: safe(f.Expression)}
+	hf := &htmlFailure{Kind: f.Kind, Pos: f.Pos.String(), Step: stepLabel(f.Step), Message: EscapeText(f.Message), Expression: EscapeText(f.Expression)}
 	switch f.Kind {
 	case "verdict":
 		hf.Title = "exactly-once verdict"
@@ -170,12 +170,12 @@ func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 		hf.Title = "error"
 	}
 	for _, l := range f.Explanation {
-		hf.Explanation = append(hf.Explanation, safe(l))
+		hf.Explanation = append(hf.Explanation, EscapeText(l))
 	}
 	hf.Answers, hf.Differ = verdictAnswers(f.Explanation)
 	for _, name := range sortedKeys(f.ServiceOutput) {
 		if out := f.ServiceOutput[name]; out != "" {
-			hf.Services = append(hf.Services, htmlService{Name: name, Output: safe(out)})
+			hf.Services = append(hf.Services, htmlService{Name: name, Output: EscapeText(out)})
 		}
 	}
 	if t := r.FailedTrial; t != nil {
@@ -220,7 +220,7 @@ func verdictAnswers(lines []string) ([]htmlAnswer, string) {
 			if a == nil {
 				break
 			}
-			answers = append(answers, htmlAnswer{Label: safe(a[1]), Body: safe(a[2])})
+			answers = append(answers, htmlAnswer{Label: EscapeText(a[1]), Body: EscapeText(a[2])})
 		}
 		break
 	}
@@ -306,7 +306,7 @@ func htmlGroupOf(calls []runner.Call, t0, t1 time.Time) htmlGroup {
 		end := c.Start.Add(c.Duration)
 		rel, fb := released(c), firstByte(c)
 		hc := htmlCall{
-			Label: callLabel(c), Outcome: string(c.Outcome), Status: fmt.Sprint(c.Status), Error: safe(c.Error),
+			Label: callLabel(c), Outcome: string(c.Outcome), Status: fmt.Sprint(c.Status), Error: EscapeText(c.Error),
 			Duration: formatDuration(c.Duration), Lost: c.Lost, Replayed: c.Replayed, Conflict: c.Conflict,
 			Offset: pct(c.Start.Sub(t0), total), Width: pct(c.Duration, total),
 			Send: pct(rel.Sub(c.Start), c.Duration), Wait: pct(fb.Sub(rel), c.Duration), Recv: pct(end.Sub(fb), c.Duration),

@@ -95,13 +95,13 @@ func plural(n int) string {
 // mdText is s as the text of a Markdown table cell or summary: on one line, its HTML and
 // Markdown specials escaped.
 func mdText(s string) string {
-	s = safe(strings.Join(strings.Fields(s), " "))
+	s = EscapeText(strings.Join(strings.Fields(s), " "))
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]").Replace(s)
 }
 
 // mdCode is s inside a one-backtick code span of a table cell.
 func mdCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(safe(s))
+	return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(EscapeText(s))
 }
 
 func longestRun(s string, c byte) int {

@@ -22,7 +22,7 @@ type TerminalOptions struct {
 func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 	st := newStyles(w, opts.Color)
 	if rep.Err != nil {
-		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), safe(rep.Err.Error()))
+		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), EscapeText(rep.Err.Error()))
 	}
 	for _, r := range rep.Scenarios {
 		fmt.Fprintln(w, ScenarioLine(st, r))
@@ -32,7 +32,7 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 			fmt.Fprintln(w)
 			writeFailure(w, st, r)
 		} else if opts.Verbose && r.Trial1 != nil {
-			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", r.Scenario.Name, r.Trial1.Session, indentLines(History(r.Trial1), "  "))
+			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", Escape(r.Scenario.Name), Escape(r.Trial1.Session), indentLines(History(r.Trial1), "  "))
 		}
 	}
 	fmt.Fprintln(w)
@@ -54,7 +54,7 @@ func ScenarioLine(st styles, r *runner.ScenarioResult) string {
 	if r.Status == runner.Skipped {
 		trials = "skipped"
 	}
-	line := fmt.Sprintf("%s %s  %s  %s", mark, r.Scenario.Name, st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
+	line := fmt.Sprintf("%s %s  %s  %s", mark, Escape(r.Scenario.Name), st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
 	if r.TrialsFailed > 0 && r.TrialsRun > 1 {
 		line += "  " + st.fail.Render(fmt.Sprintf("failed in %d/%d trials", r.TrialsFailed, r.TrialsRun))
 	}
@@ -78,24 +78,24 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 	if r.Status == runner.Errored {
 		title = "ERROR"
 	}
-	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(r.Scenario.Name))
-	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(safe(f.Message), "  "))
+	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(Escape(r.Scenario.Name)))
+	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(EscapeText(f.Message), "  "))
 	if f.Expression != "" {
-		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(f.Expression))
+		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(EscapeText(f.Expression)))
 	}
 	for _, l := range f.Explanation {
-		fmt.Fprintf(w, "    %s\n", safe(l))
+		fmt.Fprintf(w, "    %s\n", EscapeText(l))
 	}
 	for _, name := range sortedKeys(f.ServiceOutput) {
 		if out := f.ServiceOutput[name]; out != "" {
-			fmt.Fprintf(w, "  service %s, last output:\n%s", name, indentLines(safe(out), "    "))
+			fmt.Fprintf(w, "  service %s, last output:\n%s", name, indentLines(EscapeText(out), "    "))
 		}
 	}
 	if t := r.FailedTrial; t != nil {
 		if r.TrialsRun > 1 {
 			fmt.Fprintf(w, "  failed in %d of %d trials; the first:\n", r.TrialsFailed, r.TrialsRun)
 		}
-		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
+		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, Escape(t.Session), Escape(t.Session))
 		if h := History(t); h != "" {
 			fmt.Fprint(w, indentLines(h, "    "))
 		}
@@ -229,7 +229,7 @@ func (p *Progress) Event(ev runner.Event) {
 			if c.Copy > 0 {
 				cp = fmt.Sprintf("#%d", c.Copy)
 			}
-			fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(ev.Scenario.Name), ev.Trial, c.Step, cp, c.Tool, key,
+			fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(Escape(ev.Scenario.Name)), ev.Trial, Escape(c.Step), cp, Escape(c.Tool), Escape(key),
 				c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // maxFileSize bounds a scenario or config file.
@@ -83,6 +84,7 @@ func load(ctx context.Context, paths []string, opts Options) ([]*Scenario, error
 	}
 	if len(errs) > 0 {
 		errs.sort()
+		errs.redact(&l.secrets)
 		return nil, errs
 	}
 	return out, nil
@@ -105,10 +107,12 @@ func LoadConfig(dir string, opts Options) (*Scenario, error) {
 	}
 	if len(errs) > 0 {
 		errs.sort()
+		errs.redact(&l.secrets)
 		return nil, errs
 	}
-	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts}
+	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts, Secrets: &redact.Secrets{}}
 	if c != nil {
+		s.Secrets = c.secrets
 		s.Config, s.File = c.Path, c.Path
 		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
 		s.AllowHosts = append(s.AllowHosts, c.AllowHosts...)
@@ -188,6 +192,8 @@ func looksLikeScenario(path string) bool {
 type loader struct {
 	opts    Options
 	configs map[string]*config
+	// secrets are every file's, to redact the load errors with.
+	secrets redact.Secrets
 }
 
 // config is a decoded idemtest.yaml.
@@ -203,6 +209,7 @@ type config struct {
 	Sinks       map[string]*Sink
 	Probes      map[string]*Probe
 	AllowHosts  []string
+	secrets     *redact.Secrets
 }
 
 func (l *loader) findConfig(scenarioPath string) (*config, Errors) {
@@ -243,7 +250,7 @@ func (l *loader) config(path string) (*config, Errors) {
 		return c, nil
 	}
 	f, root := l.parse(path)
-	c := &config{Path: path}
+	c := &config{Path: path, secrets: &f.secrets}
 	if root != nil {
 		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes")
 		if ok {
@@ -290,7 +297,7 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 	}
 	f.lines = strings.Split(string(data), "\n")
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := f.decodeOne(data, &doc); err != nil {
 		f.yamlError(err)
 		return f, nil
 	}
@@ -300,6 +307,7 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 	}
 	root := doc.Content[0]
 	f.expandEnv(root, l.opts.LookupEnv)
+	l.secrets.Merge(&f.secrets)
 	return f, root
 }
 
@@ -451,6 +459,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}", "http endpoint %s needs url:", name)
 	} else {
 		h.URL = f.template(hm["url"], "url", configEnv())
+		f.checkURL(hm["url"], "url")
 		ep.urlPos = f.pos(hm["url"])
 		f.checkServiceRefs(hm["url"])
 	}
@@ -550,6 +559,7 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 		}
 	default:
 		e.URL = f.template(m["url"], "url", configEnv())
+		f.checkURL(m["url"], "url")
 		f.checkServiceRefs(m["url"])
 		ep.urlPos = f.pos(m["url"])
 	}
@@ -655,6 +665,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 			kinds := 0
 			if x := rm["http"]; x != nil {
 				s.Ready.HTTP = f.template(x, "ready.http", configEnv())
+				f.checkURL(x, "ready.http")
 				kinds++
 			}
 			if x := rm["tcp"]; x != nil {
@@ -700,7 +711,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	if !ok {
 		return nil, f.errs
 	}
-	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1}
+	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1, Secrets: &f.secrets}
 	if n := m["name"]; n != nil {
 		s.Name = f.str(n, "name")
 	}
@@ -724,6 +735,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 		cfg = &config{}
 	}
 	s.Config = cfg.Path
+	s.Secrets.Merge(cfg.secrets)
 	if s.Endpoint == "" && cfg.Endpoint != "" {
 		s.Endpoint, s.endpointPos = cfg.Endpoint, cfg.endpointPos
 	}
@@ -836,7 +848,7 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 		env = f.stepEnv(s, st)
 		if x := m["assert"]; x != nil {
 			st.Pos = f.pos(x)
-			src := f.str(x, "assert")
+			src := f.expression(x, "assert")
 			p, err := assert.Compile(src, env)
 			if err != nil {
 				f.exprError(x, err, "assert")

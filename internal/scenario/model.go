@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // Scenario is one loaded, validated scenario file with its config merged in.
@@ -26,6 +27,9 @@ type Scenario struct {
 	AllowHosts []string
 	// Config is the path of the idemtest.yaml merged in, or "".
 	Config string
+	// Secrets are what reports must not show: values from the environment in the URLs,
+	// headers, DSNs and process environments of the scenario and its config, and URL passwords.
+	Secrets *redact.Secrets
 }
 
 // StepKind says what a step does.
