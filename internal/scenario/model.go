@@ -26,6 +26,8 @@ type Scenario struct {
 	AllowHosts []string
 	// Config is the path of the idemtest.yaml merged in, or "".
 	Config string
+	// Check is the config's check: section (only for commands that load the config alone).
+	Check *CheckConfig
 }
 
 // StepKind says what a step does.
