@@ -116,7 +116,7 @@ input (nothing was sent), 130 interrupted.`,
 		Version:       f.Version,
 	}
 	root.SetVersionTemplate("idemtest {{.Version}}\n")
-	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdSchema(f), NewCmdVersion(f))
+	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
 	return root
 }
 

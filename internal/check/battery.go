@@ -1,0 +1,446 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// battery runs the checks of one endpoint on one started environment.
+type battery struct {
+	ctx  context.Context
+	env  *runner.Env
+	base *scenario.Scenario
+	def  *scenario.Endpoint
+	opts Options
+	prof profile
+	cfg  *scenario.CheckConfig
+}
+
+// evidence names what decided a cell.
+const (
+	byAnswers = "answers (exactly-once verdict)"
+	byStatus  = "status code"
+)
+
+func (b *battery) spec(t runner.ToolInfo, check, name string, steps ...SpecStep) *Spec {
+	return &Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps}
+}
+
+// run decides one cell.
+func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	call := func(stepID string, a map[string]any) SpecStep {
+		return SpecStep{ID: stepID, CallTool: t.Name, Args: a}
+	}
+	natural := "idempotent by nature (" + b.naturalWhy() + "): its answers are no evidence of executions"
+	switch id {
+	case Replay:
+		s := b.spec(t, id, "a sequential retry with the same key gets the stored answer",
+			call("first", args), SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})
+		s.Comment = "A call, then its retry with the same key: the retry must not execute again."
+		return b.retry(id, t, s, "first", natural)
+	case LostResponse:
+		lost := call("lost", args)
+		lost.LoseResponse, lost.Expect = true, "any"
+		s := b.spec(t, id, "a retry after a lost response does not execute again",
+			lost, SpecStep{ID: "retry", RetryOf: "lost", Expect: "any"})
+		s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
+		return b.retry(id, t, s, "lost", natural)
+	case Concurrent:
+		return b.concurrent(t, args, natural)
+	}
+	if t.Natural {
+		return &Cell{Check: id, Status: Skip, Reason: "idempotent by nature (" + b.naturalWhy() + "): a key is not what makes it safe"}
+	}
+	switch id {
+	case PayloadMismatch:
+		other, field, ok := vary(args)
+		if !ok {
+			return &Cell{Check: id, Status: Skip, Reason: "no argument to vary"}
+		}
+		reuse := call("reuse", other)
+		reuse.Key, reuse.Expect = "{{ first.key }}", "any"
+		s := b.spec(t, id, "the same key with another payload is rejected",
+			call("first", args), reuse, SpecStep{Assert: "!reuse.ok"})
+		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
+		return b.mismatch(s)
+	case DistinctKeys:
+		s := b.spec(t, id, "two keys with the same payload are two operations",
+			call("first", args), SpecStep{ID: "second", CallTool: t.Name, Args: args, Expect: "any"},
+			SpecStep{Assert: "second.ok && !second.replayed"},
+			SpecStep{Assert: "toJSON(first.result) != toJSON(second.result)"})
+		s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
+		return b.distinct(s)
+	case MissingKey:
+		nokey := call("nokey", args)
+		nokey.WithoutKey, nokey.Expect = true, "any"
+		steps := []SpecStep{nokey}
+		if b.cfg.MissingKey != "accept" {
+			steps = append(steps, SpecStep{Assert: "!nokey.ok"})
+		}
+		s := b.spec(t, id, "a call without a key is rejected", steps...)
+		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
+		return b.missing(s)
+	}
+	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
+}
+
+func (b *battery) naturalWhy() string {
+	if b.def.Natural != nil {
+		return "natural: on the endpoint"
+	}
+	return "idempotentHint"
+}
+
+// exec runs one spec once through the runner.
+func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
+	sc, err := s.scenario(b.base)
+	if err != nil {
+		return nil, err
+	}
+	rep := b.env.Run(b.ctx, []*scenario.Scenario{sc}, runner.Options{})
+	if rep.Err != nil {
+		return nil, rep.Err
+	}
+	if len(rep.Scenarios) == 0 {
+		return nil, fmt.Errorf("nothing ran")
+	}
+	return rep.Scenarios[0], nil
+}
+
+// outcome runs a spec and returns the cell for the cases every check treats alike: it could
+// not run, the exactly-once verdict failed, or the first call (which must work) did not.
+func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell) {
+	c := &Cell{Check: s.Check, Scenario: s}
+	res, err := b.exec(s)
+	if err != nil {
+		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
+		return nil, c
+	}
+	trial := res.FailedTrial
+	if trial == nil {
+		trial = res.Trial1
+	}
+	c.Replayed = res.Metrics.Replayed > 0
+	switch {
+	case res.Status == runner.Errored || res.Status == runner.Skipped:
+		c.Status, c.Reason = Inconclusive, "could not run"
+		if res.Failure != nil {
+			c.Reason += ": " + res.Failure.Message
+		}
+	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict"):
+		c.Status, c.Evidence = Fail, byAnswers
+		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
+		if res.Metrics.DuplicateExecutions == 0 {
+			c.Reason = "a replay differs from the stored answer"
+		}
+	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
+		c.Status = Inconclusive
+		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message +
+			"; give working arguments under check: {tools: {" + s.Tool + ": {args: …}}}"
+	default:
+		return res, nil
+	}
+	c.Details = details(res, trial)
+	return res, c
+}
+
+// calls returns the calls of a step in the trial.
+func calls(t *runner.Trial, step string) []runner.Call {
+	if t == nil {
+		return nil
+	}
+	var out []runner.Call
+	for _, c := range t.Calls {
+		if c.Step == step {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func trialOf(res *runner.ScenarioResult) *runner.Trial {
+	if res.FailedTrial != nil {
+		return res.FailedTrial
+	}
+	return res.Trial1
+}
+
+// retry judges replay and lost-response: the retry of a completed call must be answered with
+// the stored result, not executed again.
+func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural string) *Cell {
+	res, c := b.outcome(s, first)
+	if c != nil {
+		return c
+	}
+	c = &Cell{Check: id, Scenario: s, Replayed: res.Metrics.Replayed > 0, Evidence: byAnswers}
+	tr := trialOf(res)
+	rs := calls(tr, "retry")
+	if len(rs) == 0 {
+		c.Status, c.Reason = Inconclusive, "the retry was not sent"
+		return c
+	}
+	r := rs[len(rs)-1]
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = "the retry was refused" + statusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
+	case t.Natural:
+		c.Status, c.Reason = Inconclusive, natural+"; the retry succeeded"
+	case c.Replayed:
+		c.Status, c.Reason = Pass, "the retry got the stored answer"
+	default:
+		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+func statusNote(r runner.Call) string {
+	switch {
+	case r.Status != 0 && r.Error != "":
+		return fmt.Sprintf(" (status %d: %s)", r.Status, r.Error)
+	case r.Status != 0:
+		return fmt.Sprintf(" (status %d)", r.Status)
+	case r.Error != "":
+		return " (" + r.Error + ")"
+	}
+	return ""
+}
+
+// rejected judges a call that must be refused, against the profile's status code.
+func (b *battery) rejected(c *Cell, r runner.Call, want int, what string) {
+	c.Evidence = byStatus
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+statusNote(r)
+	case r.Status == 0 || want == 0:
+		c.Status, c.Reason = Pass, what+": rejected"+statusNote(r)
+	case r.Status == want:
+		c.Status, c.Reason = Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
+	default:
+		c.Status = Warn
+		c.Reason = fmt.Sprintf("%s: rejected with %d; the %s profile expects %d (safe, a protocol deviation)", what, r.Status, b.prof.name, want)
+	}
+}
+
+func (b *battery) mismatch(s *Spec) *Cell {
+	res, c := b.outcome(s, "first")
+	if c != nil {
+		if c.Status == Fail && res != nil {
+			if rs := calls(trialOf(res), "reuse"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
+				c.Reason = "another payload under a used key executed" + statusNote(rs[0])
+			}
+		}
+		return c
+	}
+	c = &Cell{Check: s.Check, Scenario: s}
+	tr := trialOf(res)
+	rs := calls(tr, "reuse")
+	if len(rs) == 0 {
+		c.Status, c.Reason = Inconclusive, "the second call was not sent"
+		return c
+	}
+	r := rs[0]
+	if r.Outcome == scenario.OK {
+		c.Status, c.Evidence = Fail, byAnswers
+		c.Reason = "another payload under a used key executed" + statusNote(r)
+		if r.Replayed {
+			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"
+		}
+	} else {
+		b.rejected(c, r, b.prof.mismatch, "another payload under a used key")
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+func (b *battery) distinct(s *Spec) *Cell {
+	res, c := b.outcome(s, "first")
+	if c != nil {
+		return c
+	}
+	c = &Cell{Check: s.Check, Scenario: s, Evidence: byAnswers}
+	tr := trialOf(res)
+	rs := calls(tr, "second")
+	if len(rs) == 0 {
+		c.Status, c.Reason = Inconclusive, "the second call was not sent"
+		return c
+	}
+	r := rs[0]
+	f := res.Failure
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+statusNote(r)+": the server dedupes on the payload, not the key"
+	case r.Replayed:
+		c.Status, c.Reason = Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
+	case f != nil && f.Kind == "assert":
+		c.Status, c.Reason = Inconclusive, "both answers are equal and neither is marked as a replay: two executions and a dedupe on the payload look the same in the answers"
+	default:
+		c.Status, c.Reason = Pass, "two keys, two executions"
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+func (b *battery) missing(s *Spec) *Cell {
+	res, c := b.outcome(s, "")
+	if c != nil {
+		return c
+	}
+	c = &Cell{Check: s.Check, Scenario: s}
+	tr := trialOf(res)
+	rs := calls(tr, "nokey")
+	if len(rs) == 0 {
+		c.Status, c.Reason = Inconclusive, "the call was not sent"
+		return c
+	}
+	r := rs[0]
+	switch {
+	case r.Outcome == scenario.OK && b.cfg.MissingKey == "accept":
+		c.Status, c.Evidence, c.Reason = Pass, byStatus, "accepted without a key (check.missing_key: accept)"
+	case r.Outcome == scenario.OK:
+		c.Status, c.Evidence = Fail, byStatus
+		c.Reason = "a call without a key executed" + statusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
+	default:
+		b.rejected(c, r, b.prof.missing, "a call without a key")
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+// concurrent repeats a same-key fan-out until a double execution is caught, the rounds are
+// done or the budget is spent. Only a round whose copies overlapped is evidence.
+func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural string) *Cell {
+	burst := SpecStep{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
+	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), burst)
+	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.opts.Fanout)
+	c := &Cell{Check: Concurrent, Scenario: s}
+	var spreads []float64
+	var last *runner.ScenarioResult
+	okCopies, flightWrong, wrongStatus := 0, 0, 0
+	deadline := time.Now().Add(b.opts.Budget)
+	for c.Rounds < b.opts.Rounds && (c.Rounds == 0 || time.Now().Before(deadline)) && b.ctx.Err() == nil {
+		s.Trials = 1
+		res, cc := b.outcome(s, "")
+		if res != nil {
+			last = res
+		}
+		c.Rounds++
+		if res != nil {
+			c.Overlapped += res.Overlapped
+			spreads = append(spreads, res.SpreadsUS...)
+		}
+		if cc != nil {
+			cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
+			cc.SpreadP50US, cc.SpreadMaxUS = quantiles(spreads)
+			s.Trials = b.opts.Rounds
+			if cc.Status == Fail {
+				cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.opts.Rounds, cc.Reason)
+			}
+			return cc
+		}
+		for _, call := range calls(trialOf(res), "burst") {
+			switch {
+			case call.Outcome == scenario.OK:
+				okCopies++
+			case call.Outcome == scenario.Fail && call.Status != 0 && b.prof.flight != 0 && call.Status != b.prof.flight:
+				flightWrong++
+				wrongStatus = call.Status
+			}
+		}
+	}
+	// Saved, the scenario runs the whole round budget: run then catches what check caught
+	// about as often.
+	s.Trials = b.opts.Rounds
+	c.SpreadP50US, c.SpreadMaxUS = quantiles(spreads)
+	c.Evidence = byAnswers
+	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
+	switch {
+	case t.Natural:
+		c.Status, c.Reason = Inconclusive, natural+"; "+stats
+	case okCopies == 0:
+		c.Status, c.Reason = Inconclusive, "no copy succeeded in "+stats
+	case c.Overlapped == 0:
+		c.Status, c.Reason = Inconclusive, "no round overlapped (every answer began before the last copy left), so none is evidence about races: "+stats
+	case flightWrong > 0:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", wrongStatus, b.prof.name, b.prof.flight, stats)
+	default:
+		c.Status, c.Reason = Pass, "one execution per key: "+stats
+	}
+	if c.Status != Pass && last != nil {
+		c.Details = details(last, trialOf(last))
+	}
+	return c
+}
+
+func quantiles(xs []float64) (p50, maxv float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2], s[len(s)-1]
+}
+
+// maxHistory bounds the calls shown under a cell.
+const maxHistory = 12
+
+// details explains a cell: the runner's failure and the trial's calls.
+func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+	var out []string
+	if f := res.Failure; f != nil {
+		out = append(out, f.Message)
+		if f.Expression != "" {
+			out = append(out, "assert: "+f.Expression)
+		}
+		for _, l := range f.Explanation {
+			out = append(out, "  "+l)
+		}
+	}
+	if t == nil {
+		return out
+	}
+	out = append(out, fmt.Sprintf("calls (session %s):", t.Session))
+	for i, c := range t.Calls {
+		if i == maxHistory {
+			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-maxHistory))
+			break
+		}
+		step := c.Step
+		if c.Copy > 0 {
+			step = fmt.Sprintf("%s copy %d", c.Step, c.Copy)
+		}
+		key := c.Key
+		if key == "" {
+			key = "(no key)"
+		}
+		line := fmt.Sprintf("  %-14s key %-16s %-4s status %-3d replayed %-5v", step, key, c.Outcome, c.Status, c.Replayed)
+		if c.Lost {
+			line += " lost"
+		}
+		if c.Error != "" {
+			line += " " + c.Error
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	return out
+}
