@@ -47,7 +47,7 @@ var Profiles = []string{"ietf", "stripe", "lenient"}
 
 // profile is what a profile expects of a rejected call, by situation.
 type profile struct {
-	name                       string
+	name                      string
 	missing, mismatch, flight int // 0: any 4xx
 }
 
