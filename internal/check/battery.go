@@ -254,7 +254,7 @@ func (b *battery) mismatch(s *Spec) *Cell {
 	if r.Outcome == scenario.OK {
 		c.Status, c.Evidence = Fail, byAnswers
 		c.Reason = "another payload under a used key executed" + statusNote(r)
-		if r.Replayed {
+		if r.Replayed || res.Metrics.Replayed > 0 {
 			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"
 		}
 	} else {
