@@ -199,7 +199,7 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 	default:
 		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
 	}
-	if c.Status != Pass {
+	if c.Status != Pass && !t.Natural {
 		c.Details = details(res, tr)
 	}
 	return c
@@ -386,7 +386,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	default:
 		c.Status, c.Reason = Pass, "one execution per key: "+stats
 	}
-	if c.Status != Pass && last != nil {
+	if c.Status != Pass && !t.Natural && last != nil {
 		c.Details = details(last, trialOf(last))
 	}
 	return c
@@ -433,7 +433,11 @@ func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 		if key == "" {
 			key = "(no key)"
 		}
-		line := fmt.Sprintf("  %-14s key %-16s %-4s status %-3d replayed %-5v", step, key, c.Outcome, c.Status, c.Replayed)
+		status := "-"
+		if c.Status != 0 {
+			status = fmt.Sprint(c.Status)
+		}
+		line := fmt.Sprintf("  %-14s key %-16s %-4s status %-3s replayed %-5v", step, key, c.Outcome, status, c.Replayed)
 		if c.Lost {
 			line += " lost"
 		}
