@@ -1,7 +1,9 @@
 package check
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,6 +22,8 @@ type battery struct {
 	opts Options
 	prof profile
 	cfg  *scenario.CheckConfig
+	// snapshots are read-only tools whose answers are the server's state, read before and after.
+	snapshots []string
 }
 
 // evidence names what decided a cell.
@@ -41,14 +45,14 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 	switch id {
 	case Replay:
 		s := b.spec(t, id, "a sequential retry with the same key gets the stored answer",
-			call("first", args), SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})
+			b.withState(call("first", args), SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})...)
 		s.Comment = "A call, then its retry with the same key: the retry must not execute again."
 		return b.retry(id, t, s, "first", natural)
 	case LostResponse:
 		lost := call("lost", args)
 		lost.LoseResponse, lost.Expect = true, "any"
 		s := b.spec(t, id, "a retry after a lost response does not execute again",
-			lost, SpecStep{ID: "retry", RetryOf: "lost", Expect: "any"})
+			b.withState(lost, SpecStep{ID: "retry", RetryOf: "lost", Expect: "any"})...)
 		s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
 		return b.retry(id, t, s, "lost", natural)
 	case Concurrent:
@@ -88,6 +92,59 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 		return b.missing(s)
 	}
 	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
+}
+
+// stateIDs are the ids of the snapshot steps of read-only tool i: before the first call, after
+// it, after the retry.
+func stateIDs(i int) (before, afterFirst, afterRetry string) {
+	sfx := ""
+	if i > 0 {
+		sfx = fmt.Sprint(i + 1)
+	}
+	return "state" + sfx + "_before", "state" + sfx + "_after_first", "state" + sfx + "_after_retry"
+}
+
+// withState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
+// retry leaves the state as the first call left it (when the first call visibly changed it).
+func (b *battery) withState(first, retry SpecStep) []SpecStep {
+	var before, mid, after, asserts []SpecStep
+	for i, tool := range b.snapshots {
+		b0, b1, b2 := stateIDs(i)
+		read := func(id string) SpecStep { return SpecStep{ID: id, CallTool: tool, Expect: "any"} }
+		before, mid, after = append(before, read(b0)), append(mid, read(b1)), append(after, read(b2))
+		asserts = append(asserts, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result) || toJSON(%[2]s.result) == toJSON(%s.result)", b0, b1, b2)})
+	}
+	out := append(before, first)
+	out = append(out, mid...)
+	out = append(out, retry)
+	out = append(out, after...)
+	return append(out, asserts...)
+}
+
+// state compares the snapshots of a retry check: moved lists the tools whose answer the first
+// call changed (they are evidence), changed those of them the retry changed again.
+func (b *battery) state(t *runner.Trial) (moved, changed []string) {
+	for i, tool := range b.snapshots {
+		b0, b1, b2 := stateIDs(i)
+		r0, r1, r2 := calls(t, b0), calls(t, b1), calls(t, b2)
+		if len(r0) == 0 || len(r1) == 0 || len(r2) == 0 || r0[0].Outcome != scenario.OK || r1[0].Outcome != scenario.OK || r2[0].Outcome != scenario.OK {
+			continue
+		}
+		if jsonEqual(r0[0].Result, r1[0].Result) {
+			continue
+		}
+		moved = append(moved, tool)
+		if !jsonEqual(r1[0].Result, r2[0].Result) {
+			changed = append(changed, tool)
+		}
+	}
+	return moved, changed
+}
+
+func jsonEqual(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 func (b *battery) naturalWhy() string {
@@ -176,6 +233,12 @@ func trialOf(res *runner.ScenarioResult) *runner.Trial {
 func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural string) *Cell {
 	res, c := b.outcome(s, first)
 	if c != nil {
+		if res != nil && c.Status == Fail {
+			if moved, changed := b.state(trialOf(res)); len(changed) > 0 {
+				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+				c.Reason += "; the retry changed " + strings.Join(changed, ", ") + " again"
+			}
+		}
 		return c
 	}
 	c = &Cell{Check: id, Scenario: s, Replayed: res.Metrics.Replayed > 0, Evidence: byAnswers}
@@ -186,16 +249,28 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 		return c
 	}
 	r := rs[len(rs)-1]
+	moved, changed := b.state(tr)
+	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
+	case len(changed) > 0:
+		c.Status, c.Evidence = Fail, byState
+		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
 	case r.Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+statusNote(r)
 	case r.Outcome == scenario.Fail:
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = "the retry was refused" + statusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
+	case t.Natural && len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"
 	case t.Natural:
-		c.Status, c.Reason = Inconclusive, natural+"; the retry succeeded"
+		c.Status, c.Reason = Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
 	case c.Replayed:
 		c.Status, c.Reason = Pass, "the retry got the stored answer"
+		if len(moved) > 0 {
+			c.Evidence += ", " + byState
+			c.Reason += " and left " + strings.Join(moved, ", ") + " as the first call left it"
+		}
 	default:
 		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
 	}

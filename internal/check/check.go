@@ -202,7 +202,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		sort.Strings(names)
 		target = urls[names[0]]
 	}
-	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg}
+	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: snapshotTools(tools)}
 	for _, t := range tools {
 		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
 			continue
@@ -371,4 +371,27 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 		where = "_meta entry " + def.Key.Meta
 	}
 	return []string{fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", where)}
+}
+
+// maxSnapshots bounds the read-only tools read before and after each retry.
+const maxSnapshots = 3
+
+// snapshotTools are the state idemtest can read without help: read-only tools (as the mutating
+// decision has it) that the server describes and that need no argument.
+func snapshotTools(tools []runner.ToolInfo) []string {
+	var out []string
+	for _, t := range tools {
+		if t.Mutating || t.InputSchema == nil {
+			continue
+		}
+		if req, ok := t.InputSchema["required"].([]any); ok && len(req) > 0 {
+			continue
+		}
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	if len(out) > maxSnapshots {
+		out = out[:maxSnapshots]
+	}
+	return out
 }
