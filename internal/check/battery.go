@@ -57,6 +57,21 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 		return b.retry(id, t, s, "lost", natural)
 	case Concurrent:
 		return b.concurrent(t, args, natural)
+	case Annotations:
+		switch {
+		case b.def.MCP == nil:
+			return &Cell{Check: id, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
+		case !t.Idempotent:
+			return &Cell{Check: id, Status: Skip, Reason: "no idempotentHint to check"}
+		}
+		first := call("first", args)
+		// Written out: without_key alone would default to expect: fail.
+		first.WithoutKey, first.Expect = true, "ok"
+		second := call("second", args)
+		second.WithoutKey, second.Expect = true, "any"
+		s := b.spec(t, id, "idempotentHint: the same call twice without a key changes the state once", b.withState(first, second)...)
+		s.Comment = "The tool is annotated idempotentHint: calling it twice with the same arguments and no key must leave the state as one call does."
+		return b.annotations(s)
 	}
 	if t.Natural {
 		return &Cell{Check: id, Status: Skip, Reason: "idempotent by nature (" + b.naturalWhy() + "): a key is not what makes it safe"}
@@ -522,4 +537,41 @@ func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 		out = append(out, strings.TrimRight(line, " "))
 	}
 	return out
+}
+
+// annotations judges an idempotentHint tool called twice without a key: only the state can tell.
+func (b *battery) annotations(s *Spec) *Cell {
+	res, c := b.outcome(s, "first")
+	if c != nil {
+		return c
+	}
+	c = &Cell{Check: s.Check, Scenario: s}
+	tr := trialOf(res)
+	rs := calls(tr, "second")
+	if len(rs) == 0 {
+		c.Status, c.Reason = Inconclusive, "the second call was not sent"
+		return c
+	}
+	r := rs[0]
+	moved, changed := b.state(tr)
+	byState := "state (" + strings.Join(moved, ", ") + ")"
+	switch {
+	case len(changed) > 0:
+		c.Status, c.Evidence = Fail, byState
+		c.Reason = "annotated idempotentHint, yet the same call again changed " + strings.Join(changed, ", ") + " again"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = "annotated idempotentHint, yet the same call again was refused" + statusNote(r)
+	case len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "the same call again left " + strings.Join(moved, ", ") + " as one call left it"
+	default:
+		c.Status, c.Reason = Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
 }

@@ -21,10 +21,11 @@ const (
 	PayloadMismatch = "payload-mismatch"
 	DistinctKeys    = "distinct-keys"
 	MissingKey      = "missing-key"
+	Annotations     = "annotations"
 )
 
 // IDs lists every check id in matrix order.
-var IDs = []string{Replay, LostResponse, Concurrent, PayloadMismatch, DistinctKeys, MissingKey}
+var IDs = []string{Replay, LostResponse, Concurrent, PayloadMismatch, DistinctKeys, MissingKey, Annotations}
 
 // Status is a cell's verdict.
 type Status string
