@@ -199,6 +199,7 @@ func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell)
 		trial = res.Trial1
 	}
 	c.Replayed = res.Metrics.Replayed > 0
+	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
 	switch {
 	case res.Status == runner.Errored || res.Status == runner.Skipped:
 		c.Status, c.Reason = Inconclusive, "could not run"

@@ -101,6 +101,8 @@ type Cell struct {
 	// Replayed reports that the server replayed a stored answer in this check.
 	Replayed bool          `json:"replayed,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// replaysDiffer is set when a marked replay differed from the stored answer.
+	replaysDiffer bool
 	// Scenario is what ran (nil when the check was skipped before building one).
 	Scenario *Spec `json:"-"`
 }
@@ -202,6 +204,21 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		}
 		sort.Strings(names)
 		target = urls[names[0]]
+	}
+	for _, name := range opts.Tools {
+		found := false
+		for _, t := range tools {
+			found = found || (t.Name == name && t.Mutating)
+		}
+		if !found {
+			var names []string
+			for _, t := range tools {
+				if t.Mutating {
+					names = append(names, t.Name)
+				}
+			}
+			return nil, fmt.Errorf("--tool %s: endpoint %s has no mutating tool of that name; its mutating tools: %s", name, def.Name, strings.Join(names, ", "))
+		}
 	}
 	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: snapshotTools(tools)}
 	for _, t := range tools {
@@ -361,8 +378,20 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 			}
 		}
 	}
+	var out []string
+	for _, row := range rep.Rows {
+		for _, c := range row.Cells {
+			if c.replaysDiffer {
+				out = append(out, "answers marked as replays differ from the stored answer: if a field changes on every answer (a request id, a timestamp), leave it out with compare: {ignore: [PATH]} on the endpoint")
+				break
+			}
+		}
+		if len(out) > 0 {
+			break
+		}
+	}
 	if judged == 0 || replayed > 0 {
-		return nil
+		return out
 	}
 	where := "header " + def.Key.Header
 	switch {
@@ -371,7 +400,7 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	case def.Key.Meta != "":
 		where = "_meta entry " + def.Key.Meta
 	}
-	return []string{fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", where)}
+	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", where))
 }
 
 // maxSnapshots bounds the read-only tools read before and after each retry.

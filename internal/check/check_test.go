@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +21,7 @@ import (
 func notesServer(t *testing.T) string {
 	var mu sync.Mutex
 	var notes []string
+	reqs := 0
 	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
 	appendNote := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
@@ -32,6 +34,24 @@ func notesServer(t *testing.T) string {
 	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"idempotencyKey":{"type":"string"}},"required":["text"]}`)
 	srv.AddTool(&mcp.Tool{Name: "add_note", InputSchema: schema, Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, appendNote)
 	srv.AddTool(&mcp.Tool{Name: "charge", InputSchema: schema}, appendNote)
+	// stamp keeps its keys but mints a new requestId on every answer, replays included.
+	stamped := map[string]bool{}
+	srv.AddTool(&mcp.Tool{Name: "stamp", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		key, _ := args["idempotencyKey"].(string)
+		mu.Lock()
+		seen := stamped[key]
+		stamped[key] = true
+		reqs++
+		body := map[string]any{"text": args["text"], "requestId": fmt.Sprint("req_", reqs)}
+		mu.Unlock()
+		res := &mcp.CallToolResult{StructuredContent: body, Content: []mcp.Content{&mcp.TextContent{Text: "stamped"}}}
+		if seen {
+			res.Meta = mcp.Meta{"idempotentReplayed": true}
+		}
+		return res, nil
+	})
 	srv.AddTool(&mcp.Tool{Name: "list_notes", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			mu.Lock()
@@ -69,6 +89,7 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 		{"charge lost-response", Fail, "state (list_notes)", "the retry changed the state again"},
 		{"charge annotations", Skip, "", "no idempotentHint to check"},
 		{"add_note replay", Fail, "state (list_notes)", "the retry changed the state again"},
+		{"stamp replay", Fail, "answers (exactly-once verdict)", "a replay differs from the stored answer"},
 		{"add_note annotations", Fail, "state (list_notes)", "annotated idempotentHint, yet the same call again changed list_notes again"},
 	}
 	for _, tt := range tests {
@@ -84,6 +105,9 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 	}
 	if _, ok := cells["list_notes replay"]; ok {
 		t.Error("the read-only list_notes was checked as a mutating tool")
+	}
+	if len(rep.Diagnoses) != 1 || !strings.Contains(rep.Diagnoses[0], "leave it out with compare: {ignore: [PATH]}") {
+		t.Errorf("diagnoses = %q", rep.Diagnoses)
 	}
 	if !rep.Failed() {
 		t.Error("report not failed")
