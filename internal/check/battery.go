@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // battery runs the checks of one endpoint on one started environment.
@@ -136,6 +138,34 @@ func (b *battery) withState(first, retry SpecStep) []SpecStep {
 	return append(out, asserts...)
 }
 
+// stateDetails shows what the changed snapshot tools answered after the first call and after
+// the retry.
+func (b *battery) stateDetails(t *runner.Trial, changed []string) []string {
+	var out []string
+	for i, tool := range b.snapshots {
+		if !contains(changed, tool) {
+			continue
+		}
+		_, b1, b2 := stateIDs(i)
+		r1, r2 := calls(t, b1), calls(t, b2)
+		if len(r1) == 0 || len(r2) == 0 {
+			continue
+		}
+		var at []string
+		for _, p := range verdict.Differ(r1[0].Result, r2[0].Result) {
+			a, aok := lookup(r1[0].Result, p).([]any)
+			z, zok := lookup(r2[0].Result, p).([]any)
+			if aok && zok {
+				p += fmt.Sprintf(" (%d → %d items)", len(a), len(z))
+			}
+			at = append(at, p)
+		}
+		out = append(out, fmt.Sprintf("%s after the first call differs from %[1]s after the retry at: %s", tool, strings.Join(at, ", ")),
+			fmt.Sprintf("  after the retry: %s", assert.Show(r2[0].Result)))
+	}
+	return out
+}
+
 // state compares the snapshots of a retry check: moved lists the tools whose answer the first
 // call changed (they are evidence), changed those of them the retry changed again.
 func (b *battery) state(t *runner.Trial) (moved, changed []string) {
@@ -253,6 +283,7 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 			if moved, changed := b.state(trialOf(res)); len(changed) > 0 {
 				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
 				c.Reason += "; the retry changed " + strings.Join(changed, ", ") + " again"
+				c.Details = append(b.stateDetails(trialOf(res), changed), c.Details...)
 			}
 		}
 		return c
@@ -290,8 +321,8 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 	default:
 		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
 	}
-	if c.Status != Pass && !t.Natural {
-		c.Details = details(res, tr)
+	if c.Status != Pass && (!t.Natural || len(changed) > 0) {
+		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
 	}
 	return c
 }
@@ -499,11 +530,23 @@ const maxHistory = 12
 func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 	var out []string
 	if f := res.Failure; f != nil {
-		out = append(out, f.Message)
-		if f.Expression != "" {
-			out = append(out, "assert: "+f.Expression)
+		explanation := f.Explanation
+		if f.Kind == "assert" && strings.HasPrefix(f.Expression, "toJSON(state") {
+			// The state comparison is shown by the cell; keep only what the verdict adds.
+			explanation = nil
+			for i, l := range f.Explanation {
+				if strings.HasPrefix(l, "the exactly-once verdict also failed") {
+					explanation = f.Explanation[i+1:]
+					break
+				}
+			}
+		} else {
+			out = append(out, f.Message)
+			if f.Expression != "" {
+				out = append(out, "assert: "+f.Expression)
+			}
 		}
-		for _, l := range f.Explanation {
+		for _, l := range explanation {
 			out = append(out, "  "+l)
 		}
 	}
@@ -528,7 +571,7 @@ func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 		if c.Status != 0 {
 			status = fmt.Sprint(c.Status)
 		}
-		line := fmt.Sprintf("  %-14s key %-16s %-4s status %-3s replayed %-5v", step, key, c.Outcome, status, c.Replayed)
+		line := fmt.Sprintf("  %-18s key %-16s %-4s status %-3s replayed %-5v", step, key, c.Outcome, status, c.Replayed)
 		if c.Lost {
 			line += " lost"
 		}
@@ -572,7 +615,29 @@ func (b *battery) annotations(s *Spec) *Cell {
 		c.Status, c.Reason = Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
 	}
 	if c.Status != Pass {
-		c.Details = details(res, tr)
+		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
 	}
 	return c
+}
+
+// lookup reads a dotted path (as verdict.Differ reports it) from a decoded JSON value.
+func lookup(v any, path string) any {
+	if path == "" || path == "(the whole answer)" {
+		return v
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
