@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,11 +77,11 @@ It prints a matrix: a row per tool, a column per check, ✓ pass, ✗ fail, ⚠ 
 }
 
 func runCheck(ctx context.Context, opts *CheckOptions) error {
-	if !contains(check.Profiles, opts.Profile) {
+	if !slices.Contains(check.Profiles, opts.Profile) {
 		return &exitError{ExitUsage, fmt.Errorf("--profile %q: use %s", opts.Profile, strings.Join(check.Profiles, ", "))}
 	}
 	for _, id := range append(append([]string(nil), opts.Only...), opts.Skip...) {
-		if !contains(check.IDs, id) {
+		if !slices.Contains(check.IDs, id) {
 			return &exitError{ExitUsage, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(check.IDs, ", "))}
 		}
 	}
@@ -186,13 +187,4 @@ func (o *CheckOptions) checkEndpoint() (*scenario.Scenario, string, map[string]a
 		ep = map[string]any{"http": map[string]any{"url": o.HTTPURL}, "mutating": o.Tools}
 	}
 	return sc, name, map[string]any{name: ep}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

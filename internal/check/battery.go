@@ -253,6 +253,31 @@ func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell)
 	return res, c
 }
 
+// judging is a spec's run, ready to be judged from one step's first call.
+type judging struct {
+	res  *runner.ScenarioResult
+	tr   *runner.Trial
+	call runner.Call
+	cell *Cell
+}
+
+// judge runs a spec; done is true when the cell is already decided (it could not run, the
+// verdict failed, the first call failed, or step was never sent).
+func (b *battery) judge(s *Spec, first, step string) (j judging, done bool) {
+	res, c := b.outcome(s, first)
+	if c != nil {
+		return judging{res: res, cell: c}, true
+	}
+	j = judging{res: res, tr: trialOf(res), cell: &Cell{Check: s.Check, Scenario: s}}
+	rs := calls(j.tr, step)
+	if len(rs) == 0 {
+		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
+		return j, true
+	}
+	j.call = rs[len(rs)-1]
+	return j, false
+}
+
 // calls returns the calls of a step in the trial.
 func calls(t *runner.Trial, step string) []runner.Call {
 	if t == nil {
@@ -277,8 +302,9 @@ func trialOf(res *runner.ScenarioResult) *runner.Trial {
 // retry judges replay and lost-response: the retry of a completed call must be answered with
 // the stored result, not executed again.
 func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural string) *Cell {
-	res, c := b.outcome(s, first)
-	if c != nil {
+	j, done := b.judge(s, first, "retry")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
 		if res != nil && c.Status == Fail {
 			if moved, changed := b.state(trialOf(res)); len(changed) > 0 {
 				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
@@ -288,14 +314,7 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 		}
 		return c
 	}
-	c = &Cell{Check: id, Scenario: s, Replayed: res.Metrics.Replayed > 0, Evidence: byAnswers}
-	tr := trialOf(res)
-	rs := calls(tr, "retry")
-	if len(rs) == 0 {
-		c.Status, c.Reason = Inconclusive, "the retry was not sent"
-		return c
-	}
-	r := rs[len(rs)-1]
+	c.Replayed, c.Evidence = res.Metrics.Replayed > 0, byAnswers
 	moved, changed := b.state(tr)
 	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
@@ -356,8 +375,9 @@ func (b *battery) rejected(c *Cell, r runner.Call, want int, what string) {
 }
 
 func (b *battery) mismatch(s *Spec) *Cell {
-	res, c := b.outcome(s, "first")
-	if c != nil {
+	j, done := b.judge(s, "first", "reuse")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
 		if c.Status == Fail && res != nil {
 			if rs := calls(trialOf(res), "reuse"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
 				c.Reason = "another payload under a used key executed" + statusNote(rs[0])
@@ -365,14 +385,6 @@ func (b *battery) mismatch(s *Spec) *Cell {
 		}
 		return c
 	}
-	c = &Cell{Check: s.Check, Scenario: s}
-	tr := trialOf(res)
-	rs := calls(tr, "reuse")
-	if len(rs) == 0 {
-		c.Status, c.Reason = Inconclusive, "the second call was not sent"
-		return c
-	}
-	r := rs[0]
 	if r.Outcome == scenario.OK {
 		c.Status, c.Evidence = Fail, byAnswers
 		c.Reason = "another payload under a used key executed" + statusNote(r)
@@ -389,18 +401,12 @@ func (b *battery) mismatch(s *Spec) *Cell {
 }
 
 func (b *battery) distinct(s *Spec) *Cell {
-	res, c := b.outcome(s, "first")
-	if c != nil {
+	j, done := b.judge(s, "first", "second")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
 		return c
 	}
-	c = &Cell{Check: s.Check, Scenario: s, Evidence: byAnswers}
-	tr := trialOf(res)
-	rs := calls(tr, "second")
-	if len(rs) == 0 {
-		c.Status, c.Reason = Inconclusive, "the second call was not sent"
-		return c
-	}
-	r := rs[0]
+	c.Evidence = byAnswers
 	f := res.Failure
 	switch {
 	case r.Outcome == scenario.Info:
@@ -421,18 +427,11 @@ func (b *battery) distinct(s *Spec) *Cell {
 }
 
 func (b *battery) missing(s *Spec) *Cell {
-	res, c := b.outcome(s, "")
-	if c != nil {
+	j, done := b.judge(s, "", "nokey")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
 		return c
 	}
-	c = &Cell{Check: s.Check, Scenario: s}
-	tr := trialOf(res)
-	rs := calls(tr, "nokey")
-	if len(rs) == 0 {
-		c.Status, c.Reason = Inconclusive, "the call was not sent"
-		return c
-	}
-	r := rs[0]
 	switch {
 	case r.Outcome == scenario.OK && b.cfg.MissingKey == "accept":
 		c.Status, c.Evidence, c.Reason = Pass, byStatus, "accepted without a key (check.missing_key: accept)"
@@ -585,18 +584,11 @@ func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 
 // annotations judges an idempotentHint tool called twice without a key: only the state can tell.
 func (b *battery) annotations(s *Spec) *Cell {
-	res, c := b.outcome(s, "first")
-	if c != nil {
+	j, done := b.judge(s, "first", "second")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
 		return c
 	}
-	c = &Cell{Check: s.Check, Scenario: s}
-	tr := trialOf(res)
-	rs := calls(tr, "second")
-	if len(rs) == 0 {
-		c.Status, c.Reason = Inconclusive, "the second call was not sent"
-		return c
-	}
-	r := rs[0]
 	moved, changed := b.state(tr)
 	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
