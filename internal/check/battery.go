@@ -26,6 +26,78 @@ type battery struct {
 	cfg  *scenario.CheckConfig
 	// snapshots are read-only tools whose answers are the server's state, read before and after.
 	snapshots []string
+	// perCall is what one execution of the current tool sends to each sink that hears from it
+	// (nil: no sink evidence).
+	perCall map[string]int
+}
+
+// once is the executions a retry check expects: one, or not counted for a tool idempotent by
+// nature, which may execute again harmlessly.
+func (b *battery) once(t runner.ToolInfo) int {
+	if t.Natural {
+		return -1
+	}
+	return 1
+}
+
+// evidence of the sinks.
+const bySinks = "sinks"
+
+// measure runs the tool once and records what one execution sends to each sink.
+func (b *battery) measure(t runner.ToolInfo, args map[string]any) {
+	b.perCall = nil
+	if len(b.base.Sinks) == 0 {
+		return
+	}
+	s := b.spec(t, "measure", "one call", SpecStep{ID: "first", CallTool: t.Name, Args: args})
+	s.executions = -1
+	res, err := b.exec(s)
+	if err != nil || res.Status != runner.Passed {
+		return
+	}
+	for name, n := range b.env.SinkRequests(b.base) {
+		if n > 0 {
+			if b.perCall == nil {
+				b.perCall = map[string]int{}
+			}
+			b.perCall[name] = n
+		}
+	}
+}
+
+// sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
+func (b *battery) sinkAsserts(n int) []SpecStep {
+	var out []SpecStep
+	for _, name := range sortedKeys(b.perCall) {
+		out = append(out, SpecStep{Assert: fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name])})
+	}
+	return out
+}
+
+// sinkCheck compares what the sinks heard in the last trial with what the spec's executions
+// send; it returns the sinks that heard more or less, explained.
+func (b *battery) sinkCheck(s *Spec) (names, lines []string) {
+	if b.perCall == nil || s.executions < 0 {
+		return nil, nil
+	}
+	got := b.env.SinkRequests(b.base)
+	for _, name := range sortedKeys(b.perCall) {
+		want := s.executions * b.perCall[name]
+		if got[name] != want {
+			names = append(names, name)
+			lines = append(lines, fmt.Sprintf("sink %s received %d requests; %d execution(s) send %d", name, got[name], s.executions, want))
+		}
+	}
+	return names, lines
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // evidence names what decided a cell.
@@ -35,11 +107,32 @@ const (
 )
 
 func (b *battery) spec(t runner.ToolInfo, check, name string, steps ...SpecStep) *Spec {
-	return &Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps}
+	return &Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps, executions: -1}
 }
 
-// run decides one cell.
+// run decides one cell, and adds what the sinks heard to it.
 func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	c := b.cell(id, t, args)
+	s := c.Scenario
+	if s == nil || s.executions < 0 || b.perCall == nil || c.Status == Inconclusive || c.Status == Skip {
+		return c
+	}
+	if len(s.sinkNames) == 0 {
+		if c.Status == Pass {
+			c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(sortedKeys(b.perCall), ", ")+")", ", ")
+		}
+		return c
+	}
+	if c.Status != Fail {
+		c.Status, c.Reason = Fail, "the sinks heard another execution: "+strings.Join(s.sinkLines, "; ")
+	}
+	c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(s.sinkNames, ", ")+")", ", ")
+	c.Details = append(append([]string(nil), s.sinkLines...), c.Details...)
+	return c
+}
+
+// cell decides one cell from the answers and the state.
+func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
 	call := func(stepID string, a map[string]any) SpecStep {
 		return SpecStep{ID: stepID, CallTool: t.Name, Args: a}
 	}
@@ -49,6 +142,7 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 		s := b.spec(t, id, "a sequential retry with the same key gets the stored answer",
 			b.withState(call("first", args), SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})...)
 		s.Comment = "A call, then its retry with the same key: the retry must not execute again."
+		s.executions = b.once(t)
 		return b.retry(id, t, s, "first", natural)
 	case LostResponse:
 		lost := call("lost", args)
@@ -56,6 +150,7 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 		s := b.spec(t, id, "a retry after a lost response does not execute again",
 			b.withState(lost, SpecStep{ID: "retry", RetryOf: "lost", Expect: "any"})...)
 		s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
+		s.executions = b.once(t)
 		return b.retry(id, t, s, "lost", natural)
 	case Concurrent:
 		return b.concurrent(t, args, natural)
@@ -89,6 +184,7 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 		s := b.spec(t, id, "the same key with another payload is rejected",
 			call("first", args), reuse, SpecStep{Assert: "!reuse.ok"})
 		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
+		s.executions = 1
 		return b.mismatch(s)
 	case DistinctKeys:
 		s := b.spec(t, id, "two keys with the same payload are two operations",
@@ -96,6 +192,7 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 			SpecStep{Assert: "second.ok && !second.replayed"},
 			SpecStep{Assert: "toJSON(first.result) != toJSON(second.result)"})
 		s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
+		s.executions = 2
 		return b.distinct(s)
 	case MissingKey:
 		nokey := call("nokey", args)
@@ -106,6 +203,10 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 		}
 		s := b.spec(t, id, "a call without a key is rejected", steps...)
 		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
+		s.executions = 0
+		if b.cfg.MissingKey == "accept" {
+			s.executions = -1
+		}
 		return b.missing(s)
 	}
 	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
@@ -201,6 +302,10 @@ func (b *battery) naturalWhy() string {
 
 // exec runs one spec once through the runner.
 func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
+	if b.perCall != nil && s.executions >= 0 && !s.sinksAsserted {
+		s.Steps = append(s.Steps, b.sinkAsserts(s.executions)...)
+		s.sinksAsserted = true
+	}
 	sc, err := s.scenario(b.base)
 	if err != nil {
 		return nil, err
@@ -209,6 +314,7 @@ func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
 	if rep.Err != nil {
 		return nil, rep.Err
 	}
+	s.sinkNames, s.sinkLines = b.sinkCheck(s)
 	if len(rep.Scenarios) == 0 {
 		return nil, fmt.Errorf("nothing ran")
 	}
@@ -453,6 +559,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	burst := SpecStep{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
 	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), burst)
 	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.opts.Fanout)
+	s.executions = b.once(t)
 	c := &Cell{Check: Concurrent, Scenario: s}
 	var spreads []float64
 	var last *runner.ScenarioResult
@@ -468,6 +575,10 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 		if res != nil {
 			c.Overlapped += res.Overlapped
 			spreads = append(spreads, res.SpreadsUS...)
+		}
+		if cc == nil && len(s.sinkNames) > 0 {
+			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Reason: "the sinks heard another execution"}
+			cc.Details = details(res, trialOf(res))
 		}
 		if cc != nil {
 			cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped

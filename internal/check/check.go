@@ -229,6 +229,9 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		rep.Rows = append(rep.Rows, row)
 		args, why := b.args(t, target)
 		row.Args = args
+		if why == "" {
+			b.measure(t, args)
+		}
 		for _, id := range checks {
 			if ctx.Err() != nil {
 				rep.Interrupted = true

@@ -19,6 +19,14 @@ type Spec struct {
 	Tool    string `yaml:"-"`
 	Check   string `yaml:"-"`
 	Comment string `yaml:"-"`
+	// executions is how many times the tool must execute in one trial (-1: not counted), for
+	// the sinks' evidence.
+	executions int
+	// sinksAsserted is set once the sink counts were added as assertions.
+	sinksAsserted bool
+	// sinkNames and sinkLines say which sinks heard more or less than the executions send, in
+	// the last run.
+	sinkNames, sinkLines []string
 }
 
 // SpecStep is one step, with the scenario format's field names.
@@ -48,6 +56,9 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		Probes: base.Probes, AllowHosts: base.AllowHosts, Config: base.Config,
 	}
 	env := scenario.CheckEnv()
+	for name := range base.Sinks {
+		env[name] = map[string]any{}
+	}
 	tools := map[string]string{}
 	for i, ss := range s.Steps {
 		st := &scenario.Step{Index: i, ID: ss.ID, Pos: scenario.Pos{File: where, Line: i + 1, Col: 5}}

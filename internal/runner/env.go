@@ -68,3 +68,16 @@ func Natural(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
 	}
 	return t.Idempotent
 }
+
+// SinkRequests counts, per sink of the scenario, the requests recorded in its last trial
+// (recordings are kept until the next trial starts).
+func (e *Env) SinkRequests(sc *scenario.Scenario) map[string]int {
+	out := map[string]int{}
+	for name, def := range sc.Sinks {
+		if s := e.r.sinks.byKey[sinkKey(def)]; s != nil {
+			reqs, _ := s.s.Snapshot()["requests"].([]any)
+			out[name] = len(reqs)
+		}
+	}
+	return out
+}
