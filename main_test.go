@@ -102,6 +102,8 @@ func TestScripts(t *testing.T) {
 			"exits":    cmdExits,
 			"gone":     cmdGone,
 			"binfile":  cmdBinfile,
+			"replace":  cmdReplace,
+			"mcpagent": cmdMCPAgent,
 		},
 	})
 }
@@ -138,19 +140,28 @@ type listener struct {
 	count atomic.Int64
 }
 
-// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang]". It sets
-// NAME_URL and NAME_ADDR; with hang it never answers.
+// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang | redirect
+// URL]". It sets NAME_URL and NAME_ADDR; with hang it never answers; with redirect it answers
+// every request with a 307 to URL.
 func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 {
-		ts.Fatalf("usage: listen NAME [hang]")
+	if neg || len(args) < 1 || len(args) > 1 && args[1] == "redirect" && len(args) != 3 {
+		ts.Fatalf("usage: listen NAME [hang | redirect URL]")
 	}
 	hang := len(args) > 1 && args[1] == "hang"
+	redirect := ""
+	if len(args) == 3 && args[1] == "redirect" {
+		redirect = args[2]
+	}
 	l := &listener{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
 	stop := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l.count.Add(1)
+		if redirect != "" {
+			http.Redirect(w, r, redirect, http.StatusTemporaryRedirect)
+			return
+		}
 		if hang {
 			select {
 			case <-stop:
@@ -277,7 +288,7 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	ts.Check(err)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if err := syscall.Kill(pid, 0); err != nil {
 			return
@@ -295,4 +306,19 @@ func cmdBinfile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: binfile NAME")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte("\x7fELF\x02\x01\x00\x00name: x\n"), 0o644))
+}
+
+// cmdReplace fills in placeholders, as a user edits a generated file: "replace FILE OLD NEW"
+// replaces every OLD in FILE; OLD must occur.
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE OLD NEW")
+	}
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	if !strings.Contains(string(b), args[1]) {
+		ts.Fatalf("%s does not contain %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
 }

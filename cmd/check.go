@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -91,18 +91,18 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
 	}
-	for _, path := range []string{opts.JUnit, opts.JSON} {
-		if path == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Dir(path)); err != nil {
-			return &exitError{ExitUsage, fmt.Errorf("report file %s: directory %s does not exist", path, filepath.Dir(path))}
-		}
-	}
 	sc, name, inline, err := opts.checkEndpoint()
 	if err != nil {
 		return err
 	}
+	red := redact.New(sc.Secrets)
+	opts.IO.Redact(red)
+	// The report files are opened before anything is sent, as run does.
+	reports, err := openReports(opts.JUnit, opts.JSON)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer reports.close()
 	color := opts.IO.ColorEnabled(opts.NoColor)
 	selectTools := opts.Tools
 	if opts.HTTPURL != "" {
@@ -127,11 +127,13 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	reporters.CheckMatrix(opts.IO.Out, rep, color)
 	var werr error
-	if opts.JUnit != "" {
-		werr = errors.Join(werr, writeFile(opts.JUnit, func(f *os.File) error { return reporters.WriteCheckJUnit(f, rep) }))
+	if f := reports.junit; f != nil {
+		reports.junit = nil
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJUnit(w, rep) })))
 	}
-	if opts.JSON != "" {
-		werr = errors.Join(werr, writeFile(opts.JSON, func(f *os.File) error { return reporters.WriteCheckJSON(f, rep, opts.Version) }))
+	if f := reports.json; f != nil {
+		reports.json = nil
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJSON(w, rep, opts.Version) })))
 	}
 	if opts.Write != "" {
 		paths, err := check.Write(opts.Write, rep.Specs(), inline)

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // IOStreams are the command's streams and what is known about them. Results go to Out,
@@ -45,4 +47,10 @@ func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
 		return true
 	}
 	return s.OutTTY
+}
+
+// Redact passes everything written to Out and ErrOut from now on, error messages included,
+// through r, so no report or message shows a secret of the scenarios loaded.
+func (s *IOStreams) Redact(r *redact.Redactor) {
+	s.Out, s.ErrOut = r.Writer(s.Out), r.Writer(s.ErrOut)
 }

@@ -7,10 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/proc"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -24,7 +28,8 @@ const (
 	ExitFailed ExitCode = 1
 	// ExitUsage: bad usage or invalid input; nothing was sent.
 	ExitUsage ExitCode = 2
-	// ExitInterrupted: interrupted; services were stopped and reports written for what finished.
+	// ExitInterrupted: interrupted (Ctrl-C); services were stopped and reports written for what
+	// finished. SIGTERM and SIGHUP end the same way with 143 and 129 (128 + the signal).
 	ExitInterrupted ExitCode = 130
 )
 
@@ -45,6 +50,9 @@ func version() string {
 type Factory struct {
 	IO      *IOStreams
 	Version string
+	// SignalEnds is set by a command for which SIGINT/SIGTERM/SIGHUP is the normal way to end
+	// (the proxy): its own exit code stands instead of 128 + the signal.
+	SignalEnds bool
 }
 
 // exitError carries an exit code through cobra.
@@ -65,11 +73,81 @@ func (e *exitError) Unwrap() error { return e.err }
 // silentExit ends a command with a code whose explanation has already been printed.
 func silentExit(code ExitCode) error { return &exitError{code: code} }
 
-// Main runs idemtest with the process's arguments and streams. Ctrl-C cancels the run.
+// Main runs idemtest with the process's arguments and streams. SIGINT, SIGTERM and SIGHUP
+// cancel the run: services are stopped and reports written for what finished, and the exit
+// code says which signal it was (128 + its number: 130, 143, 129). A second signal kills every
+// child at once and exits without waiting for the rest. On Linux idemtest is the subreaper of
+// its descendants, and stops at exit those that escaped their process group.
 func Main() ExitCode {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Execute(ctx, &Factory{IO: System(), Version: version()}, os.Args[1:])
+	_ = proc.BecomeSubreaper()
+	io := System()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var first atomic.Value // the first signal received
+	done, handled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(handled)
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-done:
+			return
+		}
+		first.Store(sig)
+		fmt.Fprintf(io.ErrOut, "idemtest: %s: stopping (send it again to stop at once)\n", signalName(sig))
+		cancel()
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintf(io.ErrOut, "idemtest: %s again: killing every process idemtest started\n", signalName(sig))
+		proc.KillChildren()
+		// The run unwinds at once now that its processes are gone; should anything still hold
+		// it, exit anyway.
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			os.Exit(int(signalCode(sig)))
+		}
+	}()
+	f := &Factory{IO: io, Version: version()}
+	code := Execute(ctx, f, os.Args[1:])
+	// A second signal still cuts this short.
+	proc.StopChildren(stopGrace)
+	close(done)
+	<-handled
+	if sig, ok := first.Load().(os.Signal); ok && !f.SignalEnds {
+		code = signalCode(sig)
+	}
+	return code
+}
+
+// stopGrace is how long a leftover descendant has between SIGTERM and SIGKILL at exit.
+const stopGrace = 5 * time.Second
+
+// signalCode is the exit code of a run cancelled by sig: 128 + the signal's number, what a
+// shell reports for a process the signal ended (130 for Ctrl-C).
+func signalCode(sig os.Signal) ExitCode {
+	if s, ok := sig.(syscall.Signal); ok {
+		return ExitCode(128 + int(s))
+	}
+	return ExitInterrupted
+}
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "interrupted"
+	case syscall.SIGTERM:
+		return "terminated"
+	case syscall.SIGHUP:
+		return "hangup"
+	}
+	return sig.String()
 }
 
 // Execute runs the command line args and maps the outcome to an exit code.
@@ -85,13 +163,14 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "idemtest: %v\n", ee.err)
+			// An error can quote a server (a JSON-RPC message, a tool name): escaped like reports.
+			fmt.Fprintf(f.IO.ErrOut, "idemtest: %s\n", reporters.EscapeText(ee.err.Error()))
 		}
 		return ee.code
 	}
 	var serrs scenario.Errors
 	if errors.As(err, &serrs) {
-		fmt.Fprintln(f.IO.ErrOut, serrs.Error())
+		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
 		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
 		return ExitUsage
 	}
@@ -110,13 +189,14 @@ same idempotency key, fans duplicates out concurrently, discards responses the s
 already committed, and checks that every side effect happened exactly once.
 
 Exit codes: 0 all passed, 1 a scenario failed or errored, 2 bad usage or invalid
-input (nothing was sent), 130 interrupted.`,
+input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       f.Version,
 	}
 	root.SetVersionTemplate("idemtest {{.Version}}\n")
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
+	root.AddCommand(NewCmdProxy(f, nil))
 	return root
 }
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -86,12 +86,19 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("--run: %v", err)}
 		}
 	}
-	list, err := scenario.Load(opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
-	if err != nil {
+	list, err := scenario.LoadContext(ctx, opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted {
 		return err
 	}
+	secrets := make([]*redact.Secrets, 0, len(list))
+	for _, sc := range list {
+		secrets = append(secrets, sc.Secrets)
+	}
+	red := redact.New(secrets...)
+	opts.IO.Redact(red)
 	list = runner.Select(list, opts.Tags, re)
-	if opts.Shard != "" {
+	if opts.Shard != "" && !interrupted {
 		if list, err = runner.Shard(list, opts.Shard); err != nil {
 			return &exitError{ExitUsage, fmt.Errorf("--shard: %w", err)}
 		}
@@ -100,51 +107,46 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return nil
 		}
 	}
-	if len(list) == 0 {
+	if len(list) == 0 && !interrupted {
 		return &exitError{ExitUsage, errors.New("no scenario matches --tag/--run")}
 	}
-	for _, path := range []string{opts.JUnit, opts.JSON} {
-		if path == "" {
-			continue
-		}
-		if dir := filepath.Dir(path); dir != "" {
-			if _, err := os.Stat(dir); err != nil {
-				return &exitError{ExitUsage, fmt.Errorf("report file %s: directory %s does not exist", path, dir)}
-			}
-		}
+	// The report files are opened now, before anything is sent: a path that cannot take a
+	// report is bad usage, not something to find out after the run.
+	reports, err := openReports(opts.JUnit, opts.JSON)
+	if err != nil {
+		return &exitError{ExitUsage, err}
 	}
+	defer reports.close()
 
 	color := opts.IO.ColorEnabled(opts.NoColor)
-	progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.ErrTTY, false, color && opts.IO.ErrTTY)
-	var verbose *reporters.Progress
-	if opts.Verbose {
-		verbose = reporters.NewProgress(opts.IO.Out, len(list), false, true, color)
-	}
-	rep := runner.Run(ctx, list, runner.Options{
-		Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast,
-		OnEvent: func(ev runner.Event) {
-			if verbose != nil {
-				verbose.Event(ev)
-			}
-			progress.Event(ev)
-		},
-	})
-	progress.Finish()
-	if verbose != nil {
-		fmt.Fprintln(opts.IO.Out)
+	// Interrupted while loading: nothing ran, and the reports say so.
+	rep := &runner.Report{Start: time.Now(), Interrupted: true}
+	if !interrupted {
+		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.ErrTTY, false, color && opts.IO.ErrTTY)
+		var verbose *reporters.Progress
+		if opts.Verbose {
+			verbose = reporters.NewProgress(opts.IO.Out, len(list), false, true, color)
+		}
+		rep = runner.Run(ctx, list, runner.Options{
+			Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast,
+			OnEvent: func(ev runner.Event) {
+				if verbose != nil {
+					verbose.Event(ev)
+				}
+				progress.Event(ev)
+			},
+		})
+		progress.Finish()
+		if verbose != nil {
+			fmt.Fprintln(opts.IO.Out)
+		}
 	}
 
 	reporters.Terminal(opts.IO.Out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
 		reporters.GitHub(opts.IO.Out, rep)
 	}
-	var werr error
-	if opts.JUnit != "" {
-		werr = errors.Join(werr, writeFile(opts.JUnit, func(f *os.File) error { return reporters.WriteJUnit(f, rep) }))
-	}
-	if opts.JSON != "" {
-		werr = errors.Join(werr, writeFile(opts.JSON, func(f *os.File) error { return reporters.WriteJSON(f, rep, opts.Version) }))
-	}
+	werr := reports.write(rep, opts.Version, red)
 	switch {
 	case rep.Interrupted:
 		if werr != nil {
@@ -157,16 +159,4 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return silentExit(ExitFailed)
 	}
 	return nil
-}
-
-func writeFile(path string, write func(*os.File) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -62,13 +64,18 @@ func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
 		}
 		return sc, o.Endpoint, nil
 	}
-	sc, err := scenario.AdHocScenario(scenario.AdHoc{
-		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
-	})
+	sc, err := scenario.AdHocScenario(o.adHoc())
 	if err != nil {
 		return nil, "", &exitError{ExitUsage, err}
 	}
 	return sc, scenario.AdHocName, nil
+}
+
+// adHoc is the endpoint the command line describes, when it does not name one of the config.
+func (o *EndpointOptions) adHoc() scenario.AdHoc {
+	return scenario.AdHoc{
+		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
+	}
 }
 
 // ToolsOptions are the inputs of idemtest tools.
@@ -104,14 +111,18 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(tools)
+		b, err := json.MarshalIndent(tools, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(opts.IO.Out, "%s\n", reporters.EscapeJSON(b))
+		return err
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tREAD-ONLY\tIDEMPOTENT\tDESTRUCTIVE\tKEY\tSCHEMA HAS KEY\tMUTATING")
@@ -124,7 +135,10 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		if accepts == "" {
 			accepts = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", t.Name, t.ReadOnly, t.Idempotent, destructive, t.KeyCarrier, accepts, t.Mutating)
+		// Tool names come from the server: escaped so that they cannot drive the terminal or forge
+		// a CI log line.
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", reporters.Escape(t.Name), t.ReadOnly, t.Idempotent, destructive,
+			reporters.Escape(t.KeyCarrier), reporters.Escape(accepts), t.Mutating)
 	}
 	return tw.Flush()
 }
@@ -136,6 +150,7 @@ type InitOptions struct {
 	Dir    string
 	Force  bool
 	Fanout int
+	Trials int
 }
 
 // NewCmdInit builds idemtest init.
@@ -158,6 +173,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	c.Flags().StringVar(&opts.Dir, "dir", "scenarios", "directory to write the scenarios to")
 	c.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
 	c.Flags().IntVar(&opts.Fanout, "fanout", 8, "copies in each generated burst")
+	c.Flags().IntVar(&opts.Trials, "trials", 10, "trials each generated scenario runs, a fresh session each")
 	return c
 }
 
@@ -165,10 +181,14 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
 	}
+	if opts.Trials < 1 || opts.Trials > scenario.MaxTrials {
+		return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
+	}
 	sc, name, err := opts.resolve()
 	if err != nil {
 		return err
 	}
+	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
@@ -179,18 +199,41 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		data []byte
 	}
 	var files []file
+	taken := map[string]bool{strings.ToLower(scenario.ConfigName): true}
 	for _, t := range tools {
 		if !t.Mutating {
 			continue
 		}
-		path := filepath.Join(opts.Dir, safeName(t.Name)+".yaml")
-		if _, err := os.Stat(path); err == nil && !opts.Force {
-			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", path)}
-		}
-		files = append(files, file{path, scaffold.Scenario(t.Tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout})})
+		path := filepath.Join(opts.Dir, scaffold.FileName(t.Name, taken))
+		tool := t.Tool
+		// A tool the config names idempotent by nature is scaffolded as one that says so.
+		tool.Idempotent = tool.Idempotent || def.IsNatural(t.Name)
+		files = append(files, file{path, scaffold.Scenario(tool, scaffold.Options{Endpoint: name, KeyArg: def.Key.Arg, Fanout: opts.Fanout, Trials: opts.Trials})})
 	}
 	if len(files) == 0 {
 		return &exitError{ExitFailed, fmt.Errorf("endpoint %s has no mutating tools", name)}
+	}
+	if name == scenario.AdHocName {
+		// The endpoint exists only on this command line: write it down next to the scenarios,
+		// so that they run as they are.
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return &exitError{ExitFailed, err}
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			return &exitError{ExitFailed, err}
+		}
+		rel, err := filepath.Rel(abs, wd)
+		if err != nil {
+			rel = wd
+		}
+		files = append(files, file{filepath.Join(opts.Dir, scenario.ConfigName), scaffold.Config(name, opts.adHoc(), rel)})
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f.path); err == nil && !opts.Force {
+			return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(f.path))}
+		}
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return &exitError{ExitFailed, err}
@@ -199,19 +242,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
 			return &exitError{ExitFailed, err}
 		}
-		fmt.Fprintf(opts.IO.Out, "wrote %s\n", f.path)
-	}
-	if name == scenario.AdHocName {
-		fmt.Fprintf(opts.IO.ErrOut, "the scenarios use endpoint %q: define it in %s before running them\n", name, scenario.ConfigName)
+		fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(f.path))
 	}
 	return nil
-}
-
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' {
-			return '_'
-		}
-		return r
-	}, s)
 }

@@ -31,7 +31,7 @@ func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) err
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
-			return runValidate(opts)
+			return runValidate(c.Context(), opts)
 		},
 	}
 	c.Flags().StringVar(&opts.Config, "config", "", "config file (default: idemtest.yaml next to the scenarios or above)")
@@ -39,8 +39,11 @@ func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) err
 	return c
 }
 
-func runValidate(opts *ValidateOptions) error {
-	list, err := scenario.Load(opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+func runValidate(ctx context.Context, opts *ValidateOptions) error {
+	list, err := scenario.LoadContext(ctx, opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	if ctx.Err() != nil {
+		return silentExit(ExitInterrupted)
+	}
 	if err != nil {
 		return err
 	}

@@ -234,13 +234,24 @@ func TestLockedExecutesOnce(t *testing.T) {
 func TestInFlightDuplicateIs409(t *testing.T) {
 	for _, storeName := range stores {
 		t.Run(storeName, func(t *testing.T) {
-			s := startServer(t, storeName, config{Work: 300 * time.Millisecond})
+			// The payment processor holds the first refund until the duplicate has been
+			// answered: the first is in flight, by construction rather than by a guessed delay.
+			reached, release := make(chan struct{}, 1), make(chan struct{})
+			pp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reached <- struct{}{}
+				<-release
+				w.Write([]byte(`{"id":"pp_1"}`))
+			}))
+			defer pp.Close()
+			defer close(release)
+			s := startServer(t, storeName, config{Downstream: pp.URL})
 			acct, key := randomID("acct_"), randomID("k_")
 			args := map[string]any{"accountId": acct, "amount": 5}
 			done := make(chan callResult)
 			go func() { done <- s.call(t, "issue_refund", key, args) }()
-			time.Sleep(100 * time.Millisecond)
+			<-reached
 			r := s.call(t, "issue_refund", key, args)
+			release <- struct{}{}
 			if r.status != 409 || r.code != "idempotency_key_in_progress" {
 				t.Errorf("duplicate in flight: %d %s, want 409 idempotency_key_in_progress", r.status, r.body)
 			}
@@ -287,34 +298,64 @@ func TestDownstreamFailureReleasesKey(t *testing.T) {
 func TestLeaseAndKeyExpiry(t *testing.T) {
 	for _, storeName := range stores {
 		t.Run(storeName, func(t *testing.T) {
-			s := startServer(t, storeName, config{Lease: 200 * time.Millisecond, KeyTTL: 600 * time.Millisecond})
-			acct, key := randomID("acct_"), randomID("k_")
-			args := map[string]any{"accountId": acct, "amount": 5}
-
-			// A request that reserved the key and crashed.
-			fp := fingerprint(map[string]any{"accountId": acct, "amount": 5.0})
-			if _, err := s.st.Reserve(context.Background(), "issue_refund:"+key, record{Fingerprint: fp, Token: "crashed"}, 200*time.Millisecond); err != nil {
-				t.Fatal(err)
-			}
-			if r := s.call(t, "issue_refund", key, args); r.status != 409 {
-				t.Fatalf("while the crashed reservation holds: %d %s, want 409", r.status, r.body)
-			}
-			time.Sleep(300 * time.Millisecond)
-			if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
-				t.Fatalf("after the lease: %d %s, want a fresh 200", r.status, r.body)
-			}
-			if r := s.call(t, "issue_refund", key, args); !r.replayed {
-				t.Fatalf("before the key expires: %d %s, want a replay", r.status, r.body)
-			}
-			time.Sleep(700 * time.Millisecond)
-			if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
-				t.Fatalf("after the key expired: %d %s, want a fresh execution", r.status, r.body)
-			}
-			if n := s.executions(t, acct); n != 2 {
-				t.Errorf("executions = %d, want 2 (one per key lifetime)", n)
+			// The lease and the key lifetime are real durations, so the test waits them out;
+			// a step that had to happen inside one of them and did not (a loaded machine) makes
+			// the attempt inconclusive, and it is repeated with longer durations instead of
+			// failing.
+			for scale := time.Duration(1); ; scale *= 2 {
+				if leaseAndExpiry(t, storeName, 200*time.Millisecond*scale, 600*time.Millisecond*scale) {
+					return
+				}
+				if scale >= 16 {
+					t.Fatal("every attempt missed its time window; the machine is too busy")
+				}
+				t.Logf("attempt with lease %v missed its time window; again with longer ones", 200*time.Millisecond*scale)
 			}
 		})
 	}
+}
+
+// leaseAndExpiry checks a crashed reservation's lease and a key's lifetime; it returns false
+// when a step that had to come before a deadline came after it.
+func leaseAndExpiry(t *testing.T, storeName string, lease, ttl time.Duration) bool {
+	s := startServer(t, storeName, config{Lease: lease, KeyTTL: ttl})
+	acct, key := randomID("acct_"), randomID("k_")
+	args := map[string]any{"accountId": acct, "amount": 5}
+
+	// A request that reserved the key and crashed.
+	fp := fingerprint(map[string]any{"accountId": acct, "amount": 5.0})
+	reserved := time.Now()
+	if _, err := s.st.Reserve(context.Background(), "issue_refund:"+key, record{Fingerprint: fp, Token: "crashed"}, lease); err != nil {
+		t.Fatal(err)
+	}
+	leaseEnds := time.Now().Add(lease) // at the latest
+	r := s.call(t, "issue_refund", key, args)
+	if time.Since(reserved) >= lease {
+		return false
+	}
+	if r.status != 409 {
+		t.Fatalf("while the crashed reservation holds: %d %s, want 409", r.status, r.body)
+	}
+	time.Sleep(time.Until(leaseEnds.Add(lease / 4)))
+	executed := time.Now()
+	if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
+		t.Fatalf("after the lease: %d %s, want a fresh 200", r.status, r.body)
+	}
+	r = s.call(t, "issue_refund", key, args)
+	if time.Since(executed) >= ttl {
+		return false
+	}
+	if !r.replayed {
+		t.Fatalf("before the key expires: %d %s, want a replay", r.status, r.body)
+	}
+	time.Sleep(ttl + ttl/6) // the key was stored before the replay was answered
+	if r := s.call(t, "issue_refund", key, args); r.status != 200 || r.replayed {
+		t.Fatalf("after the key expired: %d %s, want a fresh execution", r.status, r.body)
+	}
+	if n := s.executions(t, acct); n != 2 {
+		t.Errorf("executions = %d, want 2 (one per key lifetime)", n)
+	}
+	return true
 }
 
 func TestBrokenModes(t *testing.T) {

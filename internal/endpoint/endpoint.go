@@ -44,7 +44,8 @@ type Result struct {
 	// when nothing was discarded: the agent never heard it, the verdict does.
 	Discarded Outcome
 	Headers   map[string]string
-	// Start is when the call began; Sent when its last byte was written (zero if unknown);
+	// Start is when the call began; Sent when its last byte was handed to the connection (for
+	// a fan-out copy, its release; zero if unknown);
 	// Received when the response was complete.
 	Start    time.Time
 	Sent     time.Time

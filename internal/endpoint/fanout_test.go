@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,17 +14,21 @@ import (
 )
 
 // arrivalServer records when each request's body was complete, and how many handlers are
-// running (started: headers parsed).
+// running (started: headers parsed). With hold N it answers no call before N have arrived, so
+// that N copies overlap by construction rather than by a guess at how long handling takes.
 type arrivalServer struct {
 	*httptest.Server
 	started  atomic.Int32
 	mu       sync.Mutex
 	arrivals []time.Time
-	delay    time.Duration
+	all      chan struct{}
 }
 
-func newArrivalServer(t *testing.T, delay time.Duration) *arrivalServer {
-	a := &arrivalServer{delay: delay}
+func newArrivalServer(t *testing.T, hold int) *arrivalServer {
+	a := &arrivalServer{all: make(chan struct{})}
+	if hold == 0 {
+		close(a.all)
+	}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "PRI" {
 			return // an HTTP/2 preface read as HTTP/1: not a call
@@ -33,27 +38,31 @@ func newArrivalServer(t *testing.T, delay time.Duration) *arrivalServer {
 		now := time.Now()
 		a.mu.Lock()
 		a.arrivals = append(a.arrivals, now)
+		if len(a.arrivals) == hold {
+			close(a.all)
+		}
 		a.mu.Unlock()
-		time.Sleep(a.delay)
+		select {
+		case <-a.all:
+		case <-r.Context().Done():
+			return
+		}
 		w.Write([]byte(`{"ok":true}`))
 	}))
 	t.Cleanup(a.Close)
 	return a
 }
 
-func (a *arrivalServer) spread() time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	first, last := a.arrivals[0], a.arrivals[0]
-	for _, t := range a.arrivals {
-		if t.Before(first) {
-			first = t
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
 		}
-		if t.After(last) {
-			last = t
-		}
+		time.Sleep(time.Millisecond)
 	}
-	return last.Sub(first)
 }
 
 func TestLastByteHoldsBackUntilSend(t *testing.T) {
@@ -67,18 +76,24 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 			for range 4 {
 				ps = append(ps, ep.Prepare(ctx, Request{Tool: "x", Args: map[string]any{"a": 1}}, PrepareOptions{LastByte: true, Hold: hold}))
 			}
-			time.Sleep(100 * time.Millisecond)
+			if hold == HoldBody {
+				// The headers are complete: every handler starts and waits for the last byte.
+				waitFor(t, "4 handlers wait for their body's last byte", func() bool { return srv.started.Load() == 4 })
+			} else {
+				// A later request on a connection of its own has been handled: the server has
+				// had every chance to parse the held-back requests' headers.
+				if _, err := http.Post(srv.URL+"/probe", "application/json", strings.NewReader("{}")); err != nil {
+					t.Fatal(err)
+				}
+				if n := srv.started.Load(); n != 1 {
+					t.Errorf("with the header end held back, %d handlers started early", n-1)
+				}
+			}
 			srv.mu.Lock()
 			early := len(srv.arrivals)
 			srv.mu.Unlock()
-			if early != 0 {
-				t.Fatalf("%d requests were complete before the release", early)
-			}
-			if hold == HoldBody && srv.started.Load() != 4 {
-				t.Errorf("with the body's last byte held back, %d of 4 handlers were waiting; want all", srv.started.Load())
-			}
-			if hold == HoldHeaderEnd && srv.started.Load() != 0 {
-				t.Errorf("with the header end held back, %d handlers started early", srv.started.Load())
+			if want := map[Hold]int{HoldBody: 0, HoldHeaderEnd: 1}[hold]; early != want {
+				t.Fatalf("%d requests were complete before the release", early-want)
 			}
 			for _, p := range ps {
 				p.Send()
@@ -92,28 +107,39 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 	}
 }
 
-// TestFanoutReportsItsSpread checks that the copies reached the server within the spread the
-// fan-out reported, allowing for the server's own scheduling.
+// TestFanoutReportsItsSpread checks what the fan-out reports against its own copies: the spread
+// is the distance between the first and the last release, and copies that all reached a server
+// which answers none before the last arrived overlapped.
 func TestFanoutReportsItsSpread(t *testing.T) {
 	for _, syncMode := range []string{SyncBarrier, SyncLastByte} {
 		t.Run(syncMode, func(t *testing.T) {
-			srv := newArrivalServer(t, 50*time.Millisecond)
+			srv := newArrivalServer(t, 8)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
 			defer ep.Close()
 			fo := Fanout(context.Background(), ep, Request{Tool: "x", Key: "k"}, FanoutOptions{Copies: 8, Sync: syncMode})
+			var first, last time.Time
 			for _, r := range fo.Results {
 				if r.Outcome != OK || r.Sent.IsZero() || r.Answered.IsZero() {
 					t.Fatalf("copy: %+v", r)
 				}
+				if r.Answered.Before(r.Sent) {
+					t.Errorf("a copy answered (%v) before it was sent (%v)", r.Answered, r.Sent)
+				}
+				if first.IsZero() || r.Sent.Before(first) {
+					first = r.Sent
+				}
+				if r.Sent.After(last) {
+					last = r.Sent
+				}
 			}
 			if !fo.Overlapped {
-				t.Error("8 copies to a server that takes 50ms did not overlap")
+				t.Error("8 copies to a server that answers none before all arrived did not overlap")
 			}
-			arrival := srv.spread()
-			reported := time.Duration(fo.SpreadUS * 1000)
-			t.Logf("%s: reported spread %v, arrival spread %v", syncMode, reported, arrival)
-			if arrival > reported+10*time.Millisecond {
-				t.Errorf("copies arrived over %v, far beyond the reported %v", arrival, reported)
+			if want := float64(last.Sub(first).Nanoseconds()) / 1000; fo.SpreadUS != want {
+				t.Errorf("reported spread %.1fµs, the copies' releases span %.1fµs", fo.SpreadUS, want)
+			}
+			if len(srv.arrivals) != 8 {
+				t.Errorf("the server saw %d copies, want 8", len(srv.arrivals))
 			}
 		})
 	}
@@ -125,6 +151,7 @@ func TestStaggerAndOverlap(t *testing.T) {
 	defer ep.Close()
 	ctx := context.Background()
 	opts := FanoutOptions{Copies: 4, Sync: SyncLastByte, StaggerMin: 30 * time.Millisecond, StaggerMax: 60 * time.Millisecond}
+	before := time.Now()
 	a := Fanout(ctx, ep, Request{Tool: "x"}, opts)
 	b := Fanout(ctx, ep, Request{Tool: "x"}, opts)
 	same := true
@@ -137,13 +164,34 @@ func TestStaggerAndOverlap(t *testing.T) {
 	if same {
 		t.Error("two fan-outs drew the same offsets")
 	}
-	// Offsets tens of milliseconds apart against a server that answers at once: the first
-	// answer comes back before the last copy leaves. That fan-out proved nothing.
-	if a.Overlapped {
-		t.Errorf("staggered copies to an instant server reported as overlapping (spread %.0fµs)", a.SpreadUS)
+	// A copy never leaves before its offset, and the copies leave in the order of their
+	// offsets: bounds and order, which no scheduling delay can break.
+	order := make([]int, len(a.Results))
+	for i, r := range a.Results {
+		order[i] = i
+		if r.Sent.IsZero() || r.Sent.Sub(before) < a.Offsets[i] {
+			t.Errorf("copy %d left %v after the start, before its offset %v", i, r.Sent.Sub(before), a.Offsets[i])
+		}
 	}
-	if a.SpreadUS < 1000 {
-		t.Errorf("spread %.0fµs, want the stagger to show", a.SpreadUS)
+	sort.SliceStable(order, func(x, y int) bool { return a.Offsets[order[x]] < a.Offsets[order[y]] })
+	for k := 1; k < len(order); k++ {
+		if a.Results[order[k]].Sent.Before(a.Results[order[k-1]].Sent) {
+			t.Errorf("copy %d (offset %v) left before copy %d (offset %v)", order[k], a.Offsets[order[k]], order[k-1], a.Offsets[order[k-1]])
+		}
+	}
+	// Whether staggered copies overlapped is what their timestamps say: the first answer
+	// against the last release (how far apart they land depends on the machine's load).
+	var lastSent, firstAnswer time.Time
+	for _, r := range a.Results {
+		if r.Sent.After(lastSent) {
+			lastSent = r.Sent
+		}
+		if firstAnswer.IsZero() || r.Answered.Before(firstAnswer) {
+			firstAnswer = r.Answered
+		}
+	}
+	if a.Overlapped != lastSent.Before(firstAnswer) {
+		t.Errorf("overlapped %v, but the last copy left at %v and the first answer came at %v", a.Overlapped, lastSent, firstAnswer)
 	}
 }
 
@@ -166,13 +214,21 @@ func TestSinglePacketOverH2C(t *testing.T) {
 	var mu sync.Mutex
 	var arrivals []time.Time
 	var protos []string
+	all := make(chan struct{}) // no answer before the 8 streams arrived: they overlap by construction
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
 		mu.Lock()
 		arrivals = append(arrivals, time.Now())
 		protos = append(protos, r.Proto)
+		if len(arrivals) == 8 {
+			close(all)
+		}
 		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-all:
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Idempotent-Replayed", "true")
 		w.Write([]byte(`{"key":"` + r.Header.Get("Idempotency-Key") + `"}`))
 	}))

@@ -61,7 +61,7 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 		}
 		addr = net.JoinHostPort(u.Hostname(), port)
 	}
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	conn, err := e.cfg.Policy.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return FanoutResult{}, fmt.Errorf("connect: %w", err)
 	}
@@ -249,8 +249,8 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 		_ = ff.WriteData(s.id, true, nil)
 	}
 	wmu.Lock()
+	sent := time.Now() // before the write, as in the HTTP/1 release: no answer precedes it
 	_, werr := conn.Write(final.Bytes())
-	sent := time.Now()
 	wmu.Unlock()
 
 	mu.Lock()

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/netguard"
 )
 
 // HTTPConfig describes a JSON-over-HTTP tool server.
@@ -31,6 +33,8 @@ type HTTPConfig struct {
 	Timeout time.Duration
 	// MaxResponseBytes caps a response body; a larger one is an info outcome.
 	MaxResponseBytes int64
+	// Policy says which hosts may be connected to; nil allows loopback only.
+	Policy *netguard.Policy
 }
 
 // HTTP is an HTTP tool endpoint. Sequential calls share keep-alive connections; prepared calls
@@ -55,14 +59,8 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	if _, err := url.Parse(strings.ReplaceAll(cfg.URL, "{tool}", "x")); err != nil {
 		return nil, fmt.Errorf("endpoint url: %w", err)
 	}
-	tr := &http.Transport{
-		Proxy:               nil, // duplicates go where the scenario says, never through a proxy
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   false,
-	}
+	// Every connection goes through the policy, so a refused host is never dialled.
+	tr := cfg.Policy.Transport()
 	return &HTTP{
 		cfg:       cfg,
 		transport: tr,
@@ -81,6 +79,9 @@ func (e *HTTP) Close() error {
 }
 
 func (e *HTTP) newRequest(ctx context.Context, req Request) (*http.Request, error) {
+	if err := CheckKey(req.Key); err != nil {
+		return nil, err
+	}
 	args := req.Args
 	if req.Key != "" && e.cfg.KeyArg != "" {
 		args = make(map[string]any, len(req.Args)+1)
@@ -192,6 +193,11 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 	return err.Error()
 }
 
+// tooLarge is the error of an answer cut off at max_response_bytes.
+func tooLarge(limit int64) string {
+	return fmt.Sprintf("response body is larger than %d bytes (raise max_response_bytes on the endpoint)", limit)
+}
+
 func finish(res Result, o Outcome, msg string) Result {
 	res.Outcome = o
 	res.Error = msg
@@ -212,7 +218,7 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 		return finish(res, Info, "response cut off: "+describe(ctx, err, timeout))
 	}
 	if int64(len(body)) > e.cfg.MaxResponseBytes {
-		return finish(res, Info, fmt.Sprintf("response body is larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
+		return finish(res, Info, tooLarge(e.cfg.MaxResponseBytes))
 	}
 	res.Body = body
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -224,6 +230,10 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 		}
 	}
 	res.Replayed = isTrue(resp.Header.Get("Idempotent-Replayed"))
+	if re := netguard.Redirect(resp); re != nil {
+		// Nothing is sent to the target: the redirect itself is the answer, and it did nothing.
+		return finish(res, Fail, re.Error())
+	}
 	outcome, msg := classify(resp.StatusCode)
 	res.Conflict = resp.StatusCode == http.StatusConflict
 	if msg != "" {
@@ -289,7 +299,7 @@ func (e *HTTP) Prepare(ctx context.Context, req Request, opts PrepareOptions) Pr
 	}
 	dctx, cancel := context.WithTimeout(ctx, min(p.timeout, 10*time.Second))
 	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+	conn, err := e.cfg.Policy.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		p.err, p.outcome = "connect: "+err.Error(), Fail
 		return p
@@ -364,8 +374,12 @@ func (p *preparedHTTP) Send() {
 		return
 	}
 	_ = p.conn.SetWriteDeadline(p.start.Add(p.timeout))
-	p.written, p.sendErr = p.conn.Write(p.wire[p.split:])
+	// Stamped as the final bytes are handed over, not after: an answer cannot come before
+	// them, so it is never stamped earlier than this release, however the scheduler delays
+	// this goroutine once the write is done (that delay made loaded machines report fan-outs
+	// that did overlap as not overlapping).
 	p.sentAt = time.Now()
+	p.written, p.sendErr = p.conn.Write(p.wire[p.split:])
 }
 
 // Wait reads the response. It starts reading at once, so the moment the answer arrives is

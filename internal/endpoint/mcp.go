@@ -12,11 +12,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/proc"
 )
 
 // MCPConfig describes an MCP server: a command spoken to over stdio, or a streamable HTTP URL.
@@ -35,7 +38,11 @@ type MCPConfig struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate.
 	ConflictMatch *regexp.Regexp
 	// Stderr receives a stdio server's standard error (for reports); may be nil.
-	Stderr *RingWriter
+	Stderr *proc.Tail
+	// Policy says which hosts an HTTP server may be reached on; nil allows loopback only.
+	Policy *netguard.Policy
+	// MaxResponseBytes caps an HTTP answer (JSON or SSE); a larger one is an info outcome.
+	MaxResponseBytes int64
 }
 
 // DefaultConflictMatch recognises the usual wording of an in-flight duplicate.
@@ -49,6 +56,8 @@ type MCP struct {
 	mu      sync.Mutex
 	session *mcp.ClientSession
 	conn    *losingConn
+	rt      *mcpRoundTripper // the HTTP client transport, nil for stdio
+	seq     atomic.Int64     // numbers calls, to learn whether each was written
 	cmd     *exec.Cmd
 	tools   map[string]Tool
 	err     error
@@ -90,6 +99,9 @@ func NewMCP(cfg MCPConfig) *MCP {
 	if cfg.ConflictMatch == nil {
 		cfg.ConflictMatch = DefaultConflictMatch
 	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = 10 << 20
+	}
 	return &MCP{cfg: cfg}
 }
 
@@ -109,31 +121,26 @@ func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	var base mcp.Transport
 	if e.cfg.URL != "" {
-		base = &mcp.StreamableClientTransport{
-			Endpoint:   e.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: e.cfg.Headers, base: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 256}}},
-			MaxRetries: -1,
-			// Only responses to our own calls matter; no long-lived stream to hold the server open.
-			DisableStandaloneSSE: true,
-		}
+		base = e.streamableTransport()
 	} else {
 		cmd := exec.Command(e.cfg.Command[0], e.cfg.Command[1:]...)
 		cmd.Env = append(os.Environ(), e.cfg.Env...)
 		cmd.Dir = e.cfg.Dir
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		proc.Isolate(cmd)
 		if e.cfg.Stderr != nil {
 			cmd.Stderr = e.cfg.Stderr
 		}
 		e.cmd = cmd
 		base = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
-	t := &losingTransport{base: base, set: func(c *losingConn) { e.conn = c }}
+	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped = e.rt.takeCapped; e.conn = c }}
 	client := mcp.NewClient(&mcp.Implementation{Name: "idemtest", Version: "1"}, nil)
 	ictx, cancel := context.WithTimeout(ctx, e.cfg.InitTimeout)
 	defer cancel()
 	cs, err := client.Connect(ictx, t, nil)
 	if err != nil {
 		e.killGroup()
+		err = refusal(err)
 		switch {
 		case errors.Is(ictx.Err(), context.DeadlineExceeded):
 			e.err = fmt.Errorf("mcp server %s did not answer initialize within %s", e.describe(), e.cfg.InitTimeout)
@@ -160,7 +167,7 @@ func (e *MCP) stderrTail() string {
 
 func (e *MCP) killGroup() {
 	if e.cmd != nil && e.cmd.Process != nil {
-		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+		proc.Kill(e.cmd.Process.Pid)
 	}
 }
 
@@ -229,9 +236,16 @@ const loseMarker = "io.idemtest/lose-response"
 // lostCode is the JSON-RPC error code the connection substitutes for a discarded response.
 const lostCode = -32099
 
+// callMarker numbers a call in its _meta so that the connection can say whether it was written;
+// like loseMarker it is removed before the request is written.
+const callMarker = "io.idemtest/call"
+
 // Call makes one tools/call.
 func (e *MCP) Call(ctx context.Context, req Request) Result {
 	res := Result{Start: time.Now()}
+	if err := CheckKey(req.Key); err != nil {
+		return finish(res, Fail, err.Error())
+	}
 	cs, err := e.connect(ctx)
 	if err != nil {
 		return finish(res, Fail, err.Error())
@@ -250,13 +264,14 @@ func (e *MCP) Call(ctx context.Context, req Request) Result {
 	if req.LoseResponse {
 		meta[loseMarker] = true
 	}
-	if len(meta) > 0 {
-		params.Meta = meta
-	}
+	n := e.seq.Add(1)
+	meta[callMarker] = n
+	params.Meta = meta
 	res.Sent = time.Now()
 	out, err := cs.CallTool(cctx, params)
+	written := e.conn.written(n)
 	if err != nil {
-		return e.classifyError(cctx, res, err, timeout)
+		return e.classifyError(cctx, res, err, timeout, written)
 	}
 	return e.classify(res, out)
 }
@@ -272,8 +287,16 @@ func (e *MCP) arguments(req Request) map[string]any {
 	return args
 }
 
-func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout time.Duration) Result {
-	var werr *jsonrpc.Error
+// classifyError classifies a call that got no tool result (DESIGN §2): an HTTP answer by its
+// status (5xx info, 409 fail and conflict, other 4xx fail), a redirect or a refused host fail, a
+// call that was never written fail, a timeout or a connection lost after writing info.
+func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout time.Duration, written bool) Result {
+	var (
+		werr   *jsonrpc.Error
+		status *statusError
+		send   *sendError
+		large  *tooLargeError
+	)
 	switch {
 	case errors.As(err, &werr) && werr.Code == lostCode:
 		// The discarded answer travels in the error's data: the verdict judges it.
@@ -284,23 +307,50 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 		}
 		res.Lost = true
 		return finish(res, Info, "response discarded (lose_response)")
+	case errors.As(err, &werr) && werr.Code == tooLargeCode, errors.As(err, &large):
+		return finish(res, Info, tooLarge(e.cfg.MaxResponseBytes))
+	case errors.As(err, &status):
+		res.Status = status.Status
+		res.Conflict = status.Status == http.StatusConflict
+		o, _ := classify(status.Status)
+		return finish(res, o, status.Error())
+	case netguard.Refused(err):
+		// Nothing reached the refused host.
+		r := refusal(err)
+		if re, ok := r.(*netguard.RedirectError); ok {
+			res.Status = re.Status
+			return finish(res, Fail, re.Error())
+		}
+		return finish(res, Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return finish(res, Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
 	case ctx.Err() != nil:
 		return finish(res, Info, "cancelled")
+	case errors.As(err, &send):
+		if send.Sent {
+			return finish(res, Info, "connection lost after sending: "+send.Err.Error())
+		}
+		return finish(res, Fail, "not sent: "+send.Err.Error())
+	case !written:
+		// The request never left: the session had already failed, or the server is gone.
+		return finish(res, Fail, "not sent: "+e.lostMessage(err))
 	case errors.As(err, &werr):
 		// The server answered with a JSON-RPC error: the call did not run.
 		return finish(res, Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
 	}
-	msg := "connection lost: " + err.Error()
+	return finish(res, Info, e.lostMessage(err))
+}
+
+// lostMessage describes a connection that failed under a call.
+func (e *MCP) lostMessage(err error) string {
 	if e.conn != nil {
 		select {
 		case <-e.conn.closed:
-			msg = fmt.Sprintf("mcp server %s closed the connection (it may have exited): %v%s", e.describe(), err, e.stderrTail())
+			return fmt.Sprintf("mcp server %s closed the connection (it may have exited): %v%s", e.describe(), err, e.stderrTail())
 		default:
 		}
 	}
-	return finish(res, Info, msg)
+	return "connection lost: " + err.Error()
 }
 
 // classify turns a CallToolResult into an outcome: isError is fail (and conflict when it reports
@@ -403,21 +453,6 @@ func (p *preparedMCP) Wait(ctx context.Context) Result {
 
 func (p *preparedMCP) Abort() {}
 
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
-	}
-	return t.base.RoundTrip(r)
-}
-
 // losingTransport wraps a transport's connection so that the response to a marked call is
 // dropped on arrival and replaced, for the client only, by an error: the server finishes and
 // answers, and hears nothing more (no cancellation).
@@ -431,27 +466,36 @@ func (t *losingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	lc := &losingConn{Connection: c, drop: map[any]bool{}, closed: make(chan struct{})}
+	lc := &losingConn{Connection: c, drop: map[any]bool{}, wrote: map[int64]bool{}, closed: make(chan struct{})}
 	t.set(lc)
 	return lc, nil
 }
 
 type losingConn struct {
 	mcp.Connection
-	mu        sync.Mutex
-	drop      map[any]bool
-	closed    chan struct{}
+	mu     sync.Mutex
+	drop   map[any]bool
+	wrote  map[int64]bool // by call marker: whether the call was written
+	capped func(id any) bool
+	closed chan struct{}
+
 	closeOnce sync.Once
 }
 
 func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var call int64
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
 		var params map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &params) == nil {
 			var meta map[string]any
 			if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) == nil {
-				if _, lose := meta[loseMarker]; lose {
+				_, lose := meta[loseMarker]
+				if n, ok := meta[callMarker].(float64); ok {
+					call = int64(n)
+				}
+				if lose || call != 0 {
 					delete(meta, loseMarker)
+					delete(meta, callMarker)
 					if len(meta) == 0 {
 						delete(params, "_meta")
 					} else {
@@ -461,6 +505,8 @@ func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 					copied := *req
 					copied.Params = clean
 					msg = &copied
+				}
+				if lose {
 					c.mu.Lock()
 					c.drop[req.ID.Raw()] = true
 					c.mu.Unlock()
@@ -468,7 +514,26 @@ func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 		}
 	}
-	return c.Connection.Write(ctx, msg)
+	err := c.Connection.Write(ctx, msg)
+	if call != 0 {
+		c.mu.Lock()
+		c.wrote[call] = err == nil
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// written reports (once) whether call n was written to the server. An HTTP exchange that failed
+// says so itself in its error; a call the session refused before writing never gets here.
+func (c *losingConn) written(n int64) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.wrote[n]
+	delete(c.wrote, n)
+	return w
 }
 
 func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -478,7 +543,12 @@ func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		lost := c.drop[resp.ID.Raw()]
 		delete(c.drop, resp.ID.Raw())
 		c.mu.Unlock()
-		if lost {
+		switch {
+		case c.capped != nil && c.capped(resp.ID.Raw()):
+			// The SDK reports an SSE answer cut off at the limit as a stream that ended early.
+			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: tooLargeCode, Message: "answer larger than max_response_bytes"}}, nil
+		case lost:
+			// The discarded answer travels in the error's data: the verdict judges it.
 			data := resp.Result
 			if resp.Error != nil {
 				data = nil
@@ -492,31 +562,4 @@ func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *losingConn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return c.Connection.Close()
-}
-
-// RingWriter keeps the last bytes written to it.
-type RingWriter struct {
-	mu    sync.Mutex
-	buf   []byte
-	Limit int
-}
-
-func (r *RingWriter) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	limit := r.Limit
-	if limit == 0 {
-		limit = 16 << 10
-	}
-	r.buf = append(r.buf, p...)
-	if len(r.buf) > limit {
-		r.buf = r.buf[len(r.buf)-limit:]
-	}
-	return len(p), nil
-}
-
-func (r *RingWriter) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return string(r.buf)
 }

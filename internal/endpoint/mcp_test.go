@@ -188,16 +188,15 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 	if res.Outcome != Info || !strings.Contains(res.Error, "timeout") {
 		t.Errorf("timeout: %s %q", res.Outcome, res.Error)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for rec.count("notifications/cancelled") == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if rec.count("notifications/cancelled") != 1 {
 		t.Errorf("the server saw %d cancellations after a timeout, want 1", rec.count("notifications/cancelled"))
 	}
-	if _, ok := cancelled.Load("slow"); !ok {
-		t.Error("the slow handler's context was not cancelled")
-	}
+	// The server cancels the handler's context after it reads the notification.
+	waitFor(t, "the slow handler's context is cancelled", func() bool { _, ok := cancelled.Load("slow"); return ok })
 
 	before := rec.count("notifications/cancelled")
 	res = ep.Call(ctx, Request{Tool: "echo", Key: "k-lost", Args: map[string]any{"n": 5}, LoseResponse: true})
@@ -208,14 +207,15 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 	if m, _ := res.Result.(map[string]any); res.Discarded != OK || m == nil || m["args"].(map[string]any)["n"] != 5.0 {
 		t.Errorf("discarded answer: %s %#v", res.Discarded, res.Result)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if n := rec.count("notifications/cancelled"); n != before {
-		t.Errorf("a silently lost response sent %d cancellations", n-before)
-	}
 	// The session still works, and the marker never reached the server.
 	res = ep.Call(ctx, Request{Tool: "echo", Key: "k-after"})
 	if res.Outcome != OK {
 		t.Fatalf("call after a lost response: %s %q", res.Outcome, res.Error)
+	}
+	// Counted once the next call's answer is back, rather than after a guessed pause: a
+	// cancellation the lost call sent would have reached the server first.
+	if n := rec.count("notifications/cancelled"); n != before {
+		t.Errorf("a silently lost response sent %d cancellations", n-before)
 	}
 	if meta := res.Result.(map[string]any)["meta"]; meta != nil {
 		t.Errorf("server saw _meta %v", meta)
@@ -223,15 +223,15 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 }
 
 func TestMCPServerExitsMidRun(t *testing.T) {
-	ep := stdioMCP(t, MCPConfig{Timeout: 5 * time.Second})
+	ep := stdioMCP(t, MCPConfig{Timeout: time.Minute})
 	ctx := context.Background()
 	if res := ep.Call(ctx, Request{Tool: "echo", Key: "k"}); res.Outcome != OK {
 		t.Fatalf("first call: %s %q", res.Outcome, res.Error)
 	}
-	start := time.Now()
+	// The exit is noticed as such, not waited out as a timeout.
 	res := ep.Call(ctx, Request{Tool: "exit", Key: "k2"})
-	if res.Outcome != Info || time.Since(start) > 4*time.Second {
-		t.Errorf("server exit: %s %q after %v", res.Outcome, res.Error, time.Since(start))
+	if res.Outcome != Info || strings.Contains(res.Error, "timeout") {
+		t.Errorf("server exit: %s %q", res.Outcome, res.Error)
 	}
 	res = ep.Call(ctx, Request{Tool: "echo", Key: "k3"})
 	if res.Outcome == OK || !strings.Contains(res.Error, "closed") {
@@ -248,11 +248,8 @@ func TestMCPStartErrors(t *testing.T) {
 	}
 	silent := NewMCP(MCPConfig{Command: []string{"sleep", "30"}, InitTimeout: 300 * time.Millisecond})
 	defer silent.Close()
-	start := time.Now()
+	// The message comes from the init timeout alone (the server would sleep 30s).
 	if _, err := silent.Tools(ctx); err == nil || !strings.Contains(err.Error(), "did not answer initialize within 300ms") {
 		t.Errorf("silent server: %v", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("gave up after %v", d)
 	}
 }

@@ -23,10 +23,10 @@ func GitHub(w io.Writer, rep *runner.Report) {
 			msg += "\n  " + l
 		}
 		if t := r.FailedTrial; t != nil {
-			msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, t.Session)
+			msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, Escape(t.Session))
 		}
 		fmt.Fprintf(w, "::error file=%s,line=%d,col=%d,title=%s::%s\n",
-			escapeProperty(f.Pos.File), f.Pos.Line, f.Pos.Col, escapeProperty("idemtest: "+r.Scenario.Name), escapeData(safe(msg)))
+			escapeProperty(f.Pos.File), f.Pos.Line, f.Pos.Col, escapeProperty("idemtest: "+Escape(r.Scenario.Name)), escapeData(EscapeText(msg)))
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/idemtest/idemtest/internal/runner"
 )
@@ -36,7 +34,7 @@ func History(t *runner.Trial) string {
 		if key == "" {
 			key = "(none)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t%.1f\t%s\n", c.Step, cp, c.Attempt, key, c.Outcome, status, c.Replayed,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t%.1f\t%s\n", Escape(c.Step), cp, c.Attempt, Escape(key), c.Outcome, status, c.Replayed,
 			float64(c.Duration.Microseconds())/1000, oneLine(c.Error, 80))
 	}
 	tw.Flush()
@@ -44,7 +42,7 @@ func History(t *runner.Trial) string {
 }
 
 func oneLine(s string, n int) string {
-	s = safe(strings.Join(strings.Fields(s), " "))
+	s = Escape(strings.Join(strings.Fields(s), " "))
 	if len(s) > n {
 		s = s[:n-3] + "..."
 	}
@@ -57,16 +55,16 @@ func FailureText(f *runner.Failure) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), safe(f.Message))
+	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), EscapeText(f.Message))
 	if f.Expression != "" {
-		fmt.Fprintf(&b, "  assert: %s\n", f.Expression)
+		fmt.Fprintf(&b, "  assert: %s\n", EscapeText(f.Expression))
 	}
 	for _, l := range f.Explanation {
-		fmt.Fprintf(&b, "    %s\n", safe(l))
+		fmt.Fprintf(&b, "    %s\n", EscapeText(l))
 	}
 	for _, name := range sortedKeys(f.ServiceOutput) {
 		if out := f.ServiceOutput[name]; out != "" {
-			fmt.Fprintf(&b, "  service %s, last output:\n%s", name, indentLines(safe(out), "    "))
+			fmt.Fprintf(&b, "  service %s, last output:\n%s", name, indentLines(EscapeText(out), "    "))
 		}
 	}
 	return b.String()
@@ -88,23 +86,6 @@ func stepLabel(id string) string {
 		return "step " + m[1]
 	}
 	return "step " + id
-}
-
-// safe makes text that came from an endpoint harmless on a terminal: control characters other
-// than newline and tab are shown escaped, invalid UTF-8 as U+FFFD.
-func safe(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t') }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func sortedKeys(m map[string]string) []string {

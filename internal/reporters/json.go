@@ -25,11 +25,13 @@ type JSONReport struct {
 
 // JSONSummary counts scenarios by status and sums the metrics.
 type JSONSummary struct {
-	Passed  int            `json:"passed"`
-	Failed  int            `json:"failed"`
-	Errored int            `json:"errored"`
-	Skipped int            `json:"skipped"`
-	Metrics runner.Metrics `json:"metrics"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Errored int `json:"errored"`
+	Skipped int `json:"skipped"`
+	// Interrupted counts the scenarios the interrupt stopped before they finished.
+	Interrupted int            `json:"interrupted"`
+	Metrics     runner.Metrics `json:"metrics"`
 }
 
 // JSONScenario is one scenario's result.
@@ -51,6 +53,8 @@ type JSONScenario struct {
 	Failure      *JSONFailure   `json:"failure,omitempty"`
 	FailedTrial  *JSONTrial     `json:"failed_trial,omitempty"`
 	FirstTrial   *JSONTrial     `json:"first_trial,omitempty"`
+	// CutTrial is the trial the interrupt cut short, with the calls it made.
+	CutTrial *JSONTrial `json:"interrupted_trial,omitempty"`
 }
 
 // JSONSpread summarises the fan-out release spreads of a scenario, in microseconds.
@@ -124,7 +128,7 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed, TrialsFailed: r.TrialsFailed,
 			Fanouts: r.Fanouts, Overlapped: r.Overlapped,
 			DurationMS: ms(r.Duration), Metrics: r.Metrics,
-			FailedTrial: jsonTrial(r.FailedTrial), FirstTrial: jsonTrial(r.Trial1),
+			FailedTrial: jsonTrial(r.FailedTrial), FirstTrial: jsonTrial(r.Trial1), CutTrial: jsonTrial(r.Cut),
 			Spread: spreadOf(r.SpreadsUS),
 		}
 		if js.Tags == nil {
@@ -142,6 +146,8 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 			out.Summary.Errored++
 		case runner.Skipped:
 			out.Summary.Skipped++
+		case runner.Interrupted:
+			out.Summary.Interrupted++
 		}
 		out.Summary.Metrics.Add(r.Metrics)
 		out.Scenarios = append(out.Scenarios, js)

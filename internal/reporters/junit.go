@@ -104,6 +104,9 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		if t != nil {
 			fmt.Fprintf(&out, "trial %d, session %s\n%s", t.Index, t.Session, History(t))
 		}
+		if c := r.Cut; c != nil && r.Status == runner.Interrupted {
+			fmt.Fprintf(&out, "trial %d, session %s, cut short by the interrupt\n%s", c.Index, c.Session, History(c))
+		}
 		tc.SystemOut = clean(out.String())
 		switch r.Status {
 		case runner.Failed:
@@ -118,6 +121,10 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 			s.Errors++
 		case runner.Skipped:
 			tc.Skipped = &JUnitMessage{Message: "not run"}
+			s.Skipped++
+		case runner.Interrupted:
+			// Not a failure: the run was stopped, the tool was not judged.
+			tc.Skipped = &JUnitMessage{Message: InterruptedNote(r)}
 			s.Skipped++
 		}
 		s.Tests++

@@ -22,7 +22,7 @@ type TerminalOptions struct {
 func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 	st := newStyles(w, opts.Color)
 	if rep.Err != nil {
-		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), safe(rep.Err.Error()))
+		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), EscapeText(rep.Err.Error()))
 	}
 	for _, r := range rep.Scenarios {
 		fmt.Fprintln(w, ScenarioLine(st, r))
@@ -31,8 +31,10 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 		if r.Failure != nil {
 			fmt.Fprintln(w)
 			writeFailure(w, st, r)
+		} else if opts.Verbose && r.Cut != nil {
+			fmt.Fprintf(w, "\n%s (trial %d, session %s, cut short)\n%s", r.Scenario.Name, r.Cut.Index, r.Cut.Session, indentLines(History(r.Cut), "  "))
 		} else if opts.Verbose && r.Trial1 != nil {
-			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", r.Scenario.Name, r.Trial1.Session, indentLines(History(r.Trial1), "  "))
+			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", Escape(r.Scenario.Name), Escape(r.Trial1.Session), indentLines(History(r.Trial1), "  "))
 		}
 	}
 	fmt.Fprintln(w)
@@ -49,12 +51,17 @@ func ScenarioLine(st styles, r *runner.ScenarioResult) string {
 		mark = st.fail.Render("!")
 	case runner.Skipped:
 		mark = st.skip.Render("-")
+	case runner.Interrupted:
+		mark = st.skip.Render("⊘")
 	}
 	trials := fmt.Sprintf("%d/%d trials", r.TrialsPassed, r.Trials)
-	if r.Status == runner.Skipped {
+	switch r.Status {
+	case runner.Skipped:
 		trials = "skipped"
+	case runner.Interrupted:
+		trials = InterruptedNote(r)
 	}
-	line := fmt.Sprintf("%s %s  %s  %s", mark, r.Scenario.Name, st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
+	line := fmt.Sprintf("%s %s  %s  %s", mark, Escape(r.Scenario.Name), st.dim.Render(trials), st.dim.Render(formatDuration(r.Duration)))
 	if r.TrialsFailed > 0 && r.TrialsRun > 1 {
 		line += "  " + st.fail.Render(fmt.Sprintf("failed in %d/%d trials", r.TrialsFailed, r.TrialsRun))
 	}
@@ -62,6 +69,18 @@ func ScenarioLine(st styles, r *runner.ScenarioResult) string {
 		line += "  " + st.skip.Render("⚠ "+w)
 	}
 	return line
+}
+
+// InterruptedNote says where the interrupt stopped a scenario: before it started, between
+// trials, or in the middle of one.
+func InterruptedNote(r *runner.ScenarioResult) string {
+	switch {
+	case r.Cut != nil:
+		return fmt.Sprintf("interrupted in trial %d of %d (%d passed before)", r.Cut.Index, r.Trials, r.TrialsPassed)
+	case r.TrialsRun > 0:
+		return fmt.Sprintf("interrupted after %d of %d trials (%d passed)", r.TrialsRun, r.Trials, r.TrialsPassed)
+	}
+	return "interrupted before it started"
 }
 
 // weak says when a scenario's fan-outs did not race: copies answered before all were released.
@@ -78,24 +97,24 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 	if r.Status == runner.Errored {
 		title = "ERROR"
 	}
-	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(r.Scenario.Name))
-	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(safe(f.Message), "  "))
+	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(Escape(r.Scenario.Name)))
+	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(EscapeText(f.Message), "  "))
 	if f.Expression != "" {
-		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(f.Expression))
+		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(EscapeText(f.Expression)))
 	}
 	for _, l := range f.Explanation {
-		fmt.Fprintf(w, "    %s\n", safe(l))
+		fmt.Fprintf(w, "    %s\n", EscapeText(l))
 	}
 	for _, name := range sortedKeys(f.ServiceOutput) {
 		if out := f.ServiceOutput[name]; out != "" {
-			fmt.Fprintf(w, "  service %s, last output:\n%s", name, indentLines(safe(out), "    "))
+			fmt.Fprintf(w, "  service %s, last output:\n%s", name, indentLines(EscapeText(out), "    "))
 		}
 	}
 	if t := r.FailedTrial; t != nil {
 		if r.TrialsRun > 1 {
 			fmt.Fprintf(w, "  failed in %d of %d trials; the first:\n", r.TrialsFailed, r.TrialsRun)
 		}
-		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
+		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, Escape(t.Session), Escape(t.Session))
 		if h := History(t); h != "" {
 			fmt.Fprint(w, indentLines(h, "    "))
 		}
@@ -104,7 +123,7 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 
 // Summary is the closing line: counts and the idempotency metrics.
 func Summary(rep *runner.Report) string {
-	var passed, failed, errored, skipped int
+	var passed, failed, errored, skipped, interrupted int
 	var m runner.Metrics
 	for _, r := range rep.Scenarios {
 		switch r.Status {
@@ -116,6 +135,8 @@ func Summary(rep *runner.Report) string {
 			errored++
 		case runner.Skipped:
 			skipped++
+		case runner.Interrupted:
+			interrupted++
 		}
 		m.Add(r.Metrics)
 	}
@@ -125,6 +146,9 @@ func Summary(rep *runner.Report) string {
 	}
 	if skipped > 0 {
 		parts[0] += fmt.Sprintf(", %d skipped", skipped)
+	}
+	if interrupted > 0 {
+		parts[0] += fmt.Sprintf(", %d interrupted", interrupted)
 	}
 	var weakScenarios int
 	for _, r := range rep.Scenarios {
@@ -229,7 +253,7 @@ func (p *Progress) Event(ev runner.Event) {
 			if c.Copy > 0 {
 				cp = fmt.Sprintf("#%d", c.Copy)
 			}
-			fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(ev.Scenario.Name), ev.Trial, c.Step, cp, c.Tool, key,
+			fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(Escape(ev.Scenario.Name)), ev.Trial, Escape(c.Step), cp, Escape(c.Tool), Escape(key),
 				c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
 		}
 	}

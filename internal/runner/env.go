@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -26,7 +27,7 @@ func Start(ctx context.Context, list []*scenario.Scenario) (*Env, error) {
 		sks.close()
 		return nil, err
 	}
-	return &Env{r: &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*endpoint.RingWriter{}}}, nil
+	return &Env{r: &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}}, nil
 }
 
 // Close closes the endpoints and probe connections and stops the services and sinks.

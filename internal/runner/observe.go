@@ -18,6 +18,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/sink"
 )
@@ -105,16 +106,32 @@ func (ss *sinks) urls(sc *scenario.Scenario) map[string]any {
 	return out
 }
 
-// probes holds the connections probes reuse during a run.
+// probes holds the connections probes reuse during a run, each made under the outbound policy
+// of the scenario that asked (so they are keyed by its allowed hosts too).
 type probes struct {
 	mu    sync.Mutex
 	pg    map[string]*pgxpool.Pool
 	redis map[string]*redis.Client
-	http  *http.Client
+	http  map[string]*http.Client
 }
 
 func newProbes() *probes {
-	return &probes{pg: map[string]*pgxpool.Pool{}, redis: map[string]*redis.Client{}, http: &http.Client{Timeout: 10 * time.Second}}
+	return &probes{pg: map[string]*pgxpool.Pool{}, redis: map[string]*redis.Client{}, http: map[string]*http.Client{}}
+}
+
+func policyKey(allow []string) string { return strings.Join(allow, "\x00") }
+
+// httpClient is the probes' HTTP client under the policy: it never follows a redirect.
+func (p *probes) httpClient(allow []string) *http.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := policyKey(allow)
+	if c, ok := p.http[k]; ok {
+		return c
+	}
+	c := netguard.New(allow).Client(10 * time.Second)
+	p.http[k] = c
+	return c
 }
 
 func (p *probes) close() {
@@ -195,7 +212,12 @@ func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (
 			}
 			req.Header.Set(k, v)
 		}
-		resp, err := r.probes.http.Do(req)
+		resp, err := r.probes.httpClient(st.sc.AllowHosts).Do(req)
+		var re *netguard.RedirectError
+		if errors.As(err, &re) {
+			// net/http names the redirect's target as if it had been requested: it was not.
+			return nil, fmt.Errorf("%s %s: %w", p.HTTP.Method, u, re)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +266,7 @@ func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (
 				return nil, err
 			}
 		}
-		db, err := r.probes.pool(ctx, dsn)
+		db, err := r.probes.pool(ctx, dsn, st.sc.AllowHosts)
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +300,7 @@ func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (
 				return nil, err
 			}
 		}
-		v, err := r.probes.client(addr).Do(ctx, args...).Result()
+		v, err := r.probes.client(addr, st.sc.AllowHosts).Do(ctx, args...).Result()
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
 		}
@@ -290,42 +312,39 @@ func (r *runner) probe(ctx context.Context, st *trialState, p *scenario.Probe) (
 	return nil, errors.New("empty probe")
 }
 
-func (p *probes) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+func (p *probes) pool(ctx context.Context, dsn string, allow []string) (*pgxpool.Pool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if db, ok := p.pg[dsn]; ok {
+	k := policyKey(allow) + "\x01" + dsn
+	if db, ok := p.pg[k]; ok {
 		return db, nil
 	}
-	db, err := pgxpool.New(ctx, dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", redactDSN(dsn), err)
+		// The DSN's password is hidden by the reports' redaction, like every secret.
+		return nil, fmt.Errorf("open %s: %w", dsn, err)
 	}
-	p.pg[dsn] = db
+	policy := netguard.New(allow)
+	cfg.ConnConfig.DialFunc = policy.DialContext
+	cfg.ConnConfig.LookupFunc = policy.Lookup
+	db, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dsn, err)
+	}
+	p.pg[k] = db
 	return db, nil
 }
 
-func (p *probes) client(addr string) *redis.Client {
+func (p *probes) client(addr string, allow []string) *redis.Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c, ok := p.redis[addr]; ok {
+	k := policyKey(allow) + "\x01" + addr
+	if c, ok := p.redis[k]; ok {
 		return c
 	}
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second})
-	p.redis[addr] = c
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second, Dialer: netguard.New(allow).DialContext})
+	p.redis[k] = c
 	return c
-}
-
-// redactDSN hides a password in a DSN shown in a report.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if at := strings.IndexByte(rest, '@'); at >= 0 {
-			if colon := strings.IndexByte(rest[:at], ':'); colon >= 0 {
-				return dsn[:i+3] + rest[:colon] + ":***" + rest[at:]
-			}
-		}
-	}
-	return dsn
 }
 
 // plain turns driver values into what assertions compare: numbers, strings, lists, maps.

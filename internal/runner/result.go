@@ -14,6 +14,9 @@ const (
 	Failed  Status = "failed"
 	Errored Status = "errored"
 	Skipped Status = "skipped"
+	// Interrupted: the run was interrupted (Ctrl-C, SIGTERM) before the scenario finished, so
+	// there is no verdict on the tool. A failure found in an earlier trial still makes it Failed.
+	Interrupted Status = "interrupted"
 )
 
 // Report is the outcome of a run, everything the reporters need.
@@ -51,7 +54,10 @@ type ScenarioResult struct {
 	Failure     *Failure
 	FailedTrial *Trial
 	// Trial1 is the first trial, kept for reports when nothing failed.
-	Trial1  *Trial
+	Trial1 *Trial
+	// Cut is the trial the interrupt cut short, with the calls it made; it is not counted in
+	// TrialsRun and says nothing about the tool.
+	Cut     *Trial
 	Metrics Metrics
 	// SpreadsUS holds each fan-out's release spread in microseconds, up to maxSpreadSamples.
 	SpreadsUS []float64

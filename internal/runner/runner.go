@@ -15,6 +15,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -92,7 +94,15 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	start := time.Now()
 	env, err := Start(ctx, list)
 	if err != nil {
-		return &Report{Start: start, Duration: time.Since(start), Err: err, Interrupted: ctx.Err() != nil}
+		rep := &Report{Start: start, Duration: time.Since(start)}
+		if ctx.Err() != nil {
+			// The services did not start because of the interrupt: nothing failed.
+			rep.Interrupted = true
+			rep.Scenarios = notRun(list, opts, Interrupted)
+			return rep
+		}
+		rep.Err = err
+		return rep
 	}
 	defer env.Close()
 	return env.Run(ctx, list, opts)
@@ -110,10 +120,7 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 	r := e.r
 	r.opts = opts
 
-	rep.Scenarios = make([]*ScenarioResult, len(list))
-	for i, sc := range list {
-		rep.Scenarios[i] = &ScenarioResult{Scenario: sc, Status: Skipped, Trials: r.trials(sc)}
-	}
+	rep.Scenarios = notRun(list, opts, Skipped)
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	g := new(errgroup.Group)
@@ -138,7 +145,34 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 	}
 	_ = g.Wait()
 	rep.Interrupted = ctx.Err() != nil
+	for _, res := range rep.Scenarios {
+		switch {
+		case res.Status == Interrupted && !rep.Interrupted:
+			// Cut short by --fail-fast, not by the user.
+			res.Status = Skipped
+		case res.Status == Skipped && rep.Interrupted && res.Start.IsZero():
+			// Never started because of the interrupt.
+			res.Status = Interrupted
+		}
+	}
 	return rep
+}
+
+// notRun is a result per scenario, none of them started.
+func notRun(list []*scenario.Scenario, opts Options, status Status) []*ScenarioResult {
+	out := make([]*ScenarioResult, len(list))
+	for i, sc := range list {
+		out[i] = &ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
+	}
+	return out
+}
+
+// trialsOf is how many trials sc runs: --trials when given, else the scenario's own.
+func trialsOf(sc *scenario.Scenario, opts Options) int {
+	if opts.Trials > 0 {
+		return opts.Trials
+	}
+	return sc.Trials
 }
 
 type runner struct {
@@ -150,20 +184,13 @@ type runner struct {
 	mu        sync.Mutex
 	endpoints map[string]endpoint.Endpoint
 	// stderr holds the standard error of each stdio MCP server, by endpoint name.
-	stderr map[string]*endpoint.RingWriter
+	stderr map[string]*proc.Tail
 }
 
 func (r *runner) emit(ev Event) {
 	if r.opts.OnEvent != nil {
 		r.opts.OnEvent(ev)
 	}
-}
-
-func (r *runner) trials(sc *scenario.Scenario) int {
-	if r.opts.Trials > 0 {
-		return r.opts.Trials
-	}
-	return sc.Trials
 }
 
 func (r *runner) closeEndpoints() {
@@ -179,7 +206,8 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	// Scenarios share an endpoint when its definition and what its templates see are the same;
 	// a scenario that overrides a service the endpoint names gets its own.
 	envKey, _ := json.Marshal(env)
-	cacheKey := fmt.Sprintf("%p %s", def, envKey)
+	allow := endpointAllowHosts(sc, def)
+	cacheKey := fmt.Sprintf("%p %s %q", def, envKey, allow)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ep, ok := r.endpoints[cacheKey]; ok {
@@ -204,7 +232,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 		return out, nil
 	}
 	checkHost := func(url string) error {
-		if herr := scenario.CheckHost(url, append(sc.AllowHosts, def.AllowHosts...)); herr != nil {
+		if herr := scenario.CheckHost(url, allow); herr != nil {
 			return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
 		}
 		return nil
@@ -214,7 +242,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	case def.MCP != nil:
 		m := def.MCP
 		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: &endpoint.RingWriter{}}
+			Stderr: proc.NewTail(16 << 10), Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
 		if m.ConflictMatch != "" {
 			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
 		}
@@ -262,6 +290,7 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 			URL: url, Method: def.HTTP.Method, Headers: headers,
 			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
 			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+			Policy: netguard.New(allow),
 		})
 		if err != nil {
 			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
@@ -337,13 +366,18 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		defer s.lock.Unlock()
 	}
 	res.Status = Passed
+	cut := false
 	for i := 1; i <= res.Trials; i++ {
 		if ctx.Err() != nil {
+			cut = true
 			break
 		}
 		t := r.trial(ctx, sc, i, res)
-		if ctx.Err() != nil && !t.Passed && t.Failure != nil && t.Failure.Kind == "error" {
-			// Interrupted mid-trial: not a verdict on the tool.
+		if ctx.Err() != nil {
+			// The interrupt came before the trial ended: whatever it says (a call cancelled
+			// mid-flight, an assertion cut short, a sleep that ended early) is not a verdict on
+			// the tool, so the trial is neither passed nor failed.
+			res.Cut, cut = t, true
 			break
 		}
 		res.TrialsRun++
@@ -371,7 +405,12 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			break
 		}
 	}
-	if res.TrialsRun == 0 {
+	switch {
+	case res.FailedTrial != nil:
+		// A failure found before the interrupt stands.
+	case cut:
+		res.Status = Interrupted
+	case res.TrialsRun == 0:
 		res.Status = Skipped
 	}
 }
@@ -429,6 +468,10 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 	for _, s := range r.sinks.of(sc) {
 		s.s.Reset()
 	}
+	if f := r.preflight(st); f != nil {
+		t.Failure = f
+		return t
+	}
 	for _, step := range sc.Steps {
 		if err := r.svcs.dead(); err != nil {
 			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
@@ -469,14 +512,17 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 	deadline := time.Now().Add(step.Eventually)
 	for {
 		perr := r.observe(ctx, st, step.Assert.Uses)
-		ok, err := step.Assert.Bool(st.env)
+		ok, err := evaluate(ctx, func() (bool, error) { return step.Assert.Bool(st.env) })
+		if ctx.Err() != nil {
+			return interrupted(step)
+		}
 		if err == nil && ok {
 			return nil
 		}
 		if perr != nil {
 			err = perr
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			f := &Failure{Kind: "assert", Step: step.ID, Pos: step.Pos, Expression: step.Assert.Source}
 			if err != nil {
 				f.Message = "assertion could not be evaluated: " + err.Error()
@@ -486,7 +532,10 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 					f.Message = fmt.Sprintf("assertion still false after %s", step.Eventually)
 				}
 			}
-			f.Explanation = step.Assert.Explain(st.env)
+			var ierr error
+			if f.Explanation, ierr = interruptible(ctx, func() []string { return step.Assert.Explain(st.env) }); ierr != nil {
+				return interrupted(step)
+			}
 			return f
 		}
 		select {
@@ -494,6 +543,11 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 		case <-time.After(min(50*time.Millisecond, time.Until(deadline)+time.Millisecond)):
 		}
 	}
+}
+
+// interrupted is the failure of a step that Ctrl-C cut short: not a verdict on the tool.
+func interrupted(step *scenario.Step) *Failure {
+	return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
 }
 
 // usesName reports whether a template in v refers to name.
@@ -560,10 +614,18 @@ func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutati
 		if err != nil {
 			return "", fmt.Errorf("key: %w", err)
 		}
-		return assert.Text(v), nil
+		// A key built from a server's answer is refused before any copy is sent.
+		k := assert.Text(v)
+		if err := endpoint.CheckKey(k); err != nil {
+			return "", fmt.Errorf("key: %w", err)
+		}
+		return k, nil
 	}
 	if def.Key.Arg != "" {
 		if k, ok := args[def.Key.Arg].(string); ok && k != "" {
+			if err := endpoint.CheckKey(k); err != nil {
+				return "", fmt.Errorf("args.%s: %w", def.Key.Arg, err)
+			}
 			return k, nil
 		}
 	}
@@ -584,7 +646,10 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if step.Args == nil && step.RetryOf != "" {
 		args = st.args[step.RetryOf]
 	} else {
-		rv, err := render(step.Args, st.env)
+		rv, err := evaluate(ctx, func() (any, error) { return render(step.Args, st.env) })
+		if ctx.Err() != nil {
+			return interrupted(step)
+		}
 		if err != nil {
 			return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "args: " + err.Error()}
 		}
@@ -594,7 +659,10 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}
-	key, err := st.keyFor(step, def, mutating, args)
+	key, err := evaluate(ctx, func() (string, error) { return st.keyFor(step, def, mutating, args) })
+	if ctx.Err() != nil {
+		return interrupted(step)
+	}
 	if err != nil {
 		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -12,9 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -32,7 +31,7 @@ type service struct {
 	owner *scenario.Scenario
 	port  int
 	cmd   *exec.Cmd
-	out   *ringBuffer
+	out   *proc.Tail
 	done  chan struct{}
 	// exitErr is set when the process has exited; stopping marks an exit we asked for.
 	mu       sync.Mutex
@@ -70,7 +69,7 @@ func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func
 				return nil, fmt.Errorf("service %s: find a free port: %w", def.Name, err)
 			}
 			// The first scenario that uses the service names what its templates see.
-			s := &service{def: def, port: port, out: newRingBuffer(64 << 10), done: make(chan struct{}), owner: sc}
+			s := &service{def: def, port: port, out: proc.NewTail(64 << 10), done: make(chan struct{}), owner: sc}
 			ss.byKey[k] = s
 			order = append(order, s)
 		}
@@ -142,8 +141,10 @@ func (s *service) start(env map[string]any) error {
 		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
 	}
 	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", s.port))
-	// Its own process group, so that stopping it also stops what it started (go run's child).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.Isolate(cmd)
+	if s.def.Ready.Log != "" {
+		s.out.Watch(regexp.MustCompile(s.def.Ready.Log))
+	}
 	cmd.Stdout = s.out
 	cmd.Stderr = s.out
 	if err := cmd.Start(); err != nil {
@@ -212,9 +213,8 @@ func (s *service) waitReady(ctx context.Context, env map[string]any) error {
 			return err == nil
 		}
 	case r.Log != "":
-		re := regexp.MustCompile(r.Log)
 		what = fmt.Sprintf("printing a line matching %q", r.Log)
-		check = func() bool { return s.out.matchLine(re) }
+		check = s.out.Matched
 	default:
 		return nil
 	}
@@ -254,15 +254,7 @@ func (ss *services) stop() {
 			s.mu.Lock()
 			s.stopping = true
 			s.mu.Unlock()
-			pgid := s.cmd.Process.Pid
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			select {
-			case <-s.done:
-			case <-time.After(stopGrace):
-			}
-			// Whatever is left of the group (the leader exited, a child may not have) is killed.
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-s.done
+			proc.Stop(s.cmd.Process.Pid, s.done, stopGrace)
 		}()
 	}
 	wg.Wait()
@@ -307,55 +299,3 @@ func indent(s string) string {
 	}
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
-
-// ringBuffer keeps the last part of a process's output.
-type ringBuffer struct {
-	mu    sync.Mutex
-	buf   []byte
-	limit int
-	lines []string // complete lines seen, for ready.log; bounded like buf
-	part  []byte
-}
-
-func newRingBuffer(limit int) *ringBuffer { return &ringBuffer{limit: limit} }
-
-func (r *ringBuffer) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.buf = append(r.buf, p...)
-	if len(r.buf) > r.limit {
-		r.buf = r.buf[len(r.buf)-r.limit:]
-	}
-	r.part = append(r.part, p...)
-	for {
-		i := strings.IndexByte(string(r.part), '\n')
-		if i < 0 {
-			break
-		}
-		r.lines = append(r.lines, string(r.part[:i]))
-		r.part = r.part[i+1:]
-	}
-	if len(r.lines) > 1000 {
-		r.lines = r.lines[len(r.lines)-1000:]
-	}
-	return len(p), nil
-}
-
-func (r *ringBuffer) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return string(r.buf)
-}
-
-func (r *ringBuffer) matchLine(re *regexp.Regexp) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, l := range r.lines {
-		if re.MatchString(l) {
-			return true
-		}
-	}
-	return re.Match(r.part)
-}
-
-var _ io.Writer = (*ringBuffer)(nil)

@@ -57,13 +57,7 @@ func (e *Env) Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]
 	if err != nil {
 		return nil, err
 	}
-	carrier := "header " + def.Key.Header
-	switch {
-	case def.Key.Arg != "":
-		carrier = "arg " + def.Key.Arg
-	case def.Key.Meta != "":
-		carrier = "meta " + def.Key.Meta
-	}
+	carrier := def.Key.String()
 	var tools []endpoint.Tool
 	lister, listed := ep.(endpoint.ToolLister)
 	if listed {

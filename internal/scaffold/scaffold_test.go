@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -71,6 +72,111 @@ func TestScenarioIsValidYAML(t *testing.T) {
 		}
 		if strings.Contains(text, "retry.replayed") == idem {
 			t.Errorf("idempotentHint=%v: replay assertion present=%v\n%s", idem, !idem, text)
+		}
+	}
+}
+
+// TestKeyReuseChangesThePayload: the key-reuse step sends another valid payload whatever the
+// first argument is, so that a server comparing payloads must refuse it.
+func TestKeyReuseChangesThePayload(t *testing.T) {
+	tests := []struct {
+		name, schema string
+	}{
+		{"string", `{"type":"string","examples":["acct_1"]}`},
+		{"number", `{"type":"number","examples":[49.99]}`},
+		{"integer", `{"type":"integer"}`},
+		{"boolean", `{"type":"boolean"}`},
+		{"enum", `{"type":"string","enum":["active","closed"]}`},
+		{"array", `{"type":"array","items":{"type":"string","examples":["a"]}}`},
+		{"empty array", `{"type":"array"}`},
+		{"object", `{"type":"object","properties":{"id":{"type":"string","examples":["x"]}}}`},
+		{"empty object", `{"type":"object"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := schema(t, `{"type":"object","required":["a","b"],"properties":{"a":`+tt.schema+`,"b":{"type":"number","examples":[1]}}}`)
+			var doc struct {
+				Steps []struct {
+					ID   string         `yaml:"id"`
+					Args map[string]any `yaml:"args"`
+				} `yaml:"steps"`
+			}
+			src := Scenario(endpoint.Tool{Name: "t", InputSchema: s}, Options{Endpoint: "e"})
+			if err := yaml.Unmarshal(src, &doc); err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+			args := map[string]map[string]any{}
+			for _, st := range doc.Steps {
+				if st.ID != "" {
+					args[st.ID] = st.Args
+				}
+			}
+			first, reuse := args["first"], args["reuse"]
+			if first == nil || reuse == nil {
+				t.Fatalf("no first or reuse step:\n%s", src)
+			}
+			if reflect.DeepEqual(first["a"], reuse["a"]) || !reflect.DeepEqual(first["b"], reuse["b"]) {
+				t.Errorf("first a=%v b=%v, reuse a=%v b=%v: want only a changed\n%s", first["a"], first["b"], reuse["a"], reuse["b"], src)
+			}
+			if tt.name == "enum" && reuse["a"] != "closed" {
+				t.Errorf("enum: reuse a=%v, want the other member", reuse["a"])
+			}
+		})
+	}
+}
+
+// TestSessionScopedStrings: free-form strings get the session so that reruns never collide;
+// constrained strings stay valid.
+func TestSessionScopedStrings(t *testing.T) {
+	s := schema(t, `{"type":"object","properties":{
+		"account":{"type":"string","examples":["acct_1"]},
+		"status":{"type":"string","enum":["active"]},
+		"email":{"type":"string","format":"email","examples":["a@example.com"]},
+		"code":{"type":"string","maxLength":3,"examples":["EUR"]},
+		"count":{"type":"integer","examples":[2]}}}`)
+	src := string(Scenario(endpoint.Tool{Name: "t", InputSchema: s}, Options{Endpoint: "e"}))
+	for _, want := range []string{
+		`account: "acct_1_{{ session }}"`, `status: "active"`, `email: "a@example.com"`, `code: "EUR"`, `count: 2`, "trials: 10",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("missing %s in\n%s", want, src)
+		}
+	}
+	if strings.Contains(src, "burst.conflict") {
+		t.Errorf("a burst count assertion, which holds when every copy executes:\n%s", src)
+	}
+}
+
+func TestToolNamesAreQuotedAndFileNamesSafe(t *testing.T) {
+	name := "refund: now #1\n- x"
+	src := Scenario(endpoint.Tool{Name: name}, Options{Endpoint: "a b"})
+	var doc struct {
+		Name     string `yaml:"name"`
+		Endpoint string `yaml:"endpoint"`
+		Steps    []struct {
+			Tool string `yaml:"call_tool"`
+		} `yaml:"steps"`
+	}
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	if doc.Steps[0].Tool != name || doc.Endpoint != "a b" || doc.Name != name+" is retry-safe" {
+		t.Errorf("decoded %+v\n%s", doc, src)
+	}
+	if !strings.Contains(string(src), "# TODO") {
+		t.Errorf("a tool without a schema gets no TODO arguments:\n%s", src)
+	}
+	taken := map[string]bool{"idemtest.yaml": true}
+	for _, tt := range []struct{ tool, want string }{
+		{"issue_refund", "issue_refund.yaml"},
+		{"../../etc/passwd", "_.._etc_passwd.yaml"},
+		{"issue refund", "issue_refund_2.yaml"},
+		{"idemtest", "idemtest_2.yaml"},
+		{"", "tool.yaml"},
+		{"Issue_Refund", "Issue_Refund_3.yaml"},
+	} {
+		if got := FileName(tt.tool, taken); got != tt.want {
+			t.Errorf("FileName(%q) = %q, want %q", tt.tool, got, tt.want)
 		}
 	}
 }

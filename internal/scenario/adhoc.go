@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // AdHoc describes an endpoint given on the command line instead of in a config.
@@ -47,7 +48,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 	if a.MCPURL != "" {
 		given++
 		url = a.MCPURL
-		ep.MCP, ep.Key = &MCPEndpoint{URL: lit(a.MCPURL), Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}, KeySpec{Arg: "idempotencyKey"}
+		ep.MCP, ep.Key = &MCPEndpoint{URL: lit(a.MCPURL), Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}, KeySpec{Arg: "idempotencyKey"}
 	}
 	if a.HTTPURL != "" {
 		given++
@@ -62,10 +63,15 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 	if given != 1 {
 		return nil, errors.New("give exactly one of --endpoint, --mcp-command, --mcp-url or --http-url")
 	}
+	secrets := &redact.Secrets{}
+	secrets.AddURL(url)
 	if url != "" {
+		if err := CheckURL(url); err != nil {
+			return nil, errors.New(redact.New(secrets).String(err.Error()))
+		}
 		if herr := CheckHost(url, a.AllowHosts); herr != nil {
 			return nil, fmt.Errorf("%v; allow it with --allow-host %s", herr, herr.Host)
 		}
 	}
-	return &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{AdHocName: ep}, Services: map[string]*Service{}, AllowHosts: a.AllowHosts}, nil
+	return &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{AdHocName: ep}, Services: map[string]*Service{}, AllowHosts: a.AllowHosts, Secrets: secrets}, nil
 }

@@ -1,13 +1,18 @@
 package scenario
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
-	"regexp"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // file is one YAML file being decoded; it collects every error instead of stopping at the first.
@@ -24,6 +29,10 @@ type file struct {
 	// observed are the sinks (maps) and probes (dynamic) assertions may use, by name.
 	observed map[string]any
 	aliases  int
+	// secrets are the values from the environment and the URL passwords this file holds.
+	secrets redact.Secrets
+	// emptyVars are the variables that expanded to "" in each scalar, for hints.
+	emptyVars map[*yaml.Node][]string
 }
 
 func (f *file) pos(n *yaml.Node) Pos {
@@ -98,8 +107,16 @@ func (f *file) entries(n *yaml.Node, what string) [][2]*yaml.Node {
 		return nil
 	}
 	var out [][2]*yaml.Node
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+		k := n.Content[i]
+		if seen[k.Value] {
+			// YAML keeps the last; a silent overwrite (of an argument, a header) hides a mistake.
+			f.errf(k, "remove one of them", "%s: %q is given twice", what, k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, [2]*yaml.Node{k, n.Content[i+1]})
 	}
 	return out
 }
@@ -123,9 +140,57 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return fmt.Sprintf("%q", shorten(n.Value, 60))
 	}
 	return "an alias"
+}
+
+// shorten cuts a value quoted in a message: the source excerpt already shows where it is.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// decodeOne parses the first YAML document of data into doc and reports a second one: a file
+// is one scenario, and what follows a "---" would otherwise be dropped without a word. A bare
+// trailing "---" is allowed.
+func (f *file) decodeOne(data []byte, doc *yaml.Node) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	var next yaml.Node
+	err := dec.Decode(&next)
+	switch {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return err
+	case len(next.Content) == 1 && next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null" && next.Content[0].Value == "":
+	default:
+		f.errAt(Pos{File: f.path, Line: next.Line, Col: 1}, "put each scenario in a file of its own",
+			"a second YAML document: a scenario file holds one document")
+	}
+	return nil
+}
+
+// expression is an expression written as a YAML string: a number, a boolean or a mapping is a
+// mistake (assert: 42 would otherwise load and fail only when run).
+func (f *file) expression(n *yaml.Node, what string) string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!str" && n.Tag != "!!null" {
+		f.errf(n, `an assertion is an expression such as first.ok && first.status == 200; quote a literal: '42 == 42'`,
+			"%s must be an expression string, got %s %s", what, strings.TrimPrefix(n.Tag, "!!"), kindName(n))
+		return n.Value // compiled all the same, so the error is reported once
+	}
+	return f.str(n, what)
 }
 
 func (f *file) str(n *yaml.Node, what string) string {
@@ -196,42 +261,6 @@ func (f *file) strings(n *yaml.Node, what string) []string {
 		out = append(out, f.str(c, what+" entry"))
 	}
 	return out
-}
-
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// expandEnv replaces ${VAR} and ${VAR:-default} in every scalar of the tree, once, at load time.
-func (f *file) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
-	if n.Kind == yaml.ScalarNode {
-		if !strings.Contains(n.Value, "${") {
-			return
-		}
-		val := n.Value
-		n.Value = envRef.ReplaceAllStringFunc(val, func(m string) string {
-			sub := envRef.FindStringSubmatch(m)
-			if v, ok := lookup(sub[1]); ok && v != "" {
-				return v
-			}
-			if sub[2] != "" {
-				return sub[3]
-			}
-			off := strings.Index(val, m)
-			f.errAt(f.offsetPos(n, off), fmt.Sprintf("set %s in the environment, or give a default: ${%s:-value}", sub[1], sub[1]),
-				"environment variable %s is not set", sub[1])
-			return m
-		})
-		if n.Value != val && n.Tag != "!!str" {
-			// Let the expanded text resolve as YAML would have (a number stays a number).
-			var v yaml.Node
-			if yaml.Unmarshal([]byte(n.Value), &v) == nil && len(v.Content) == 1 && v.Content[0].Kind == yaml.ScalarNode {
-				n.Tag = v.Content[0].Tag
-			}
-		}
-		return
-	}
-	for _, c := range n.Content {
-		f.expandEnv(c, lookup)
-	}
 }
 
 // value converts a YAML tree into plain Go values (maps, lists, strings, numbers, bools).

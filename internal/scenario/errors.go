@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // Pos is a position in a scenario or config file; Line and Col are 1-based.
@@ -35,13 +36,38 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", e.Pos, e.Msg)
 	if e.Source != "" && e.Pos.Col > 0 {
-		line := strings.ReplaceAll(e.Source, "\t", " ")
-		fmt.Fprintf(&b, "\n    %s\n    %s^", line, strings.Repeat(" ", min(e.Pos.Col-1, len(line))))
+		line, caret := excerpt(strings.ReplaceAll(e.Source, "\t", " "), e.Pos.Col-1)
+		fmt.Fprintf(&b, "\n    %s\n    %s^", line, strings.Repeat(" ", caret))
 	}
 	if e.Hint != "" {
 		fmt.Fprintf(&b, "\n    hint: %s", e.Hint)
 	}
 	return b.String()
+}
+
+// excerptWidth is how much of a source line an error shows around its column.
+const excerptWidth = 100
+
+// excerpt returns the part of line to show under a message, at most excerptWidth characters
+// around column col (0-based), and where the caret goes in it: a 100 KB line is not printed
+// whole.
+func excerpt(line string, col int) (string, int) {
+	r := []rune(line)
+	col = max(0, min(col, len(r)))
+	if len(r) <= excerptWidth {
+		return line, col
+	}
+	from := max(0, col-excerptWidth/2)
+	to := min(len(r), from+excerptWidth)
+	from = max(0, to-excerptWidth)
+	out, caret := string(r[from:to]), col-from
+	if from > 0 {
+		out, caret = "…"+out, caret+1
+	}
+	if to < len(r) {
+		out += "…"
+	}
+	return out, caret
 }
 
 // Errors is every problem found in the inputs, sorted by position.
@@ -53,6 +79,15 @@ func (es Errors) Error() string {
 		parts[i] = e.Error()
 	}
 	return strings.Join(parts, "\n")
+}
+
+// redact hides the secrets in every message, hint and source line.
+func (es Errors) redact(s *redact.Secrets) {
+	r := redact.New(s)
+	for _, e := range es {
+		e.Msg, e.Hint, e.Source = r.String(e.Msg), r.String(e.Hint), r.String(e.Source)
+		e.Pos.File = r.String(e.Pos.File)
+	}
 }
 
 func (es Errors) sort() {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // maxFileSize bounds a scenario or config file.
@@ -42,10 +45,14 @@ type Options struct {
 // Load reads, decodes, validates and compiles the scenarios under paths (files or directories).
 // Every problem in every file is returned together as Errors; nothing is partially loaded.
 func Load(paths []string, opts Options) ([]*Scenario, error) {
+	return load(context.Background(), paths, opts)
+}
+
+func load(ctx context.Context, paths []string, opts Options) ([]*Scenario, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	files, errs := scenarioFiles(paths)
+	files, errs := scenarioFiles(ctx, paths)
 	l := &loader{opts: opts, configs: map[string]*config{}}
 	var out []*Scenario
 	var explicit *config
@@ -55,6 +62,9 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 		explicit = c
 	}
 	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		cfg := explicit
 		if opts.Config == "" {
 			var cerrs Errors
@@ -74,6 +84,7 @@ func Load(paths []string, opts Options) ([]*Scenario, error) {
 	}
 	if len(errs) > 0 {
 		errs.sort()
+		errs.redact(&l.secrets)
 		return nil, errs
 	}
 	return out, nil
@@ -96,10 +107,12 @@ func LoadConfig(dir string, opts Options) (*Scenario, error) {
 	}
 	if len(errs) > 0 {
 		errs.sort()
+		errs.redact(&l.secrets)
 		return nil, errs
 	}
-	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts}
+	s := &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{}, Services: map[string]*Service{}, AllowHosts: opts.AllowHosts, Secrets: &redact.Secrets{}}
 	if c != nil {
+		s.Secrets = c.secrets
 		s.Config, s.File = c.Path, c.Path
 		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
 		s.Sinks, s.Probes, s.Check = merge(c.Sinks, nil), merge(c.Probes, nil), c.Check
@@ -110,7 +123,7 @@ func LoadConfig(dir string, opts Options) (*Scenario, error) {
 
 // scenarioFiles expands directories into their *.yaml and *.yml files (not idemtest.yaml),
 // sorted, without duplicates.
-func scenarioFiles(paths []string) ([]string, Errors) {
+func scenarioFiles(ctx context.Context, paths []string) ([]string, Errors) {
 	var errs Errors
 	seen := map[string]bool{}
 	var out []string
@@ -132,6 +145,9 @@ func scenarioFiles(paths []string) ([]string, Errors) {
 		}
 		var found []string
 		_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if ctx.Err() != nil {
+				return filepath.SkipAll
+			}
 			if err != nil {
 				return nil
 			}
@@ -163,23 +179,22 @@ func scenarioFiles(paths []string) ([]string, Errors) {
 // looksLikeScenario tells, for a YAML file found by walking a directory, whether it is meant as
 // a scenario: its top level has steps:. Other YAML (a compose file, an idemtest config passed
 // with --config, CI settings) is left alone; a file that does not parse is kept, so its error
-// is reported. A file named on the command line is always loaded.
+// is reported. A file named on the command line is always loaded. The check scans the lines
+// instead of decoding: a large YAML file that is not a scenario costs one pass.
 func looksLikeScenario(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
+		// Kept, so that why it cannot be read is reported.
 		return true
 	}
-	var top map[string]yaml.Node
-	if yaml.Unmarshal(b, &top) != nil {
-		return true
-	}
-	_, ok := top["steps"]
-	return ok
+	return hasTopLevelKey(b, "steps")
 }
 
 type loader struct {
 	opts    Options
 	configs map[string]*config
+	// secrets are every file's, to redact the load errors with.
+	secrets redact.Secrets
 }
 
 // config is a decoded idemtest.yaml.
@@ -196,6 +211,7 @@ type config struct {
 	Probes      map[string]*Probe
 	AllowHosts  []string
 	Check       *CheckConfig
+	secrets     *redact.Secrets
 }
 
 func (l *loader) findConfig(scenarioPath string) (*config, Errors) {
@@ -236,7 +252,7 @@ func (l *loader) config(path string) (*config, Errors) {
 		return c, nil
 	}
 	f, root := l.parse(path)
-	c := &config{Path: path}
+	c := &config{Path: path, secrets: &f.secrets}
 	if root != nil {
 		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes", "check")
 		if ok {
@@ -261,9 +277,14 @@ func (l *loader) config(path string) (*config, Errors) {
 // parse reads a file, rejects binary data, parses YAML and expands ${VAR}.
 func (l *loader) parse(path string) (*file, *yaml.Node) {
 	f := &file{path: path}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		f.errAt(Pos{File: path}, "", "read: %v", errors.Unwrap(err))
+		var ferr *fileError
+		if errors.As(err, &ferr) {
+			f.errAt(Pos{File: path}, ferr.hint, "%s", ferr.msg)
+		} else {
+			f.errAt(Pos{File: path}, "", "read: %v", errors.Unwrap(err))
+		}
 		return f, nil
 	}
 	if len(data) > maxFileSize {
@@ -281,7 +302,7 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 	}
 	f.lines = strings.Split(string(data), "\n")
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := f.decodeOne(data, &doc); err != nil {
 		f.yamlError(err)
 		return f, nil
 	}
@@ -291,6 +312,7 @@ func (l *loader) parse(path string) (*file, *yaml.Node) {
 	}
 	root := doc.Content[0]
 	f.expandEnv(root, l.opts.LookupEnv)
+	l.secrets.Merge(&f.secrets)
 	return f, root
 }
 
@@ -317,12 +339,19 @@ func (f *file) yamlError(err error) {
 		msg = m[2]
 	}
 	// The parser reports where the enclosing block began; the first line at which a prefix of
-	// the file stops parsing is nearer to the mistake.
-	for k := line; k <= len(f.lines) && k < line+500; k++ {
+	// the file stops parsing is nearer to the mistake. A prefix that fails stays failing as it
+	// grows, so a binary search finds that line in a few parses, where trying each line in turn
+	// parsed the file up to 500 times (half a minute for 8 MiB of long lines).
+	fails := func(k int) bool {
 		var n yaml.Node
-		if yaml.Unmarshal([]byte(strings.Join(f.lines[:k], "\n")), &n) != nil {
-			line = k
-			break
+		return yaml.Unmarshal([]byte(strings.Join(f.lines[:k], "\n")), &n) != nil
+	}
+	for lo, hi := line, min(line+499, len(f.lines)); lo <= hi; {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			line, hi = mid, mid-1
+		} else {
+			lo = mid + 1
 		}
 	}
 	col := 1
@@ -435,6 +464,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		f.errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}", "http endpoint %s needs url:", name)
 	} else {
 		h.URL = f.template(hm["url"], "url", configEnv())
+		f.checkURL(hm["url"], "url")
 		ep.urlPos = f.pos(hm["url"])
 		f.checkServiceRefs(hm["url"])
 	}
@@ -508,11 +538,11 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 
 func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	name := ep.Name
-	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match")
+	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match", "max_response_bytes")
 	if !ok {
 		return nil
 	}
-	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
 	switch {
 	case (m["command"] == nil) == (m["url"] == nil):
 		f.errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
@@ -534,6 +564,7 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 		}
 	default:
 		e.URL = f.template(m["url"], "url", configEnv())
+		f.checkURL(m["url"], "url")
 		f.checkServiceRefs(m["url"])
 		ep.urlPos = f.pos(m["url"])
 	}
@@ -560,6 +591,12 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	}
 	if v := m["init_timeout"]; v != nil {
 		e.InitTimeout = f.duration(v, "init_timeout")
+	}
+	if v := m["max_response_bytes"]; v != nil {
+		if m["url"] == nil {
+			f.errf(v, "a stdio server's messages are bounded by the MCP SDK", "max_response_bytes is only for an MCP server reached by url")
+		}
+		e.MaxResponseBytes = int64(f.integer(v, "max_response_bytes", 1, 1<<30))
 	}
 	if v := m["conflict_match"]; v != nil {
 		e.ConflictMatch = f.str(v, "conflict_match")
@@ -633,6 +670,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 			kinds := 0
 			if x := rm["http"]; x != nil {
 				s.Ready.HTTP = f.template(x, "ready.http", configEnv())
+				f.checkURL(x, "ready.http")
 				kinds++
 			}
 			if x := rm["tcp"]; x != nil {
@@ -678,7 +716,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	if !ok {
 		return nil, f.errs
 	}
-	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1}
+	s := &Scenario{File: path, Pos: f.pos(root), Trials: 1, Secrets: &f.secrets}
 	if n := m["name"]; n != nil {
 		s.Name = f.str(n, "name")
 	}
@@ -702,6 +740,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 		cfg = &config{}
 	}
 	s.Config = cfg.Path
+	s.Secrets.Merge(cfg.secrets)
 	if s.Endpoint == "" && cfg.Endpoint != "" {
 		s.Endpoint, s.endpointPos = cfg.Endpoint, cfg.endpointPos
 	}
@@ -814,7 +853,7 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 		env = f.stepEnv(s, st)
 		if x := m["assert"]; x != nil {
 			st.Pos = f.pos(x)
-			src := f.str(x, "assert")
+			src := f.expression(x, "assert")
 			p, err := assert.Compile(src, env)
 			if err != nil {
 				f.exprError(x, err, "assert")
@@ -1202,17 +1241,15 @@ func (f *file) validate(s *Scenario, hosts []string) {
 				"endpoint %s: %v", name, err)
 		}
 	}
+	f.checkProbeHosts(s, hosts)
 }
 
 // HostError is a call target that is neither loopback nor allowed.
-type HostError struct{ Host string }
-
-func (e *HostError) Error() string {
-	return fmt.Sprintf("host %s is not loopback and not in allow_hosts", e.Host)
-}
+type HostError = netguard.HostError
 
 // CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
-// rule and the allowed hosts. A host that is itself templated is checked when the call is made.
+// rule and the allowed hosts (netguard's policy). A host that is itself templated is checked
+// when it is rendered, before the trial's first call.
 func CheckHost(rawURL string, allowed []string) *HostError {
 	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
 	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
@@ -1238,26 +1275,15 @@ func hostOf(raw string) string {
 
 func checkHost(rawURL string, allowed []string) *HostError {
 	u, err := url.Parse(rawURL)
-	if err != nil {
+	if err != nil || u.Hostname() == "" {
 		return nil
 	}
-	h := u.Hostname()
-	if h == "" || IsLoopback(h) {
-		return nil
+	var he *HostError
+	if errors.As(netguard.New(allowed).Check(u.Hostname(), u.Port()), &he) {
+		return he
 	}
-	for _, a := range allowed {
-		if strings.EqualFold(a, h) || strings.EqualFold(a, u.Host) {
-			return nil
-		}
-	}
-	return &HostError{Host: h}
+	return nil
 }
 
 // IsLoopback reports whether host is localhost or a loopback address.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(host string) bool { return netguard.IsLoopback(host) }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // Scenario is one loaded, validated scenario file with its config merged in.
@@ -28,6 +29,9 @@ type Scenario struct {
 	Config string
 	// Check is the config's check: section (only for commands that load the config alone).
 	Check *CheckConfig
+	// Secrets are what reports must not show: values from the environment in the URLs,
+	// headers, DSNs and process environments of the scenario and its config, and URL passwords.
+	Secrets *redact.Secrets
 }
 
 // StepKind says what a step does.
@@ -165,6 +169,8 @@ type MCPEndpoint struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
 	// the default pattern.
 	ConflictMatch string
+	// MaxResponseBytes caps an answer over HTTP (JSON or SSE).
+	MaxResponseBytes int64
 }
 
 // KeySpec says where the idempotency key goes: exactly one field is set.

@@ -121,6 +121,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 		h := &HTTPProbe{Method: "GET"}
 		if v := hm["url"]; v != nil {
 			h.URL = f.template(v, "url", env)
+			f.checkURL(v, "url")
 			f.checkServiceRefs(v)
 		} else {
 			f.errf(m["http"], "add url:", "http probe %s needs url:", name)

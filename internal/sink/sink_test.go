@@ -101,7 +101,14 @@ func TestCloseReleasesHangingRequests(t *testing.T) {
 		}
 		close(done)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Close once the request is recorded, so it is hanging rather than not yet arrived.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.Snapshot()["h"].([]any)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the sink")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	s.Close()
 	select {
 	case <-done:

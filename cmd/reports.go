@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// reportFiles are the --junit and --json files, opened before the run.
+type reportFiles struct {
+	junit, json *os.File
+}
+
+// openReports opens (creates or truncates) the report files that are asked for. A path whose
+// directory is missing, that is a directory, that lies under a regular file or in /proc or
+// /sys is refused here, before the first request.
+func openReports(junit, json string) (*reportFiles, error) {
+	r := &reportFiles{}
+	var err error
+	if r.junit, err = openReport(junit); err != nil {
+		return nil, err
+	}
+	if r.json, err = openReport(json); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func openReport(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("report file %s: directory %s does not exist", path, dir)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("report file %s: %w", path, unwrapPath(err))
+	}
+	if err := checkReportFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("report file %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// unwrapPath drops the "open PATH:" that the message already says.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// write writes rep to every open report file, redacted. Each report is redacted whole: an
+// encoder writes in pieces that could split a secret.
+func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Redactor) error {
+	var err error
+	if r.junit != nil {
+		err = errors.Join(err, finish(r.junit, writeRedacted(r.junit, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) })))
+		r.junit = nil
+	}
+	if r.json != nil {
+		err = errors.Join(err, finish(r.json, writeRedacted(r.json, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) })))
+		r.json = nil
+	}
+	return err
+}
+
+func writeRedacted(f *os.File, red *redact.Redactor, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	_, err := f.Write(red.Bytes(buf.Bytes()))
+	return err
+}
+
+func finish(f *os.File, err error) error {
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// close closes the files that were not written.
+func (r *reportFiles) close() {
+	if r == nil {
+		return
+	}
+	for _, f := range []*os.File{r.junit, r.json} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}

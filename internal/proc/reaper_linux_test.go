@@ -1,0 +1,87 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStopChildrenFindsEscapedDescendants starts a process whose child leaves its process group
+// (setsid) and outlives it: as subreaper, StopChildren still finds and stops it.
+func TestStopChildrenFindsEscapedDescendants(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatalf("BecomeSubreaper: %v", err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command("sh", "-c", `setsid sleep 1000 & echo $! > `+pidFile)
+	Isolate(cmd)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// The shell has exited: the sleep, in a session of its own, is an orphan now.
+	got := StopChildren(5 * time.Second)
+	found := false
+	for _, p := range got {
+		found = found || p == pid
+	}
+	if !found {
+		t.Errorf("StopChildren signalled %v, not the escaped descendant %d", got, pid)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("escaped descendant %d still exists after StopChildren", pid)
+	}
+}
+
+// TestStopGroup stops a process and the child it started, which stays in its group.
+func TestStopGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// The shell ignores SIGTERM, so only the SIGKILL after the grace period ends it.
+	cmd := exec.Command("sh", "-c", `trap '' TERM; sleep 1000 & echo $! > `+pidFile+`; wait`)
+	Isolate(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	var child int
+	deadline := time.Now().Add(10 * time.Second)
+	for child == 0 && time.Now().Before(deadline) {
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if child == 0 {
+		t.Fatal("the child never started")
+	}
+	Stop(cmd.Process.Pid, done, 100*time.Millisecond)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(child, 0) != nil {
+			return
+		}
+		// The killed sleep is the shell's child; until the shell's exit hands it to init (or to
+		// a subreaper) and it is reaped, it lingers as a zombie.
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("the group's child %d survived Stop", child)
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package proc
+
+import "time"
+
+// BecomeSubreaper is only possible on Linux; elsewhere descendants that left their process
+// group are not found.
+func BecomeSubreaper() error { return nil }
+
+// StopChildren needs /proc; elsewhere the process groups stopped by their owners are all.
+func StopChildren(time.Duration) []int { return nil }
+
+// KillChildren needs /proc; elsewhere it does nothing.
+func KillChildren() []int { return nil }

@@ -1,0 +1,98 @@
+package proc
+
+import (
+	"bytes"
+	"regexp"
+	"sync"
+)
+
+// Tail keeps the last bytes of a process's output, for reports, and tells whether a line
+// matching a watched pattern was ever written (a service's ready.log). A write costs time in
+// proportion to its own length and the memory stays bounded, whatever the process prints: a
+// process that never prints a newline costs as little as one that does.
+type Tail struct {
+	mu    sync.Mutex
+	limit int
+	buf   []byte
+	watch *regexp.Regexp
+	// line is the start of the line being written (at most limit bytes); long is set once the
+	// line has outgrown it, and the rest of the line is dropped.
+	line    []byte
+	long    bool
+	matched bool
+}
+
+// NewTail returns a Tail that keeps the last limit bytes (16 KiB when limit is 0 or less).
+func NewTail(limit int) *Tail {
+	if limit <= 0 {
+		limit = 16 << 10
+	}
+	return &Tail{limit: limit}
+}
+
+// Watch records from now on whether a written line matches re. Call it before the process
+// starts, so that no line is missed.
+func (t *Tail) Watch(re *regexp.Regexp) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watch, t.matched = re, false
+}
+
+// Matched reports whether a line matching the watched pattern was written; the line being
+// written counts too, so that a prompt without a newline is seen.
+func (t *Tail) Matched() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.matched || (t.watch != nil && t.watch.Match(t.line))
+}
+
+// Write keeps the last bytes of p and checks its complete lines against the watched pattern.
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if t.watch != nil && !t.matched {
+		t.scan(p)
+	}
+	if len(p) > t.limit {
+		p = p[len(p)-t.limit:]
+	}
+	if len(t.buf)+len(p) > t.limit {
+		// Slide what stays to the front instead of reslicing, so the buffer never grows.
+		keep := t.limit - len(p)
+		copy(t.buf, t.buf[len(t.buf)-keep:])
+		t.buf = t.buf[:keep]
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// scan feeds p's lines to the watched pattern; t.mu is held.
+func (t *Tail) scan(p []byte) {
+	for len(p) > 0 && !t.matched {
+		i := bytes.IndexByte(p, '\n')
+		seg := p
+		if i >= 0 {
+			seg = p[:i]
+		}
+		if !t.long {
+			if room := t.limit - len(t.line); len(seg) > room {
+				seg, t.long = seg[:room], true
+			}
+			t.line = append(t.line, seg...)
+		}
+		if i < 0 {
+			return
+		}
+		t.matched = t.watch.Match(t.line)
+		t.line, t.long = t.line[:0], false
+		p = p[i+1:]
+	}
+}
+
+// String returns the kept output.
+func (t *Tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

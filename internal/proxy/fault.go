@@ -1,0 +1,98 @@
+package proxy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind is what the proxy does to a call instead of forwarding it plainly.
+type FaultKind string
+
+const (
+	// LoseResponse forwards the call, lets the server commit, and never gives the agent the
+	// answer (MCP: the answer is dropped; HTTP: the connection is reset after the upstream
+	// answered).
+	LoseResponse FaultKind = "lose-response"
+	// Timeout forwards the call and withholds the answer until the agent gives up.
+	Timeout FaultKind = "timeout"
+	// Error answers the agent with an error status without forwarding (HTTP: that status;
+	// MCP: a JSON-RPC error).
+	Error FaultKind = "error"
+	// Delay forwards the call after a pause.
+	Delay FaultKind = "delay"
+)
+
+// Fault is one fault to inject: on the Nth call (from 1) of Tool.
+type Fault struct {
+	Kind   FaultKind
+	Status int           // Error
+	Delay  time.Duration // Delay
+	Tool   string
+	N      int
+}
+
+// String is the fault's name in traces and reports: "lose-response", "error:503", "delay:2s".
+func (f Fault) String() string {
+	switch f.Kind {
+	case Error:
+		return fmt.Sprintf("error:%d", f.Status)
+	case Delay:
+		return "delay:" + f.Delay.String()
+	}
+	return string(f.Kind)
+}
+
+// HidesOutcome reports whether the agent is left not knowing whether the call took effect, so
+// that a retry with the same key is what it owes.
+func (f Fault) HidesOutcome() bool {
+	return f.Kind == LoseResponse || f.Kind == Timeout || f.Kind == Error
+}
+
+// ParseFault reads KIND:TOOL#N, KIND being lose-response, timeout, error:STATUS or delay:DURATION.
+func ParseFault(s string) (Fault, error) {
+	bad := func(why string) (Fault, error) {
+		return Fault{}, fmt.Errorf("--fault %q: %s (want KIND:TOOL#N, KIND one of lose-response, timeout, error:503, delay:2s)", s, why)
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return bad("no tool")
+	}
+	kind, target := s[:i], s[i+1:]
+	tool, nth, ok := strings.Cut(target, "#")
+	if !ok || tool == "" {
+		return bad("no TOOL#N")
+	}
+	n, err := strconv.Atoi(nth)
+	if err != nil || n < 1 {
+		return bad("N must be a call number from 1")
+	}
+	f := Fault{Tool: tool, N: n}
+	name, arg, hasArg := strings.Cut(kind, ":")
+	switch FaultKind(name) {
+	case LoseResponse, Timeout:
+		if hasArg {
+			return bad(name + " takes no argument")
+		}
+		f.Kind = FaultKind(name)
+	case Error:
+		f.Kind, f.Status = Error, 503
+		if hasArg {
+			st, err := strconv.Atoi(arg)
+			if err != nil || st < 400 || st > 599 {
+				return bad("error status must be 400-599")
+			}
+			f.Status = st
+		}
+	case Delay:
+		d, err := time.ParseDuration(arg)
+		if !hasArg || err != nil || d <= 0 {
+			return bad("delay needs a positive duration, as delay:2s")
+		}
+		f.Kind, f.Delay = Delay, d
+	default:
+		return bad("unknown kind " + strconv.Quote(name))
+	}
+	return f, nil
+}

@@ -1,0 +1,427 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
+)
+
+// HTTPConfig is a proxy served on a loopback address in front of an HTTP tool server.
+type HTTPConfig struct {
+	Listen string
+	// Upstream is the tool server: its scheme and host receive every request, with the
+	// request's path (a request for "/" goes to Upstream's own path).
+	Upstream string
+	// Plain selects JSON-over-HTTP tools (POST …/{tool}, the key in a header) instead of MCP
+	// streamable HTTP.
+	Plain bool
+	// AllowHosts are the non-loopback hosts the upstream may be on (the outbound policy).
+	AllowHosts []string
+	// Ready, when set, receives "idemtest proxy: listening on http://ADDR" once the proxy
+	// listens.
+	Ready io.Writer
+}
+
+// maxBody bounds a request or response body the proxy reads whole.
+const maxBody = 64 << 20
+
+// RunHTTP serves the proxy until ctx is cancelled; in-flight requests are then cut off.
+func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
+	up, err := url.Parse(cfg.Upstream)
+	if err != nil || up.Host == "" || (up.Scheme != "http" && up.Scheme != "https") {
+		return fmt.Errorf("--upstream %q: want an http:// or https:// URL", cfg.Upstream)
+	}
+	policy := netguard.New(cfg.AllowHosts)
+	if err := policy.CheckURL(cfg.Upstream); err != nil {
+		return fmt.Errorf("--upstream %s: %w", cfg.Upstream, err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	// Every connection upstream is checked by the outbound policy; bodies pass as they are, and
+	// a redirect goes back to the agent, which decides.
+	tr := policy.Transport()
+	tr.DisableCompression = true
+	h := &httpProxy{
+		rec: rec, up: up, base: base, mcp: newMCPSession(rec),
+		client: &http.Client{
+			Transport:     tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+	handler := http.HandlerFunc(h.serveMCP)
+	if cfg.Plain {
+		handler = h.servePlain
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second}
+	if cfg.Ready != nil {
+		fmt.Fprintf(cfg.Ready, "idemtest proxy: listening on http://%s (upstream %s)\n", ln.Addr(), cfg.Upstream)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	stop()
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if srv.Shutdown(sctx) != nil {
+		_ = srv.Close()
+	}
+	h.wg.Wait()
+	h.client.CloseIdleConnections()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type httpProxy struct {
+	rec *Recorder
+	up  *url.URL
+	// base ends when the proxy stops: held answers are released and upstream requests cut.
+	base   context.Context
+	client *http.Client
+	mcp    *mcpSession
+	wg     sync.WaitGroup // handlers that outlive Shutdown's grace (held answers)
+}
+
+// target is where a request goes upstream.
+func (h *httpProxy) target(r *http.Request) string {
+	u := *h.up
+	if r.URL.Path != "/" && r.URL.Path != "" {
+		u.Path = r.URL.Path
+	}
+	u.RawQuery = r.URL.RawQuery
+	return u.String()
+}
+
+// hopHeaders are not forwarded (RFC 9110 §7.6.1).
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, k := range hopHeaders {
+		dst.Del(k)
+	}
+}
+
+// upstreamCtx is the context of a request sent upstream on behalf of r: it ends with the agent's
+// request, unless detached (the server must finish whatever the agent does), and when the
+// proxy stops.
+func (h *httpProxy) upstreamCtx(r *http.Request, detach bool) (context.Context, context.CancelFunc) {
+	parent := r.Context()
+	if detach {
+		parent = context.WithoutCancel(parent)
+	}
+	ctx, cancel := context.WithCancel(parent)
+	unhook := context.AfterFunc(h.base, cancel)
+	return ctx, func() { unhook(); cancel() }
+}
+
+// forward sends the request upstream with body. Without GetBody net/http never re-sends it on
+// its own: every duplicate the server sees is one the agent sent.
+func (h *httpProxy) forward(ctx context.Context, r *http.Request, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, r.Method, h.target(r), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.GetBody = nil
+	copyHeaders(req.Header, r.Header)
+	return h.client.Do(req)
+}
+
+// hold keeps a request open without an answer until the agent gives up or the proxy stops.
+func (h *httpProxy) hold(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-h.base.Done():
+	}
+}
+
+// wait pauses for d unless the agent gives up or the proxy stops; it reports whether to go on.
+func (h *httpProxy) wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+	case <-h.base.Done():
+	}
+	return false
+}
+
+// reset closes the agent's connection without an answer: TCP RST, as a network that lost the
+// response would look to a client that had sent its request.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// readRequest reads the agent's request body whole, answering 400 when it cannot.
+func readRequest(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "idemtest proxy: read request: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
+// servePlain proxies a JSON-over-HTTP tool API: a POST, PUT, PATCH or DELETE is a call of the
+// tool named by the last path segment, its body the arguments, its key in the key header.
+func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
+	h.wg.Add(1)
+	defer h.wg.Done()
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		h.passThrough(w, r)
+		return
+	}
+	body, ok := readRequest(w, r)
+	if !ok {
+		return
+	}
+	args := json.RawMessage(body)
+	if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
+		args, _ = json.Marshal(string(body))
+	}
+	p := h.rec.Begin(path.Base(r.URL.Path), args, r.Header.Get(h.rec.opts.Key.Header))
+	if p.Fault.Kind == Error {
+		msg := fmt.Sprintf("idemtest injected fault: %s (the call was not forwarded)", p.Fault)
+		outcome, _ := endpoint.ClassifyStatus(p.Fault.Status)
+		h.rec.Finish(p, Answer{Outcome: outcome, Status: p.Fault.Status, Error: msg})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(p.Fault.Status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": msg})
+		return
+	}
+	if !h.wait(r, p.Fault.Delay) {
+		h.rec.Finish(p, Answer{Outcome: endpoint.Fail, Error: "the agent gave up during the injected delay; not forwarded"})
+		return
+	}
+	// With a lost answer the server finishes whatever the agent does meanwhile.
+	ctx, cancel := h.upstreamCtx(r, p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout)
+	defer cancel()
+	resp, err := h.forward(ctx, r, body)
+	if err != nil {
+		h.rec.Finish(p, Answer{Outcome: endpoint.Info, Error: "upstream: " + err.Error()})
+		if p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout {
+			reset(w)
+			return
+		}
+		http.Error(w, "idemtest proxy: upstream: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	rbody, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	resp.Body.Close()
+	outcome, msg := endpoint.ClassifyStatus(resp.StatusCode)
+	if rerr != nil {
+		outcome, msg = endpoint.Info, "upstream body: "+rerr.Error()
+	}
+	a := Answer{Outcome: outcome, Status: resp.StatusCode, Error: msg, Replayed: endpoint.IsReplayed(resp.Header)}
+	if json.Valid(rbody) {
+		a.Result = rbody
+	} else if len(rbody) > 0 {
+		a.Result, _ = json.Marshal(string(rbody))
+	}
+	h.rec.Finish(p, a)
+	switch p.Fault.Kind {
+	case LoseResponse:
+		reset(w)
+		return
+	case Timeout:
+		h.hold(r)
+		reset(w)
+		return
+	}
+	copyHeaders(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(rbody)
+}
+
+// passThrough forwards a request that is not a tool call, streaming the answer.
+func (h *httpProxy) passThrough(w http.ResponseWriter, r *http.Request) {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL, _ = url.Parse(h.target(pr.In))
+			pr.Out.Host = ""
+		},
+		Transport:     h.client.Transport,
+		FlushInterval: -1,
+	}
+	rp.ServeHTTP(w, r)
+}
+
+// serveMCP proxies MCP streamable HTTP: POSTed JSON-RPC messages are inspected as on stdio,
+// their answers (a JSON body or an SSE stream) read message by message; GET streams and
+// DELETE pass through.
+func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
+	h.wg.Add(1)
+	defer h.wg.Done()
+	if r.Method != http.MethodPost {
+		h.passThrough(w, r)
+		return
+	}
+	body, ok := readRequest(w, r)
+	if !ok {
+		return
+	}
+	act := h.mcp.fromAgent(body)
+	if act.then != nil {
+		// The proxy's own tools/list goes first, on the agent's session, so that the call's
+		// tool is known when its answer comes.
+		h.own(r, act.then)
+	}
+	if act.reply != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(act.reply)
+		return
+	}
+	if !h.wait(r, act.delay) {
+		return
+	}
+	// Detached: the answer is read (and recorded) even when the agent gave up on it.
+	ctx, cancel := h.upstreamCtx(r, true)
+	defer cancel()
+	resp, err := h.forward(ctx, r, body)
+	if err != nil {
+		http.Error(w, "idemtest proxy: upstream: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	ct := resp.Header.Get("Content-Type")
+	copyHeaders(w.Header(), resp.Header)
+	switch {
+	case strings.HasPrefix(ct, "application/json"):
+		rbody, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if deliver, then := h.mcp.fromServer(rbody); !deliver {
+			h.hold(r)
+			return
+		} else if then != nil {
+			h.own(r, then)
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(rbody)
+	case strings.HasPrefix(ct, "text/event-stream"):
+		w.Header().Del("Content-Length")
+		w.WriteHeader(resp.StatusCode)
+		rc := http.NewResponseController(w)
+		_ = rc.Flush()
+		held := false
+		readEvents(resp.Body, func(event []byte, data []byte) {
+			deliver, then := h.mcp.fromServer(data)
+			if then != nil {
+				h.own(r, then)
+			}
+			if !deliver {
+				held = true
+				return
+			}
+			_, _ = w.Write(event)
+			_ = rc.Flush()
+		})
+		if held {
+			// A stream that ended without the answer would make the client resume it; keep
+			// it open until the agent gives up.
+			h.hold(r)
+		}
+	default:
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}
+}
+
+// own sends a request of the proxy's own on the agent's session and feeds the answers to the
+// session, never to the agent.
+func (h *httpProxy) own(r *http.Request, msg []byte) {
+	ctx, cancel := h.upstreamCtx(r, true)
+	defer cancel()
+	for msg != nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.target(r), bytes.NewReader(msg))
+		if err != nil {
+			return
+		}
+		copyHeaders(req.Header, r.Header)
+		req.Header.Del("Content-Length")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := h.client.Do(req)
+		if err != nil {
+			return
+		}
+		msg = nil
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			readEvents(resp.Body, func(_, data []byte) {
+				if _, then := h.mcp.fromServer(data); then != nil {
+					msg = then
+				}
+			})
+		} else {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+			_, msg = h.mcp.fromServer(b)
+		}
+		resp.Body.Close()
+	}
+}
+
+// readEvents calls fn with each server-sent event (its raw lines, the blank line included) and
+// its data.
+func readEvents(r io.Reader, fn func(event, data []byte)) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var event, data bytes.Buffer
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			event.Write(line)
+			t := bytes.TrimRight(line, "\r\n")
+			switch {
+			case len(t) == 0:
+				if event.Len() > 0 {
+					fn(bytes.Clone(event.Bytes()), bytes.Clone(data.Bytes()))
+				}
+				event.Reset()
+				data.Reset()
+			case bytes.HasPrefix(t, []byte("data:")):
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(t, []byte("data:")), []byte(" ")))
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,322 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// process is a started program whose stderr is kept.
+type process struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan struct{}
+}
+
+var listening = regexp.MustCompile(`listening on (http://[^ ]+)`)
+
+// startListening starts a program in a process group of its own and waits for it to print
+// "listening on http://ADDR" on stderr; it is stopped when the test ends.
+func startListening(t *testing.T, name string, env []string, args ...string) (*process, string) {
+	t.Helper()
+	c := exec.Command(name, args...)
+	c.Env = append(os.Environ(), env...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	buf := &lockedBuffer{b: &bytes.Buffer{}}
+	c.Stderr = pw
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: c, stderr: buf, done: make(chan struct{})}
+	go func() { _ = c.Wait(); pw.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		found := false
+		for sc.Scan() {
+			buf.Write(append(sc.Bytes(), '\n'))
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil && !found {
+				found = true
+				addr <- m[1]
+			}
+		}
+		close(addr)
+	}()
+	select {
+	case a, ok := <-addr:
+		if !ok {
+			t.Fatalf("%s exited before listening:\n%s", name, buf.String())
+		}
+		return p, a
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not listen within a minute:\n%s", name, buf.String())
+	}
+	return nil, ""
+}
+
+// terminate sends SIGTERM and returns the exit code once the process has exited.
+func (p *process) terminate(t *testing.T) int {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("no exit within a minute of SIGTERM:\n%s", p.stderr.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// startProxy starts the reference server on HTTP and "idemtest proxy --listen" in front of it,
+// with --upstream the server's URL and upstreamPath.
+func startProxy(t *testing.T, upstreamPath string, flags ...string) (proxyURL, serverURL string, proxy *process) {
+	t.Helper()
+	_, serverURL = startListening(t, refundServer(t), nil, "--addr", "127.0.0.1:0")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"proxy", "--listen", "127.0.0.1:0", "--upstream", serverURL + upstreamPath}, flags...)
+	proxy, proxyURL = startListening(t, self, []string{"IDEMTEST_PROXY_TEST_MAIN=1"}, args...)
+	return proxyURL, serverURL, proxy
+}
+
+// executed counts the refunds the reference server executed for an account, asking it
+// directly, not through the proxy.
+func executed(t *testing.T, serverURL, acct string) int {
+	t.Helper()
+	resp, err := http.Get(serverURL + "/refunds?accountId=" + url.QueryEscape(acct))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Refunds []any `json:"refunds"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Refunds)
+}
+
+type retryCase struct {
+	name        string
+	reuseKey    bool
+	wantExit    int
+	wantRefunds int
+	want        string
+}
+
+var retryCases = []retryCase{
+	{"retry reuses the key", true, 0, 1, "PASS"},
+	{"retry mints a new key", false, 1, 2, "✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2"},
+}
+
+func TestStreamableHTTPProxyJudgesRealAgent(t *testing.T) {
+	cases := append(slices.Clone(retryCases),
+		retryCase{"retry mints a new key after an injected error", false, 1, 1, "✗ would charge twice: issue_refund call #1 (answered error:503 by idemtest) was retried as call #2"})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fault := "lose-response:issue_refund#1"
+			if strings.Contains(tc.name, "injected error") {
+				fault = "error:503:issue_refund#1"
+			}
+			proxyURL, serverURL, proxy := startProxy(t, "/mcp", "--fault", fault)
+			client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proxyURL + "/mcp", MaxRetries: -1}, nil)
+			if err != nil {
+				t.Fatalf("connect through the proxy: %v\n%s", err, proxy.stderr.String())
+			}
+			a := agent{cs: cs, session: "agent9", attempts: 3, attempt: 3 * time.Second, reuseKey: tc.reuseKey}
+			acct := "acct_http_" + strings.ReplaceAll(tc.name, " ", "_")
+			if _, err := a.call(ctx, "issue_refund", map[string]any{"accountId": acct, "amount": 7.5}); err != nil {
+				t.Fatalf("agent: %v\n%s", err, proxy.stderr.String())
+			}
+			_ = cs.Close()
+			if got := executed(t, serverURL, acct); got != tc.wantRefunds {
+				t.Errorf("the server executed %d refunds, want %d", got, tc.wantRefunds)
+			}
+			if code := proxy.terminate(t); code != tc.wantExit {
+				t.Errorf("proxy exited %d, want %d", code, tc.wantExit)
+			}
+			t.Logf("proxy stderr:\n%s", proxy.stderr.String())
+			if !strings.Contains(proxy.stderr.String(), tc.want) {
+				t.Errorf("verdict lacks %q:\n%s", tc.want, proxy.stderr.String())
+			}
+		})
+	}
+}
+
+// httpAgent is a plain http.Client retry loop around a JSON tool API.
+func httpAgent(proxyURL, acct string, reuseKey bool) error {
+	client := &http.Client{Timeout: 30 * time.Second}
+	key := "agent11-1"
+	var last error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if attempt > 1 && !reuseKey {
+			key = fmt.Sprintf("agent11-1-attempt%d", attempt)
+		}
+		req, _ := http.NewRequest(http.MethodPost, proxyURL+"/tools/issue_refund", strings.NewReader(fmt.Sprintf(`{"accountId":%q,"amount":3.25}`, acct)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 300 {
+			return nil
+		}
+		last = fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return last
+}
+
+func TestPlainHTTPProxyJudgesRealAgent(t *testing.T) {
+	for _, fault := range []string{"lose-response:issue_refund#1", "error:503:issue_refund#1"} {
+		for _, tc := range retryCases {
+			t.Run(fault+"/"+tc.name, func(t *testing.T) {
+				tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+				proxyURL, serverURL, proxy := startProxy(t, "", "--http", "--fault", fault, "--record", tracePath)
+				acct := "acct_plain_" + strings.NewReplacer(" ", "_", ":", "_", "#", "_").Replace(fault+tc.name)
+				if err := httpAgent(proxyURL, acct, tc.reuseKey); err != nil {
+					t.Fatalf("agent: %v\n%s", err, proxy.stderr.String())
+				}
+				wantRefunds, want := tc.wantRefunds, tc.want
+				if strings.HasPrefix(fault, "error") {
+					// The injected error never reached the server: one execution either way,
+					// but a new key on the retry is still what would charge twice.
+					wantRefunds = 1
+					want = strings.Replace(want, "(response lost; the server executed it)", "(answered error:503 by idemtest)", 1)
+				}
+				if got := executed(t, serverURL, acct); got != wantRefunds {
+					t.Errorf("the server executed %d refunds, want %d", got, wantRefunds)
+				}
+				if code := proxy.terminate(t); code != tc.wantExit {
+					t.Errorf("proxy exited %d, want %d", code, tc.wantExit)
+				}
+				if !strings.Contains(proxy.stderr.String(), want) {
+					t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
+				}
+				h, calls, err := trace.ReadFile(tracePath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.Transport != "http" || len(calls) != 2 {
+					t.Fatalf("trace: %+v, %d calls, want transport http and 2 calls", h, len(calls))
+				}
+				first, retry := calls[0], calls[1]
+				// Both faults leave the agent with an indeterminate outcome (a reset, a 503).
+				if first.Tool != "issue_refund" || first.KeyCarrier != "header Idempotency-Key" || first.Key != "agent11-1" ||
+					first.Outcome != "info" || first.Fault != strings.TrimSuffix(fault, ":issue_refund#1") {
+					t.Errorf("first call in the trace: %+v", first)
+				}
+				if retry.Outcome != "ok" || retry.Status != 200 || retry.Replayed != (tc.reuseKey && fault == "lose-response:issue_refund#1") {
+					t.Errorf("retry in the trace: %s %d replayed %v", retry.Outcome, retry.Status, retry.Replayed)
+				}
+			})
+		}
+	}
+}
+
+func TestProxyRefusesNonLoopback(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1"}, "not a loopback address"},
+		{[]string{"--listen", "127.0.0.1:0", "--upstream", "http://example.com/mcp"}, "--allow-host example.com"},
+		{[]string{"--fault", "lose-response:issue_refund", "--", "true"}, "no TOOL#N"},
+		{nil, "no tool server"},
+		{[]string{"--", "no-such-server-command"}, "server command"},
+	} {
+		c := exec.Command(self, append([]string{"proxy"}, tc.args...)...)
+		c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
+		out, _ := c.CombinedOutput()
+		if c.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("proxy %v: exit %d, output %q; want 2 and %q", tc.args, c.ProcessState.ExitCode(), out, tc.want)
+		}
+	}
+}
+
+// TestHTTPProxyStopsWithHungUpstream: SIGTERM ends the proxy even while a call it forwarded
+// (with a lost response, so detached from the agent) waits on an upstream that never answers.
+func TestHTTPProxyStopsWithHungUpstream(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	upstream := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go upstream.Serve(ln)
+	defer upstream.Close()
+	defer close(release)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, proxyURL := startListening(t, self, []string{"IDEMTEST_PROXY_TEST_MAIN=1"},
+		"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://"+ln.Addr().String(), "--http", "--fault", "lose-response:issue_refund#1")
+	agentDone := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, proxyURL+"/tools/issue_refund", strings.NewReader(`{"amount":1}`))
+		req.Header.Set("Idempotency-Key", "k1")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		agentDone <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(time.Minute):
+		t.Fatalf("the call never reached the upstream:\n%s", proxy.stderr.String())
+	}
+	if code := proxy.terminate(t); code != 0 {
+		t.Errorf("proxy exited %d, want 0:\n%s", code, proxy.stderr.String())
+	}
+	if err := <-agentDone; err == nil {
+		t.Error("the agent got an answer")
+	}
+	if want := "! outcome left unknown to the agent: issue_refund call #1 (response lost; the server never answered and may have executed it) was never retried"; !strings.Contains(proxy.stderr.String(), want) {
+		t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
+	}
+}

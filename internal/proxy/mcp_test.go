@@ -1,0 +1,127 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// These drive the message inspection directly; the end-to-end tests use real MCP clients.
+
+func TestMCPSessionKeyCarriers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		key  scenario.KeySpec
+		msg  string
+		want string
+	}{
+		{"argument", scenario.KeySpec{Arg: "idempotencyKey"}, `{"name":"t","arguments":{"idempotencyKey":"k1"}}`, "k1"},
+		{"meta", scenario.KeySpec{Meta: "idempotencyKey"}, `{"name":"t","arguments":{"idempotencyKey":"no"},"_meta":{"idempotencyKey":"k2"}}`, "k2"},
+		{"none", scenario.KeySpec{Arg: "idempotencyKey"}, `{"name":"t","arguments":{}}`, ""},
+		{"a number", scenario.KeySpec{Arg: "requestId"}, `{"name":"t","arguments":{"requestId":42}}`, "42"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := NewRecorder(Options{Key: tc.key, Mutating: []string{"t"}})
+			s := newMCPSession(rec)
+			s.fromAgent([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + tc.msg + "}\n"))
+			calls, _ := rec.Close()
+			if len(calls) != 1 || calls[0].Key != tc.want || calls[0].KeyCarrier != tc.key.String() {
+				t.Errorf("calls = %+v, want key %q", calls, tc.want)
+			}
+		})
+	}
+}
+
+func TestMCPSessionFlow(t *testing.T) {
+	rec := NewRecorder(Options{Key: scenario.KeySpec{Arg: "idempotencyKey"},
+		Faults: []Fault{{Kind: Error, Status: 503, Tool: "issue_refund", N: 2}, {Kind: LoseResponse, Tool: "issue_refund", N: 3}}})
+	s := newMCPSession(rec)
+
+	// A batch is not inspected.
+	if act := s.fromAgent([]byte(`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`)); act.reply != nil || act.then != nil {
+		t.Errorf("batch: %+v", act)
+	}
+	// The first call makes the proxy list tools itself, with the protocol's _meta copied.
+	act := s.fromAgent([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"issue_refund","arguments":{"idempotencyKey":"a"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}}}`))
+	if !strings.Contains(string(act.then), `"method":"tools/list"`) || !strings.Contains(string(act.then), `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`) {
+		t.Fatalf("own tools/list = %s", act.then)
+	}
+	// Its answer, in two pages, is not for the agent.
+	deliver, then := s.fromServer([]byte(`{"jsonrpc":"2.0","id":"idemtest-proxy-tools-1","result":{"tools":[{"name":"list_refunds","annotations":{"readOnlyHint":true}}],"nextCursor":"p2"}}`))
+	if deliver || !strings.Contains(string(then), `"cursor":"p2"`) {
+		t.Fatalf("page 1: deliver %v, then %s", deliver, then)
+	}
+	if deliver, then := s.fromServer([]byte(`{"jsonrpc":"2.0","id":"idemtest-proxy-tools-2","result":{"tools":[{"name":"issue_refund"}]}}`)); deliver || then != nil {
+		t.Fatalf("page 2: deliver %v, then %s", deliver, then)
+	}
+	// The call's answer is delivered; a replay marker is read.
+	if deliver, _ := s.fromServer([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"refundId\":\"re_1\"}"}],"_meta":{"idempotentReplayed":true}}}`)); !deliver {
+		t.Error("the answer to call 1 was not delivered")
+	}
+	// The second call gets the injected error without being forwarded.
+	act = s.fromAgent([]byte(`{"jsonrpc":"2.0","id":"x2","method":"tools/call","params":{"name":"issue_refund","arguments":{"idempotencyKey":"a"}}}`))
+	var reply struct {
+		ID    string `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+			Data struct {
+				Status int `json:"status"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(act.reply, &reply); err != nil || reply.ID != "x2" || reply.Error.Code != -32000 || reply.Error.Data.Status != 503 {
+		t.Errorf("error reply = %s (%v)", act.reply, err)
+	}
+	// The third loses its answer; the agent cancels it.
+	s.fromAgent([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"issue_refund","arguments":{"idempotencyKey":"a"}}}`))
+	s.fromAgent([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`))
+	if deliver, _ := s.fromServer([]byte(`{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"refundId":"re_1"},"isError":false}}`)); deliver {
+		t.Error("a lost answer was delivered")
+	}
+	// A read-only call that fails.
+	s.fromAgent([]byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_refunds","arguments":{}}}`))
+	s.fromServer([]byte(`{"jsonrpc":"2.0","id":4,"result":{"isError":true,"content":[{"type":"text","text":"boom"}]}}`))
+	// A call the server never answers.
+	s.fromAgent([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"issue_refund","arguments":{"idempotencyKey":"b"}}}`))
+
+	calls, err := rec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		tool     string
+		mutating bool
+		outcome  endpoint.Outcome
+		replayed bool
+		fault    string
+		result   string
+		errText  string
+	}
+	want := []row{
+		{"issue_refund", true, endpoint.OK, true, "", `{"refundId":"re_1"}`, ""},
+		{"issue_refund", true, endpoint.Fail, false, "error:503", "", "injected fault"},
+		{"issue_refund", true, endpoint.Info, false, "lose-response", `{"refundId":"re_1"}`, "withheld from the agent"},
+		{"list_refunds", false, endpoint.Fail, false, "", "", "tool error: boom"},
+		{"issue_refund", true, endpoint.Info, false, "", "", "no answer before the session ended"},
+	}
+	if len(calls) != len(want) {
+		t.Fatalf("%d calls, want %d: %+v", len(calls), len(want), calls)
+	}
+	for i, w := range want {
+		c := calls[i]
+		got := row{c.Tool, c.Mutating, c.Outcome, c.Replayed, c.Fault, "", ""}
+		if w.result != "" && string(c.Result) != w.result {
+			t.Errorf("call %d result = %s, want %s", c.Seq, c.Result, w.result)
+		}
+		if !strings.Contains(c.Error, w.errText) {
+			t.Errorf("call %d error = %q, want it to contain %q", c.Seq, c.Error, w.errText)
+		}
+		w.result, w.errText = "", ""
+		if got != w || c.Seq != i+1 {
+			t.Errorf("call %d = %+v, want %+v", c.Seq, got, w)
+		}
+	}
+}

@@ -1,0 +1,341 @@
+package proxy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/cmd"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// The test binary doubles as idemtest, so that a real MCP client can start
+// "idemtest proxy -- refundserver --stdio" as its server command.
+func TestMain(m *testing.M) {
+	if os.Getenv("IDEMTEST_PROXY_TEST_MAIN") == "1" {
+		os.Exit(int(cmd.Main()))
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	buildOnce sync.Once
+	serverBin string
+	buildErr  error
+	binDir    string
+)
+
+// refundServer builds the reference server once per test binary.
+func refundServer(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "idemtest-proxy-test"); buildErr != nil {
+			return
+		}
+		serverBin = filepath.Join(binDir, "refundserver")
+		out, err := exec.Command("go", "build", "-o", serverBin, "github.com/idemtest/idemtest/examples/refundserver").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build refundserver: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return serverBin
+}
+
+// proxied starts "idemtest proxy ARGS -- refundserver --stdio" through the Go SDK's
+// CommandTransport and returns the client session and the proxy's command (for its exit
+// status and stderr once the session is closed).
+func proxied(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := append([]string{"proxy"}, args...)
+	argv = append(argv, "--", refundServer(t), "--stdio")
+	c := exec.Command(self, argv...)
+	c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
+	stderr := &bytes.Buffer{}
+	c.Stderr = &lockedBuffer{b: stderr}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	}
+	return cs, c, stderr
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// agent is the retry loop of an agent framework: each logical call gets a key; a failed
+// attempt (an error or no answer within attempt) is retried, with the same key when reuseKey
+// is set and with a freshly minted one otherwise.
+type agent struct {
+	cs       *mcp.ClientSession
+	session  string
+	attempts int
+	attempt  time.Duration
+	reuseKey bool
+	noKey    bool
+	n        int
+}
+
+func (a *agent) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	a.n++
+	key := fmt.Sprintf("%s-%d", a.session, a.n)
+	var lastErr error
+	for i := 1; i <= a.attempts; i++ {
+		if i > 1 && !a.reuseKey {
+			key = fmt.Sprintf("%s-%d-attempt%d", a.session, a.n, i)
+		}
+		sent := map[string]any{}
+		for k, v := range args {
+			sent[k] = v
+		}
+		if !a.noKey {
+			sent["idempotencyKey"] = key
+		}
+		cctx, cancel := context.WithTimeout(ctx, a.attempt)
+		res, err := a.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: sent})
+		cancel()
+		if err == nil && !res.IsError {
+			return res, nil
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("%s failed after %d attempts: %v", tool, a.attempts, lastErr)
+}
+
+// refunds counts the refunds the server executed for an account, through its read-only tool.
+func refunds(t *testing.T, cs *mcp.ClientSession, acct string) int {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_refunds", Arguments: map[string]any{"accountId": acct}})
+	if err != nil {
+		t.Fatalf("list_refunds: %v", err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var out struct {
+		Refunds []any `json:"refunds"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("list_refunds answer %s: %v", b, err)
+	}
+	return len(out.Refunds)
+}
+
+func TestStdioProxyJudgesRealAgent(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		agent    agent
+		wantExit int
+		// wantRefunds is what the server really executed, counted independently of the verdict.
+		wantRefunds int
+		want        []string
+		wantFaults  []string
+	}{
+		{
+			name:  "retry reuses the key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: true}, wantExit: 0, wantRefunds: 1,
+			want: []string{"2 mutating, 1 with a fault injected", "PASS"}, wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry mints a new key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: false}, wantExit: 1, wantRefunds: 2,
+			want:       []string{"✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2 with key", "FAIL: 1 violation"},
+			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry reuses the key after an injected JSON-RPC error",
+			flags: []string{"--fault", "error:503:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: true}, wantExit: 0, wantRefunds: 1,
+			want: []string{"PASS"}, wantFaults: []string{"error:503", ""},
+		},
+		{
+			name:  "a lost response never retried is reported",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 1, reuseKey: true}, wantExit: 0, wantRefunds: 1,
+			want: []string{"! outcome left unknown to the agent: issue_refund call #1", "PASS"}, wantFaults: []string{"lose-response"},
+		},
+		{
+			name:  "a lost response never retried fails with --require-retry",
+			flags: []string{"--fault", "lose-response:issue_refund#1", "--require-retry"},
+			agent: agent{attempts: 1, reuseKey: true}, wantExit: 1, wantRefunds: 1,
+			want: []string{"✗ outcome left unknown to the agent", "FAIL"}, wantFaults: []string{"lose-response"},
+		},
+		{
+			name:  "a delayed call needs no retry",
+			flags: []string{"--fault", "delay:100ms:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: false}, wantExit: 0, wantRefunds: 1,
+			want: []string{"PASS"}, wantFaults: []string{"delay:100ms"},
+		},
+		{
+			name:  "keys not matching --key-pattern",
+			flags: []string{"--key-pattern", "^sess-[0-9]+$"},
+			agent: agent{attempts: 1}, wantExit: 1, wantRefunds: 1,
+			want: []string{`does not match --key-pattern ^sess-[0-9]+$`}, wantFaults: []string{""},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tracePath, jsonPath := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "verdict.json")
+			cs, proc, stderr := proxied(t, append(tc.flags, "--record", tracePath, "--json", jsonPath)...)
+			defer func() {
+				if t.Failed() {
+					t.Logf("proxy stderr:\n%s", stderr)
+				}
+			}()
+			a := tc.agent
+			a.cs, a.session, a.attempt = cs, "agent7", 3*time.Second
+			acct := "acct_" + strings.ReplaceAll(tc.name, " ", "_")
+			ctx := context.Background()
+			if _, err := a.call(ctx, "issue_refund", map[string]any{"accountId": acct, "amount": 12.5}); err != nil && a.attempts > 1 {
+				t.Fatalf("agent: %v\n%s", err, stderr)
+			}
+			if got := refunds(t, cs, acct); got != tc.wantRefunds {
+				t.Errorf("the server executed %d refunds, want %d", got, tc.wantRefunds)
+			}
+			_ = cs.Close()
+			if got := proc.ProcessState.ExitCode(); got != tc.wantExit {
+				t.Errorf("proxy exited %d, want %d\n%s", got, tc.wantExit, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("verdict lacks %q:\n%s", w, stderr)
+				}
+			}
+			h, calls, err := trace.ReadFile(tracePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Transport != "mcp-stdio" || !strings.Contains(h.Endpoint, "refundserver --stdio") {
+				t.Errorf("trace header %+v", h)
+			}
+			var faults []string
+			for _, c := range calls {
+				if c.Tool == "issue_refund" {
+					faults = append(faults, c.Fault)
+					if !c.Mutating || c.Key == "" || c.KeyCarrier != "arg idempotencyKey" {
+						t.Errorf("trace call %d %s key %q %s mutating %v: want mutating with a key in arg idempotencyKey", c.Seq, c.Tool, c.Key, c.KeyCarrier, c.Mutating)
+					}
+				} else if c.Mutating {
+					t.Errorf("trace call %d %s: list_refunds is readOnlyHint, want not mutating", c.Seq, c.Tool)
+				}
+			}
+			if fmt.Sprint(faults) != fmt.Sprint(tc.wantFaults) {
+				t.Errorf("faults on issue_refund calls = %q, want %q", faults, tc.wantFaults)
+			}
+			if calls[0].Fault == "lose-response" && (calls[0].Outcome != "info" || !bytes.Contains(calls[0].Result, []byte("refundId"))) {
+				t.Errorf("a lost call is recorded as info with the server's answer kept, got %s %s", calls[0].Outcome, calls[0].Result)
+			}
+			if _, err := os.Stat(jsonPath); err != nil {
+				t.Errorf("--json: %v", err)
+			}
+		})
+	}
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStdioProxyStopsServerGroup ends the proxy both ways an agent ends it and checks that the
+// server's whole process group is gone, a grandchild included.
+func TestStdioProxyStopsServerGroup(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"agent disconnects", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			c := exec.Command(self, "proxy", "--", "sh", "-c", `sleep 300 & echo $! > "$0"; cat >/dev/null`, pidFile)
+			c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
+			stdin, err := c.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr := &lockedBuffer{b: &bytes.Buffer{}}
+			c.Stderr = stderr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { _ = c.Wait(); close(done) }()
+			var pid int
+			deadline := time.Now().Add(time.Minute)
+			for pid == 0 {
+				if b, err := os.ReadFile(pidFile); err == nil {
+					fmt.Sscan(string(b), &pid)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the server never started its grandchild:\n%s", stderr)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if how == "SIGTERM" {
+				_ = c.Process.Signal(syscall.SIGTERM)
+			} else {
+				_ = stdin.Close()
+			}
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				_ = c.Process.Kill()
+				t.Fatalf("the proxy did not exit:\n%s", stderr)
+			}
+			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "PASS") {
+				t.Errorf("exit %d, stderr:\n%s", code, stderr)
+			}
+			for alive(pid) {
+				if time.Now().After(deadline) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("grandchild %d outlived the proxy", pid)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// alive reports whether a process exists and is not a zombie waiting to be reaped by whoever
+// inherited it.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}

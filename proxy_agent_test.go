@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdMCPAgent is an agent built on the official Go MCP SDK, for the proxy scripts:
+// "mcpagent reuse|new-key ACCOUNT -- COMMAND ARGS...". It starts COMMAND as its MCP server over
+// stdio (usually "idemtest proxy ... -- refundserver --stdio"), issues one refund with a retry
+// loop of 3 attempts of 2s each (the same key every attempt, or a new key per attempt), then
+// prints how many refunds the server executed for ACCOUNT and how the command exited. The
+// command's stderr goes to the script's stderr.
+func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 || args[2] != "--" || (args[0] != "reuse" && args[0] != "new-key") {
+		ts.Fatalf("usage: mcpagent reuse|new-key ACCOUNT -- COMMAND [ARGS...]")
+	}
+	reuse, acct, argv := args[0] == "reuse", args[1], args[3:]
+	path, err := lookPath(ts.Getenv("PATH"), argv[0])
+	ts.Check(err)
+	c := exec.Command(path, argv[1:]...)
+	c.Dir = ts.MkAbs(".")
+	env := ts.Value(envKey{}).(*testscript.Env)
+	for _, kv := range env.Vars {
+		k, _, _ := strings.Cut(kv, "=")
+		c.Env = append(c.Env, k+"="+ts.Getenv(k))
+	}
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpagent", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		ts.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	key := "sess-1"
+	for attempt := 1; attempt <= 3; attempt++ {
+		if attempt > 1 && !reuse {
+			key = fmt.Sprintf("sess-1-attempt%d", attempt)
+		}
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		res, err := cs.CallTool(actx, &mcp.CallToolParams{Name: "issue_refund",
+			Arguments: map[string]any{"accountId": acct, "amount": 49.99, "idempotencyKey": key}})
+		acancel()
+		if err == nil && !res.IsError {
+			break
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_refunds", Arguments: map[string]any{"accountId": acct}})
+	if err != nil {
+		ts.Fatalf("list_refunds: %v\n%s", err, stderr.String())
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var listed struct {
+		Refunds []any `json:"refunds"`
+	}
+	ts.Check(json.Unmarshal(b, &listed))
+	_ = cs.Close()
+	fmt.Fprintf(ts.Stdout(), "server executed %d refund(s) for %s\n", len(listed.Refunds), acct)
+	fmt.Fprintf(ts.Stdout(), "%s exited %d\n", argv[0], c.ProcessState.ExitCode())
+	fmt.Fprint(ts.Stderr(), stderr.String())
+}
