@@ -97,8 +97,11 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	red := redact.New(sc.Secrets)
 	opts.IO.Redact(red)
+	if opts.JUnit == "-" || opts.JSON == "-" {
+		return &exitError{ExitUsage, errors.New("check writes its reports to files: give --junit/--json a path, not -")}
+	}
 	// The report files are opened before anything is sent, as run does.
-	reports, err := openReports(opts.JUnit, opts.JSON)
+	reports, err := openReports(opts.JUnit, opts.JSON, "")
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
