@@ -38,7 +38,7 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
 }
 
 // ColorEnabled applies the usual rules: NO_COLOR turns colour off, CLICOLOR_FORCE turns it on,
-// otherwise colour only on a terminal.
+// otherwise colour only on a terminal that is not TERM=dumb.
 func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
 	switch {
 	case noColorFlag, s.Getenv("NO_COLOR") != "":
@@ -46,8 +46,16 @@ func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
 	case s.Getenv("CLICOLOR_FORCE") != "" && s.Getenv("CLICOLOR_FORCE") != "0":
 		return true
 	}
-	return s.OutTTY
+	return s.OutTTY && !s.dumb()
 }
+
+// LiveErr reports whether ErrOut takes a live line redrawn in place (carriage return and
+// erase-line codes): a terminal, and not TERM=dumb, which has no such codes.
+func (s *IOStreams) LiveErr() bool {
+	return s.ErrTTY && !s.dumb()
+}
+
+func (s *IOStreams) dumb() bool { return s.Getenv("TERM") == "dumb" }
 
 // Redact passes everything written to Out and ErrOut from now on, error messages included,
 // through r, so no report or message shows a secret of the scenarios loaded.

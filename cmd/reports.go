@@ -7,22 +7,37 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
-// reportFiles are the --junit and --json files, opened before the run.
+// reportFiles are the --junit, --json and --html files, opened before the run. A report whose
+// path is "-" goes to standard output instead (at most one can), and the terminal report then
+// goes to standard error so that the output stays one document.
 type reportFiles struct {
-	junit, json *os.File
+	junit, json, html *os.File
+	// stdout names the report written to standard output: "junit", "json", "html" or "".
+	stdout string
 }
 
 // openReports opens (creates or truncates) the report files that are asked for. A path whose
 // directory is missing, that is a directory, that lies under a regular file or in /proc or
 // /sys is refused here, before the first request.
-func openReports(junit, json string) (*reportFiles, error) {
+func openReports(junit, json, html string) (*reportFiles, error) {
 	r := &reportFiles{}
+	var dash []string
+	for _, p := range []struct{ flag, path, name string }{{"--junit", junit, "junit"}, {"--json", json, "json"}, {"--html", html, "html"}} {
+		if p.path == "-" {
+			dash = append(dash, p.flag)
+			r.stdout = p.name
+		}
+	}
+	if len(dash) > 1 {
+		return nil, fmt.Errorf("%s: only one report can go to standard output (-)", strings.Join(dash, " and "))
+	}
 	var err error
 	if r.junit, err = openReport(junit); err != nil {
 		return nil, err
@@ -31,11 +46,15 @@ func openReports(junit, json string) (*reportFiles, error) {
 		r.close()
 		return nil, err
 	}
+	if r.html, err = openReport(html); err != nil {
+		r.close()
+		return nil, err
+	}
 	return r, nil
 }
 
 func openReport(path string) (*os.File, error) {
-	if path == "" {
+	if path == "" || path == "-" {
 		return nil, nil
 	}
 	if dir := filepath.Dir(path); dir != "" {
@@ -63,9 +82,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// write writes rep to every open report file, redacted. Each report is redacted whole: an
-// encoder writes in pieces that could split a secret.
-func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Redactor) error {
+// write writes rep to every open report file, and to stdout the report that goes there, all
+// redacted. Each report is redacted whole: an encoder writes in pieces that could split a secret.
+func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Redactor, stdout io.Writer) error {
 	var err error
 	if r.junit != nil {
 		err = errors.Join(err, finish(r.junit, writeRedacted(r.junit, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) })))
@@ -75,10 +94,22 @@ func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Reda
 		err = errors.Join(err, finish(r.json, writeRedacted(r.json, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) })))
 		r.json = nil
 	}
+	if r.html != nil {
+		err = errors.Join(err, finish(r.html, writeRedacted(r.html, red, func(w io.Writer) error { return reporters.WriteHTML(w, rep, version) })))
+		r.html = nil
+	}
+	switch r.stdout {
+	case "junit":
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) }))
+	case "json":
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) }))
+	case "html":
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteHTML(w, rep, version) }))
+	}
 	return err
 }
 
-func writeRedacted(f *os.File, red *redact.Redactor, write func(io.Writer) error) error {
+func writeRedacted(f io.Writer, red *redact.Redactor, write func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		return err
@@ -102,9 +133,26 @@ func (r *reportFiles) close() {
 	if r == nil {
 		return
 	}
-	for _, f := range []*os.File{r.junit, r.json} {
+	for _, f := range []*os.File{r.junit, r.json, r.html} {
 		if f != nil {
 			f.Close()
 		}
 	}
+}
+
+// appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
+// A summary that cannot be written is a warning: the run's verdict stands.
+func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, unwrapPath(err))
+	}
+	err = writeRedacted(f, red, func(w io.Writer) error { return reporters.StepSummary(w, rep) })
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
+	}
+	return nil
 }

@@ -26,6 +26,7 @@ type RunOptions struct {
 	Parallel   int
 	JUnit      string
 	JSON       string
+	HTML       string
 	Tags       []string
 	Run        string
 	Session    string
@@ -43,8 +44,13 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 		Short: "Run scenarios (files or directories, default .)",
 		Example: `  idemtest run examples/scenarios
   idemtest run --junit report.xml --json report.json scenarios/
+  idemtest run --html report.html scenarios/
   idemtest run --trials 50 --run 'burst' scenarios/refund.yaml`,
 		RunE: func(c *cobra.Command, args []string) error {
+			// 0 is the default (each scenario's own trials), not a value to give.
+			if c.Flags().Changed("trials") && opts.Trials < 1 {
+				return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
+			}
 			opts.Paths = args
 			if len(opts.Paths) == 0 {
 				opts.Paths = []string{"."}
@@ -61,7 +67,8 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.IntVar(&opts.Trials, "trials", 0, "run every scenario's steps N times (default: the scenario's trials)")
 	fl.IntVarP(&opts.Parallel, "parallel", "j", 1, "scenarios to run at once")
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
-	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
+	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
+	fl.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report with call timelines to `FILE`")
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "run only scenarios with one of these tags")
 	fl.StringVar(&opts.Run, "run", "", "run only scenarios whose name matches this `REGEX`")
 	fl.StringVar(&opts.Session, "session", "", "pin the session id (trial N>1 uses SESSION-N), to reproduce a failure")
@@ -112,20 +119,26 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	// The report files are opened now, before anything is sent: a path that cannot take a
 	// report is bad usage, not something to find out after the run.
-	reports, err := openReports(opts.JUnit, opts.JSON)
+	reports, err := openReports(opts.JUnit, opts.JSON, opts.HTML)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
 	defer reports.close()
 
 	color := opts.IO.ColorEnabled(opts.NoColor)
+	// A report on standard output (-) keeps it one document: the human report goes to stderr.
+	out := opts.IO.Out
+	if reports.stdout != "" {
+		out = opts.IO.ErrOut
+		color = color && opts.IO.LiveErr()
+	}
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &runner.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
-		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.ErrTTY, false, color && opts.IO.ErrTTY)
+		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 		var verbose *reporters.Progress
 		if opts.Verbose {
-			verbose = reporters.NewProgress(opts.IO.Out, len(list), false, true, color)
+			verbose = reporters.NewProgress(out, len(list), false, true, color)
 		}
 		rep = runner.Run(ctx, list, runner.Options{
 			Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast,
@@ -138,15 +151,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		})
 		progress.Finish()
 		if verbose != nil {
-			fmt.Fprintln(opts.IO.Out)
+			fmt.Fprintln(out)
 		}
 	}
 
-	reporters.Terminal(opts.IO.Out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
+	reporters.Terminal(out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
-		reporters.GitHub(opts.IO.Out, rep)
+		reporters.GitHub(out, rep)
 	}
-	werr := reports.write(rep, opts.Version, red)
+	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
+	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendStepSummary(path, rep, red); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
+		}
+	}
 	switch {
 	case rep.Interrupted:
 		if werr != nil {

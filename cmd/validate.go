@@ -53,6 +53,6 @@ func runValidate(ctx context.Context, opts *ValidateOptions) error {
 		files[s.File] = true
 		steps += len(s.Steps)
 	}
-	fmt.Fprintf(opts.IO.Out, "ok: %d scenarios, %d steps in %d files\n", len(list), steps, len(files))
+	fmt.Fprintf(opts.IO.Out, "ok: %s, %s in %s\n", count(len(list), "scenario"), count(steps, "step"), count(len(files), "file"))
 	return nil
 }

@@ -246,3 +246,103 @@ func TestInterruptedGolden(t *testing.T) {
 		t.Errorf("an interrupted scenario is annotated as an error: %s", gh.String())
 	}
 }
+
+func TestHTMLGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, sampleReport(), "v0.0.0-test"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html", buf.Bytes())
+	page := buf.String()
+	for _, want := range []string{
+		`id="duplicate-executions">2<`,              // the summary counts the verdict's duplicates
+		`class="group waterfall"`,                   // the burst's copies as a waterfall
+		`<ol class="sequence group">`,               // sequential calls as a sequence
+		`<span class="badge lost">lost answer`,      // the discarded answer marked
+		`<span class="badge replay">replay`,         // and the replay
+		`<div class="answers"><div class="answer">`, // the verdict's answers side by side
+		`&lt;&amp;&gt;`,                             // the server's bytes escaped
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<&>") || strings.Contains(page, "\x1b") {
+		t.Error("the server's bytes reached the page unescaped")
+	}
+	// Self-contained: nothing is fetched at view time.
+	for _, ref := range []string{"http://", "https://", "src=", "@import"} {
+		if strings.Contains(page, ref) {
+			t.Errorf("the page refers to %q", ref)
+		}
+	}
+}
+
+func TestVerdictAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lines  []string
+		labels string
+		differ string
+	}{
+		{"verdict failure", []string{
+			"2 answers to one key that are not replays of each other, each an execution:",
+			`  first (lost)  {"refundId":"re_1"}`,
+			`  retry         {"refundId":"re_2"}`,
+			"  they differ at: refundId",
+			"  (if these are not executions: …)",
+		}, "first (lost)|retry", "refundId"},
+		{"nested under a failed assertion", []string{
+			"len(x) = 16, want == 1",
+			"the exactly-once verdict also failed:",
+			"a.yaml:6:9: step burst: key k executed 16 times (issue_refund)",
+			"  16 answers to one key that are not replays of each other, each an execution:",
+			`    burst copy 1  {"refundId":"re_1"}`,
+			`    burst copy 2  {"refundId":"re_2"}`,
+			"    … and 14 more",
+			"    they differ at: refundId",
+		}, "burst copy 1|burst copy 2|… and 14 more", "refundId"},
+		{"no verdict", []string{"len(x) = 2, want == 1", "  a  b"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answers, differ := verdictAnswers(tc.lines)
+			var labels []string
+			for _, a := range answers {
+				labels = append(labels, a.Label)
+			}
+			if strings.Join(labels, "|") != tc.labels || differ != tc.differ {
+				t.Errorf("got %q, %q; want %q, %q", labels, differ, tc.labels, tc.differ)
+			}
+		})
+	}
+}
+
+func TestStepSummary(t *testing.T) {
+	rep := sampleReport()
+	// A server's answer that tries to end the code fence and inject a table row.
+	rep.Scenarios[2].Failure.Message += "\n```\n| injected | <script>x</script>"
+	var buf bytes.Buffer
+	if err := StepSummary(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.summary.md", buf.Bytes())
+	md := buf.String()
+	for _, want := range []string{
+		"### ❌ idemtest: 3 of 5 scenarios failed",
+		"| 1 | 3 | 2 | 0 | 12% (1/8) |", // totals: passed, failed, duplicates, replays differ, replay rate
+		"| burst executes once | failed | 2/5 passed | **1 duplicate execution** |",
+		"| verdict only | failed | 0/1 passed | **1 duplicate execution** |",
+		"&lt;script&gt;", // escaped in the summary line
+		"````text\n",     // a fence longer than the server's
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the summary lacks %q", want)
+		}
+	}
+	// The server's bytes stay inside the fence, where GitHub shows them as text.
+	_, fenced, _ := strings.Cut(md, "````text\n")
+	fenced, _, _ = strings.Cut(fenced, "\n````\n")
+	if strings.Count(md, "<script>") != strings.Count(fenced, "<script>") {
+		t.Error("the server's HTML reached the summary outside a code fence")
+	}
+}

@@ -119,6 +119,9 @@ type Call struct {
 	// Sent is when the request's last byte left; Answered when its answer began to arrive.
 	Sent     time.Time `json:"sent,omitzero"`
 	Answered time.Time `json:"answered,omitzero"`
+	// Result is the decoded answer, also when lose_response discarded it (for check's state
+	// comparisons); reports leave it out.
+	Result any `json:"-"`
 }
 
 // Metrics sums the idempotency behaviour seen over all trials of a scenario.

@@ -91,19 +91,10 @@ func hasAny(have, want []string) bool {
 // ctx is cancelled (Ctrl-C) it stops as soon as every running call has returned, and reports
 // what finished.
 func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
-	rep := &Report{Start: time.Now()}
-	defer func() { rep.Duration = time.Since(rep.Start) }()
-	if opts.Parallel < 1 {
-		opts.Parallel = 1
-	}
-	sks, err := startSinks(list)
+	start := time.Now()
+	env, err := Start(ctx, list)
 	if err != nil {
-		rep.Err = err
-		return rep
-	}
-	defer sks.close()
-	svcs, err := startServices(ctx, list, sks.urls)
-	if err != nil {
+		rep := &Report{Start: start, Duration: time.Since(start)}
 		if ctx.Err() != nil {
 			// The services did not start because of the interrupt: nothing failed.
 			rep.Interrupted = true
@@ -113,10 +104,21 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 		rep.Err = err
 		return rep
 	}
-	defer svcs.stop()
-	r := &runner{opts: opts, svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
-	defer r.probes.close()
-	defer r.closeEndpoints()
+	defer env.Close()
+	return env.Run(ctx, list, opts)
+}
+
+// Run runs scenarios on the environment's services, sinks and endpoints; it does not stop them.
+// The scenarios' services and sinks must be among those the environment started. Calls to Run
+// on one environment are sequential.
+func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
+	rep := &Report{Start: time.Now()}
+	defer func() { rep.Duration = time.Since(rep.Start) }()
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	r := e.r
+	r.opts = opts
 
 	rep.Scenarios = notRun(list, opts, Skipped)
 	runCtx, stopAll := context.WithCancel(ctx)
@@ -337,7 +339,7 @@ func (r *runner) templateEnv(sc *scenario.Scenario) map[string]any {
 func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) (bool, error) {
 	lister, ok := ep.(endpoint.ToolLister)
 	if !ok {
-		return def.IsMutating(tool), nil
+		return Mutating(def, tool, nil), nil
 	}
 	tools, err := lister.Tools(ctx)
 	if err != nil {
@@ -346,10 +348,7 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		if t.Name == tool {
-			if def.Mutating != nil {
-				return def.IsMutating(tool), nil
-			}
-			return !t.ReadOnly, nil
+			return Mutating(def, tool, &t), nil
 		}
 		names = append(names, t.Name)
 	}
@@ -780,7 +779,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: scenario.Outcome(res.Outcome), Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
-		Sent: res.Sent, Answered: res.Answered,
+		Sent: res.Sent, Answered: res.Answered, Result: res.Result,
 	}
 	st.mu.Lock()
 	st.trial.Calls = append(st.trial.Calls, c)

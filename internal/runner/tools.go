@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -21,12 +20,14 @@ type ToolInfo struct {
 	AcceptsKey string `json:"accepts_key"`
 	// Mutating reports whether idemtest sends the tool a key and treats it as mutating.
 	Mutating bool `json:"mutating"`
+	// Natural reports whether the tool is idempotent by nature: its answers are no evidence.
+	Natural bool `json:"natural"`
 }
 
 // Tools starts what the endpoint needs (its services, its server), lists its tools with what
 // idemtest makes of each, and stops everything again.
 func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo, error) {
-	def, ok := sc.Endpoints[name]
+	_, ok := sc.Endpoints[name]
 	if !ok {
 		names := make([]string, 0, len(sc.Endpoints))
 		for n := range sc.Endpoints {
@@ -38,25 +39,30 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 		}
 		return nil, fmt.Errorf("no endpoint %q; configured: %s", name, strings.Join(names, ", "))
 	}
-	sks, err := startSinks([]*scenario.Scenario{sc})
+	env, err := Start(ctx, []*scenario.Scenario{sc})
 	if err != nil {
 		return nil, err
 	}
-	defer sks.close()
-	svcs, err := startServices(ctx, []*scenario.Scenario{sc}, sks.urls)
-	if err != nil {
-		return nil, err
+	defer env.Close()
+	// Nothing is called: a document's operations list whatever host its servers name.
+	env.r.listOnly = true
+	return env.Tools(ctx, sc, name)
+}
+
+// Tools lists the tools of a started endpoint with what idemtest makes of each.
+func (e *Env) Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo, error) {
+	def, ok := sc.Endpoints[name]
+	if !ok {
+		return nil, fmt.Errorf("no endpoint %q", name)
 	}
-	defer svcs.stop()
-	r := &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}, listOnly: true}
-	defer r.closeEndpoints()
-	ep, _, err := r.endpoint(sc, name)
+	ep, _, err := e.r.endpoint(sc, name)
 	if err != nil {
 		return nil, err
 	}
 	carrier := def.Key.String()
 	var tools []endpoint.Tool
-	if lister, ok := ep.(endpoint.ToolLister); ok {
+	lister, listed := ep.(endpoint.ToolLister)
+	if listed {
 		if tools, err = lister.Tools(ctx); err != nil {
 			return nil, err
 		}
@@ -71,15 +77,15 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 	}
 	out := make([]ToolInfo, 0, len(tools))
 	for _, t := range tools {
-		info := ToolInfo{Tool: t, KeyCarrier: carrier}
+		info := ToolInfo{Tool: t, KeyCarrier: carrier, Natural: Natural(def, t.Name, nil)}
 		if t.KeyHeader != "" && def.Key.Header != "" {
 			// An OpenAPI operation names its own key header.
 			info.KeyCarrier = "header " + t.KeyHeader
 		}
-		if def.Mutating != nil {
-			info.Mutating = def.IsMutating(t.Name)
+		if listed {
+			info.Mutating, info.Natural = Mutating(def, t.Name, &t), Natural(def, t.Name, &t)
 		} else {
-			info.Mutating = !t.ReadOnly
+			info.Mutating = Mutating(def, t.Name, nil)
 		}
 		if def.Key.Arg != "" && t.InputSchema != nil {
 			info.AcceptsKey = "no"

@@ -15,12 +15,9 @@ const maxVerdictShown = 3
 // natural reports whether a tool is idempotent by nature, so that its answers are no evidence
 // of executions: the endpoint's natural list when it has one, else the tool's idempotentHint.
 func (r *runner) natural(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) bool {
-	if def.Natural != nil {
-		return def.IsNatural(tool)
-	}
 	lister, ok := ep.(endpoint.ToolLister)
-	if !ok {
-		return false
+	if !ok || def.Natural != nil {
+		return Natural(def, tool, nil)
 	}
 	tools, err := lister.Tools(ctx)
 	if err != nil {
@@ -28,7 +25,7 @@ func (r *runner) natural(ctx context.Context, ep endpoint.Endpoint, def *scenari
 	}
 	for _, t := range tools {
 		if t.Name == tool {
-			return t.Idempotent
+			return Natural(def, tool, &t)
 		}
 	}
 	return false

@@ -115,6 +115,7 @@ func LoadConfig(dir string, opts Options) (*Scenario, error) {
 		s.Secrets = c.secrets
 		s.Config, s.File = c.Path, c.Path
 		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
+		s.Sinks, s.Probes, s.Check = merge(c.Sinks, nil), merge(c.Probes, nil), c.Check
 		s.AllowHosts = append(s.AllowHosts, c.AllowHosts...)
 	}
 	return s, nil
@@ -209,6 +210,7 @@ type config struct {
 	Sinks       map[string]*Sink
 	Probes      map[string]*Probe
 	AllowHosts  []string
+	Check       *CheckConfig
 	secrets     *redact.Secrets
 }
 
@@ -252,8 +254,11 @@ func (l *loader) config(path string) (*config, Errors) {
 	f, root := l.parse(path)
 	c := &config{Path: path, secrets: &f.secrets}
 	if root != nil {
-		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes")
+		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes", "check")
 		if ok {
+			if n := m["check"]; n != nil {
+				c.Check = f.checkSection(n)
+			}
 			if n := m["endpoint"]; n != nil {
 				c.Endpoint, c.endpointPos = f.str(n, "endpoint"), f.pos(n)
 			}

@@ -28,6 +28,8 @@ type Scenario struct {
 	AllowHosts []string
 	// Config is the path of the idemtest.yaml merged in, or "".
 	Config string
+	// Check is the config's check: section (only for commands that load the config alone).
+	Check *CheckConfig
 	// Secrets are what reports must not show: values from the environment in the URLs,
 	// headers, DSNs and process environments of the scenario and its config, and URL passwords.
 	Secrets *redact.Secrets

@@ -31,6 +31,7 @@ func Schema(config bool) ([]byte, error) {
 	}
 	if config {
 		root["title"] = "idemtest config (idemtest.yaml)"
+		props["check"] = map[string]any{"$ref": "#/$defs/check"}
 	} else {
 		root["title"] = "idemtest scenario"
 		root["required"] = []string{"name", "steps"}

@@ -1,0 +1,208 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/openapi"
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// CheckOptions are the inputs of idemtest check.
+type CheckOptions struct {
+	IO      *IOStreams
+	Version string
+	EndpointOptions
+	SkipTools []string
+	Only      []string
+	Skip      []string
+	Profile   string
+	Rounds    int
+	Budget    time.Duration
+	Fanout    int
+	JUnit     string
+	JSON      string
+	Write     string
+	NoColor   bool
+}
+
+// NewCmdCheck builds idemtest check; runF replaces the action in tests.
+func NewCmdCheck(f *Factory, runF func(context.Context, *CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{IO: f.IO, Version: f.Version}
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Run the conformance battery on every mutating tool of an endpoint",
+		Long: `check finds every mutating tool of an endpoint (as run and tools decide), builds valid
+arguments from each tool's input schema (or from check.tools in idemtest.yaml), and runs a
+fixed battery of ordinary scenarios against it: ` + strings.Join(check.IDs, ", ") + `.
+It prints a matrix: a row per tool, a column per check, ✓ pass, ✗ fail, ⚠ protocol deviation,
+– skipped, ? inconclusive, each cell that is not ✓ explained below it. Exit code 1 on any ✗.`,
+		Example: `  idemtest check --endpoint refunds
+  idemtest check --mcp-command "node server.js" --junit check.xml
+  idemtest check --endpoint refunds --only concurrent --rounds 100 --budget 10s
+  idemtest check --endpoint refunds --write scenarios/check`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runCheck(c.Context(), opts)
+		},
+	}
+	opts.flags(c)
+	fl := c.Flags()
+	fl.Lookup("tool").Usage = "check only this tool (repeatable); with --http-url, the endpoint's tools"
+	fl.StringSliceVar(&opts.SkipTools, "skip-tool", nil, "leave this tool out (repeatable)")
+	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (repeatable): "+strings.Join(check.IDs, ", "))
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "leave these checks out (repeatable)")
+	fl.StringVar(&opts.Profile, "profile", "ietf", "status codes expected of a refused call: ietf (400 missing, 409 in flight, 422 mismatch), stripe (400, 409, 400) or lenient (any 4xx)")
+	fl.IntVar(&opts.Rounds, "rounds", 20, "most same-key fan-outs per tool in the concurrent check")
+	fl.DurationVar(&opts.Budget, "budget", 2*time.Second, "time per tool after which the concurrent check stops starting rounds")
+	fl.IntVar(&opts.Fanout, "fanout", 8, "copies in each concurrent round")
+	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a suite per tool, a case per check)")
+	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
+	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	return c
+}
+
+func runCheck(ctx context.Context, opts *CheckOptions) error {
+	if !slices.Contains(check.Profiles, opts.Profile) {
+		return &exitError{ExitUsage, fmt.Errorf("--profile %q: use %s", opts.Profile, strings.Join(check.Profiles, ", "))}
+	}
+	for _, id := range append(append([]string(nil), opts.Only...), opts.Skip...) {
+		if !slices.Contains(check.IDs, id) {
+			return &exitError{ExitUsage, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(check.IDs, ", "))}
+		}
+	}
+	if opts.Rounds < 1 || opts.Budget <= 0 {
+		return &exitError{ExitUsage, errors.New("--rounds and --budget must be above zero")}
+	}
+	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
+		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
+	}
+	sc, name, inline, err := opts.checkEndpoint()
+	if err != nil {
+		return err
+	}
+	red := redact.New(sc.Secrets)
+	opts.IO.Redact(red)
+	if opts.JUnit == "-" || opts.JSON == "-" {
+		return &exitError{ExitUsage, errors.New("check writes its reports to files: give --junit/--json a path, not -")}
+	}
+	// The report files are opened before anything is sent, as run does.
+	reports, err := openReports(opts.JUnit, opts.JSON, "")
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer reports.close()
+	color := opts.IO.ColorEnabled(opts.NoColor)
+	selectTools := opts.Tools
+	if opts.HTTPURL != "" && opts.OpenAPI == "" {
+		selectTools = nil // with --http-url, --tool names the endpoint's tools
+	}
+	rep, err := check.Run(ctx, sc, check.Options{
+		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
+		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
+		OnCell: func(tool string, c *check.Cell) {
+			if opts.IO.ErrTTY {
+				fmt.Fprintf(opts.IO.ErrOut, "%s %s %s\n", c.Status.Symbol(), tool, c.Check)
+			}
+		},
+	})
+	if err != nil {
+		if rep == nil || len(rep.Rows) == 0 {
+			if ctx.Err() != nil {
+				return silentExit(ExitInterrupted)
+			}
+			return &exitError{ExitFailed, err}
+		}
+	}
+	reporters.CheckMatrix(opts.IO.Out, rep, color)
+	var werr error
+	if f := reports.junit; f != nil {
+		reports.junit = nil
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJUnit(w, rep) })))
+	}
+	if f := reports.json; f != nil {
+		reports.json = nil
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJSON(w, rep, opts.Version) })))
+	}
+	if opts.Write != "" {
+		paths, err := check.Write(opts.Write, rep.Specs(), inline)
+		werr = errors.Join(werr, err)
+		if err == nil {
+			fmt.Fprintf(opts.IO.ErrOut, "wrote %d scenarios to %s\n", len(paths), opts.Write)
+		}
+	}
+	switch {
+	case rep.Interrupted:
+		if werr != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
+		}
+		return silentExit(ExitInterrupted)
+	case werr != nil:
+		return &exitError{ExitFailed, werr}
+	case rep.Failed():
+		return silentExit(ExitFailed)
+	}
+	return nil
+}
+
+// checkEndpoint resolves the endpoint as tools and init do, and adds the config's check:
+// section; for an endpoint given on the command line it also returns the endpoint's definition
+// for the scenarios --write saves, which no config defines.
+func (o *CheckOptions) checkEndpoint() (*scenario.Scenario, string, map[string]any, error) {
+	if o.Endpoint != "" {
+		sc, name, err := o.resolve()
+		return sc, name, nil, err
+	}
+	cfg, err := scenario.LoadConfig(".", scenario.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if o.HTTPURL != "" && o.OpenAPI == "" && len(o.Tools) == 0 && cfg.Check != nil {
+		for n := range cfg.Check.Tools {
+			o.Tools = append(o.Tools, n)
+		}
+		sort.Strings(o.Tools)
+	}
+	sc, name, err := o.resolve()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	sc.Check = cfg.Check
+	var ep map[string]any
+	switch {
+	case o.MCPCommand != "":
+		ep = map[string]any{"mcp": map[string]any{"command": strings.Fields(o.MCPCommand)}}
+	case o.MCPURL != "":
+		ep = map[string]any{"mcp": map[string]any{"url": o.MCPURL}}
+	case o.OpenAPI != "":
+		// A file is named absolutely: the saved scenarios may live anywhere.
+		src := o.OpenAPI
+		if abs, err := filepath.Abs(src); err == nil && !openapi.IsURL(src) {
+			src = abs
+		}
+		h := map[string]any{"openapi": src}
+		if o.HTTPURL != "" {
+			h["url"] = o.HTTPURL
+		}
+		ep = map[string]any{"http": h}
+	default:
+		ep = map[string]any{"http": map[string]any{"url": o.HTTPURL}, "mutating": o.Tools}
+	}
+	return sc, name, map[string]any{name: ep}, nil
+}

@@ -1,0 +1,113 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// count is "1 scenario", "2 scenarios".
+func count(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// flagSynonyms are the flags people reach for under another tool's name.
+var flagSynonyms = map[string]string{
+	"retries": "trials", "retry": "trials", "repeat": "trials", "count": "trials", "iterations": "trials",
+	"jobs": "parallel", "concurrency": "parallel", "workers": "parallel",
+	"tags": "tag", "filter": "run", "junit-xml": "junit", "xml": "junit",
+}
+
+// flagError adds a did-you-mean to an unknown flag: the command's flag names closest to it
+// (a typo) or the one meant under another tool's name.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if s := suggestFlag(name, names); s != "" {
+		return errors.New(msg + "\n\nDid you mean this?\n\t--" + s)
+	}
+	return err
+}
+
+func suggestFlag(name string, names []string) string {
+	has := map[string]bool{}
+	for _, n := range names {
+		has[n] = true
+	}
+	if s, ok := flagSynonyms[name]; ok && has[s] {
+		return s
+	}
+	type cand struct {
+		name string
+		d    int
+	}
+	var cands []cand
+	for _, n := range names {
+		d := levenshtein(name, n)
+		if d <= 2 || (len(name) >= 3 && strings.HasPrefix(n, name)) {
+			cands = append(cands, cand{n, d})
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].d < cands[j].d })
+	return cands[0].name
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// completionShells are the shells cobra writes completion scripts for.
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+
+// strictCompletion makes "completion SHELL" for a shell cobra does not know (tcsh) a usage
+// error, instead of the help and exit 0 that a script would take for success.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{ExitUsage, fmt.Errorf("completion: unknown shell %q: idemtest completes %s", args[0], strings.Join(completionShells, ", "))}
+			}
+			return nil
+		}
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
+}

@@ -1,0 +1,746 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
+)
+
+// battery runs the checks of one endpoint on one started environment.
+type battery struct {
+	ctx  context.Context
+	env  *runner.Env
+	base *scenario.Scenario
+	def  *scenario.Endpoint
+	opts Options
+	prof profile
+	cfg  *scenario.CheckConfig
+	// snapshots are read-only tools whose answers are the server's state, read before and after.
+	snapshots []string
+	// perCall is what one execution of the current tool sends to each sink that hears from it
+	// (nil: no sink evidence).
+	perCall map[string]int
+}
+
+// once is the executions a retry check expects: one, or not counted for a tool idempotent by
+// nature, which may execute again harmlessly.
+func (b *battery) once(t runner.ToolInfo) int {
+	if t.Natural {
+		return -1
+	}
+	return 1
+}
+
+// evidence of the sinks.
+const bySinks = "sinks"
+
+// measure runs the tool once and records what one execution sends to each sink.
+func (b *battery) measure(t runner.ToolInfo, args map[string]any) {
+	b.perCall = nil
+	if len(b.base.Sinks) == 0 {
+		return
+	}
+	s := b.spec(t, "measure", "one call", SpecStep{ID: "first", CallTool: t.Name, Args: args})
+	s.executions = -1
+	res, err := b.exec(s)
+	if err != nil || res.Status != runner.Passed {
+		return
+	}
+	for name, n := range b.env.SinkRequests(b.base) {
+		if n > 0 {
+			if b.perCall == nil {
+				b.perCall = map[string]int{}
+			}
+			b.perCall[name] = n
+		}
+	}
+}
+
+// sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
+func (b *battery) sinkAsserts(n int) []SpecStep {
+	var out []SpecStep
+	for _, name := range sortedKeys(b.perCall) {
+		out = append(out, SpecStep{Assert: fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name])})
+	}
+	return out
+}
+
+// sinkCheck compares what the sinks heard in the last trial with what the spec's executions
+// send; it returns the sinks that heard more or less, explained.
+func (b *battery) sinkCheck(s *Spec) (names, lines []string) {
+	if b.perCall == nil || s.executions < 0 {
+		return nil, nil
+	}
+	got := b.env.SinkRequests(b.base)
+	for _, name := range sortedKeys(b.perCall) {
+		want := s.executions * b.perCall[name]
+		if got[name] != want {
+			names = append(names, name)
+			lines = append(lines, fmt.Sprintf("sink %s received %d requests; %d execution(s) send %d", name, got[name], s.executions, want))
+		}
+	}
+	return names, lines
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// evidence names what decided a cell.
+const (
+	byAnswers = "answers (exactly-once verdict)"
+	byStatus  = "status code"
+)
+
+func (b *battery) spec(t runner.ToolInfo, check, name string, steps ...SpecStep) *Spec {
+	return &Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps, executions: -1}
+}
+
+// run decides one cell, and adds what the sinks heard to it.
+func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	c := b.cell(id, t, args)
+	s := c.Scenario
+	if s == nil || s.executions < 0 || b.perCall == nil || c.Status == Inconclusive || c.Status == Skip {
+		return c
+	}
+	if len(s.sinkNames) == 0 {
+		if c.Status == Pass {
+			c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(sortedKeys(b.perCall), ", ")+")", ", ")
+		}
+		return c
+	}
+	if c.Status != Fail {
+		c.Status, c.Reason = Fail, "the sinks heard another execution: "+strings.Join(s.sinkLines, "; ")
+	}
+	c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(s.sinkNames, ", ")+")", ", ")
+	c.Details = append(append([]string(nil), s.sinkLines...), c.Details...)
+	return c
+}
+
+// cell decides one cell from the answers and the state.
+func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	call := func(stepID string, a map[string]any) SpecStep {
+		return SpecStep{ID: stepID, CallTool: t.Name, Args: a}
+	}
+	natural := "idempotent by nature (" + b.naturalWhy() + "): its answers are no evidence of executions"
+	switch id {
+	case Replay:
+		s := b.spec(t, id, "a sequential retry with the same key gets the stored answer",
+			b.withState(call("first", args), SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})...)
+		s.Comment = "A call, then its retry with the same key: the retry must not execute again."
+		s.executions = b.once(t)
+		return b.retry(id, t, s, "first", natural)
+	case LostResponse:
+		lost := call("lost", args)
+		lost.LoseResponse, lost.Expect = true, "any"
+		s := b.spec(t, id, "a retry after a lost response does not execute again",
+			b.withState(lost, SpecStep{ID: "retry", RetryOf: "lost", Expect: "any"})...)
+		s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
+		s.executions = b.once(t)
+		return b.retry(id, t, s, "lost", natural)
+	case Concurrent:
+		return b.concurrent(t, args, natural)
+	case Annotations:
+		switch {
+		case b.def.MCP == nil:
+			return &Cell{Check: id, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
+		case !t.Idempotent:
+			return &Cell{Check: id, Status: Skip, Reason: "no idempotentHint to check"}
+		}
+		first := call("first", args)
+		// Written out: without_key alone would default to expect: fail.
+		first.WithoutKey, first.Expect = true, "ok"
+		second := call("second", args)
+		second.WithoutKey, second.Expect = true, "any"
+		s := b.spec(t, id, "idempotentHint: the same call twice without a key changes the state once", b.withState(first, second)...)
+		s.Comment = "The tool is annotated idempotentHint: calling it twice with the same arguments and no key must leave the state as one call does."
+		return b.annotations(s)
+	}
+	if t.Natural {
+		return &Cell{Check: id, Status: Skip, Reason: "idempotent by nature (" + b.naturalWhy() + "): a key is not what makes it safe"}
+	}
+	switch id {
+	case PayloadMismatch:
+		other, field, ok := vary(args)
+		if !ok {
+			return &Cell{Check: id, Status: Skip, Reason: "no argument to vary"}
+		}
+		reuse := call("reuse", other)
+		reuse.Key, reuse.Expect = "{{ first.key }}", "any"
+		s := b.spec(t, id, "the same key with another payload is rejected",
+			call("first", args), reuse, SpecStep{Assert: "!reuse.ok"})
+		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
+		s.executions = 1
+		return b.mismatch(s)
+	case DistinctKeys:
+		s := b.spec(t, id, "two keys with the same payload are two operations",
+			call("first", args), SpecStep{ID: "second", CallTool: t.Name, Args: args, Expect: "any"},
+			SpecStep{Assert: "second.ok && !second.replayed"},
+			SpecStep{Assert: "toJSON(first.result) != toJSON(second.result)"})
+		s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
+		s.executions = 2
+		return b.distinct(s)
+	case MissingKey:
+		nokey := call("nokey", args)
+		nokey.WithoutKey, nokey.Expect = true, "any"
+		steps := []SpecStep{nokey}
+		if b.cfg.MissingKey != "accept" {
+			steps = append(steps, SpecStep{Assert: "!nokey.ok"})
+		}
+		s := b.spec(t, id, "a call without a key is rejected", steps...)
+		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
+		s.executions = 0
+		if b.cfg.MissingKey == "accept" {
+			s.executions = -1
+		}
+		return b.missing(s)
+	}
+	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
+}
+
+// stateIDs are the ids of the snapshot steps of read-only tool i: before the first call, after
+// it, after the retry.
+func stateIDs(i int) (before, afterFirst, afterRetry string) {
+	sfx := ""
+	if i > 0 {
+		sfx = fmt.Sprint(i + 1)
+	}
+	return "state" + sfx + "_before", "state" + sfx + "_after_first", "state" + sfx + "_after_retry"
+}
+
+// withState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
+// retry leaves the state as the first call left it (when the first call visibly changed it).
+func (b *battery) withState(first, retry SpecStep) []SpecStep {
+	var before, mid, after, asserts []SpecStep
+	for i, tool := range b.snapshots {
+		b0, b1, b2 := stateIDs(i)
+		read := func(id string) SpecStep { return SpecStep{ID: id, CallTool: tool, Expect: "any"} }
+		before, mid, after = append(before, read(b0)), append(mid, read(b1)), append(after, read(b2))
+		asserts = append(asserts, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result) || toJSON(%[2]s.result) == toJSON(%s.result)", b0, b1, b2)})
+	}
+	out := append(before, first)
+	out = append(out, mid...)
+	out = append(out, retry)
+	out = append(out, after...)
+	return append(out, asserts...)
+}
+
+// stateDetails shows what the changed snapshot tools answered after the first call and after
+// the retry.
+func (b *battery) stateDetails(t *runner.Trial, changed []string) []string {
+	var out []string
+	for i, tool := range b.snapshots {
+		if !contains(changed, tool) {
+			continue
+		}
+		_, b1, b2 := stateIDs(i)
+		r1, r2 := calls(t, b1), calls(t, b2)
+		if len(r1) == 0 || len(r2) == 0 {
+			continue
+		}
+		var at []string
+		for _, p := range verdict.Differ(r1[0].Result, r2[0].Result) {
+			a, aok := lookup(r1[0].Result, p).([]any)
+			z, zok := lookup(r2[0].Result, p).([]any)
+			if aok && zok {
+				p += fmt.Sprintf(" (%d → %d items)", len(a), len(z))
+			}
+			at = append(at, p)
+		}
+		out = append(out, fmt.Sprintf("%s after the first call differs from %[1]s after the retry at: %s", tool, strings.Join(at, ", ")),
+			fmt.Sprintf("  after the retry: %s", assert.Show(r2[0].Result)))
+	}
+	return out
+}
+
+// state compares the snapshots of a retry check: moved lists the tools whose answer the first
+// call changed (they are evidence), changed those of them the retry changed again.
+func (b *battery) state(t *runner.Trial) (moved, changed []string) {
+	for i, tool := range b.snapshots {
+		b0, b1, b2 := stateIDs(i)
+		r0, r1, r2 := calls(t, b0), calls(t, b1), calls(t, b2)
+		if len(r0) == 0 || len(r1) == 0 || len(r2) == 0 || r0[0].Outcome != scenario.OK || r1[0].Outcome != scenario.OK || r2[0].Outcome != scenario.OK {
+			continue
+		}
+		if jsonEqual(r0[0].Result, r1[0].Result) {
+			continue
+		}
+		moved = append(moved, tool)
+		if !jsonEqual(r1[0].Result, r2[0].Result) {
+			changed = append(changed, tool)
+		}
+	}
+	return moved, changed
+}
+
+func jsonEqual(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+func (b *battery) naturalWhy() string {
+	if b.def.Natural != nil {
+		return "natural: on the endpoint"
+	}
+	return "idempotentHint"
+}
+
+// exec runs one spec once through the runner.
+func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
+	if b.perCall != nil && s.executions >= 0 && !s.sinksAsserted {
+		s.Steps = append(s.Steps, b.sinkAsserts(s.executions)...)
+		s.sinksAsserted = true
+	}
+	sc, err := s.scenario(b.base)
+	if err != nil {
+		return nil, err
+	}
+	rep := b.env.Run(b.ctx, []*scenario.Scenario{sc}, runner.Options{})
+	if rep.Err != nil {
+		return nil, rep.Err
+	}
+	s.sinkNames, s.sinkLines = b.sinkCheck(s)
+	if len(rep.Scenarios) == 0 {
+		return nil, fmt.Errorf("nothing ran")
+	}
+	return rep.Scenarios[0], nil
+}
+
+// outcome runs a spec and returns the cell for the cases every check treats alike: it could
+// not run, the exactly-once verdict failed, or the first call (which must work) did not.
+func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell) {
+	c := &Cell{Check: s.Check, Scenario: s}
+	res, err := b.exec(s)
+	if err != nil {
+		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
+		return nil, c
+	}
+	trial := res.FailedTrial
+	if trial == nil {
+		trial = res.Trial1
+	}
+	c.Replayed = res.Metrics.Replayed > 0
+	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
+	switch {
+	case res.Status == runner.Errored || res.Status == runner.Skipped:
+		c.Status, c.Reason = Inconclusive, "could not run"
+		if res.Failure != nil {
+			c.Reason += ": " + res.Failure.Message
+		}
+	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict"):
+		c.Status, c.Evidence = Fail, byAnswers
+		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
+		if res.Metrics.DuplicateExecutions == 0 {
+			c.Reason = "a replay differs from the stored answer"
+		}
+	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
+		c.Status = Inconclusive
+		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message +
+			"; give working arguments under check: {tools: {" + s.Tool + ": {args: …}}}"
+	default:
+		return res, nil
+	}
+	c.Details = details(res, trial)
+	return res, c
+}
+
+// judging is a spec's run, ready to be judged from one step's first call.
+type judging struct {
+	res  *runner.ScenarioResult
+	tr   *runner.Trial
+	call runner.Call
+	cell *Cell
+}
+
+// judge runs a spec; done is true when the cell is already decided (it could not run, the
+// verdict failed, the first call failed, or step was never sent).
+func (b *battery) judge(s *Spec, first, step string) (j judging, done bool) {
+	res, c := b.outcome(s, first)
+	if c != nil {
+		return judging{res: res, cell: c}, true
+	}
+	j = judging{res: res, tr: trialOf(res), cell: &Cell{Check: s.Check, Scenario: s}}
+	rs := calls(j.tr, step)
+	if len(rs) == 0 {
+		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
+		return j, true
+	}
+	j.call = rs[len(rs)-1]
+	return j, false
+}
+
+// calls returns the calls of a step in the trial.
+func calls(t *runner.Trial, step string) []runner.Call {
+	if t == nil {
+		return nil
+	}
+	var out []runner.Call
+	for _, c := range t.Calls {
+		if c.Step == step {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func trialOf(res *runner.ScenarioResult) *runner.Trial {
+	if res.FailedTrial != nil {
+		return res.FailedTrial
+	}
+	return res.Trial1
+}
+
+// retry judges replay and lost-response: the retry of a completed call must be answered with
+// the stored result, not executed again.
+func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural string) *Cell {
+	j, done := b.judge(s, first, "retry")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		if res != nil && c.Status == Fail {
+			if moved, changed := b.state(trialOf(res)); len(changed) > 0 {
+				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+				c.Reason += "; the retry changed " + strings.Join(changed, ", ") + " again"
+				c.Details = append(b.stateDetails(trialOf(res), changed), c.Details...)
+			}
+		}
+		return c
+	}
+	c.Replayed, c.Evidence = res.Metrics.Replayed > 0, byAnswers
+	moved, changed := b.state(tr)
+	byState := "state (" + strings.Join(moved, ", ") + ")"
+	switch {
+	case len(changed) > 0:
+		c.Status, c.Evidence = Fail, byState
+		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = "the retry was refused" + statusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
+	case t.Natural && len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"
+	case t.Natural:
+		c.Status, c.Reason = Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
+	case c.Replayed:
+		c.Status, c.Reason = Pass, "the retry got the stored answer"
+		if len(moved) > 0 {
+			c.Evidence += ", " + byState
+			c.Reason += " and left " + strings.Join(moved, ", ") + " as the first call left it"
+		}
+	default:
+		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
+	}
+	if c.Status != Pass && (!t.Natural || len(changed) > 0) {
+		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
+	}
+	return c
+}
+
+func statusNote(r runner.Call) string {
+	switch {
+	case r.Status != 0 && r.Error != "":
+		return fmt.Sprintf(" (status %d: %s)", r.Status, r.Error)
+	case r.Status != 0:
+		return fmt.Sprintf(" (status %d)", r.Status)
+	case r.Error != "":
+		return " (" + r.Error + ")"
+	}
+	return ""
+}
+
+// rejected judges a call that must be refused, against the profile's status code.
+func (b *battery) rejected(c *Cell, r runner.Call, want int, what string) {
+	c.Evidence = byStatus
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+statusNote(r)
+	case r.Status == 0 || want == 0:
+		c.Status, c.Reason = Pass, what+": rejected"+statusNote(r)
+	case r.Status == want:
+		c.Status, c.Reason = Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
+	default:
+		c.Status = Warn
+		c.Reason = fmt.Sprintf("%s: rejected with %d; the %s profile expects %d (safe, a protocol deviation)", what, r.Status, b.prof.name, want)
+	}
+}
+
+func (b *battery) mismatch(s *Spec) *Cell {
+	j, done := b.judge(s, "first", "reuse")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		if c.Status == Fail && res != nil {
+			if rs := calls(trialOf(res), "reuse"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
+				c.Reason = "another payload under a used key executed" + statusNote(rs[0])
+			}
+		}
+		return c
+	}
+	if r.Outcome == scenario.OK {
+		c.Status, c.Evidence = Fail, byAnswers
+		c.Reason = "another payload under a used key executed" + statusNote(r)
+		if r.Replayed || res.Metrics.Replayed > 0 {
+			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"
+		}
+	} else {
+		b.rejected(c, r, b.prof.mismatch, "another payload under a used key")
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+func (b *battery) distinct(s *Spec) *Cell {
+	j, done := b.judge(s, "first", "second")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		return c
+	}
+	c.Evidence = byAnswers
+	f := res.Failure
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+statusNote(r)+": the server dedupes on the payload, not the key"
+	case r.Replayed:
+		c.Status, c.Reason = Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
+	case f != nil && f.Kind == "assert":
+		c.Status, c.Reason = Inconclusive, "both answers are equal and neither is marked as a replay: two executions and a dedupe on the payload look the same in the answers"
+	default:
+		c.Status, c.Reason = Pass, "two keys, two executions"
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+func (b *battery) missing(s *Spec) *Cell {
+	j, done := b.judge(s, "", "nokey")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		return c
+	}
+	switch {
+	case r.Outcome == scenario.OK && b.cfg.MissingKey == "accept":
+		c.Status, c.Evidence, c.Reason = Pass, byStatus, "accepted without a key (check.missing_key: accept)"
+	case r.Outcome == scenario.OK:
+		c.Status, c.Evidence = Fail, byStatus
+		c.Reason = "a call without a key executed" + statusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
+	default:
+		b.rejected(c, r, b.prof.missing, "a call without a key")
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+// concurrent repeats a same-key fan-out until a double execution is caught, the rounds are
+// done or the budget is spent. Only a round whose copies overlapped is evidence.
+func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural string) *Cell {
+	burst := SpecStep{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
+	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), burst)
+	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.opts.Fanout)
+	s.executions = b.once(t)
+	c := &Cell{Check: Concurrent, Scenario: s}
+	var spreads []float64
+	var last *runner.ScenarioResult
+	okCopies, flightWrong, wrongStatus := 0, 0, 0
+	deadline := time.Now().Add(b.opts.Budget)
+	for c.Rounds < b.opts.Rounds && (c.Rounds == 0 || time.Now().Before(deadline)) && b.ctx.Err() == nil {
+		s.Trials = 1
+		res, cc := b.outcome(s, "")
+		if res != nil {
+			last = res
+		}
+		c.Rounds++
+		if res != nil {
+			c.Overlapped += res.Overlapped
+			spreads = append(spreads, res.SpreadsUS...)
+		}
+		if cc == nil && len(s.sinkNames) > 0 {
+			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Reason: "the sinks heard another execution"}
+			cc.Details = details(res, trialOf(res))
+		}
+		if cc != nil {
+			cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
+			cc.SpreadP50US, cc.SpreadMaxUS = quantiles(spreads)
+			s.Trials = b.opts.Rounds
+			if cc.Status == Fail {
+				cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.opts.Rounds, cc.Reason)
+			}
+			return cc
+		}
+		for _, call := range calls(trialOf(res), "burst") {
+			switch {
+			case call.Outcome == scenario.OK:
+				okCopies++
+			case call.Outcome == scenario.Fail && call.Status != 0 && b.prof.flight != 0 && call.Status != b.prof.flight:
+				flightWrong++
+				wrongStatus = call.Status
+			}
+		}
+	}
+	// Saved, the scenario runs the whole round budget: run then catches what check caught
+	// about as often.
+	s.Trials = b.opts.Rounds
+	c.SpreadP50US, c.SpreadMaxUS = quantiles(spreads)
+	c.Evidence = byAnswers
+	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
+	switch {
+	case t.Natural:
+		c.Status, c.Reason = Inconclusive, natural+"; "+stats
+	case okCopies == 0:
+		c.Status, c.Reason = Inconclusive, "no copy succeeded in "+stats
+	case c.Overlapped == 0:
+		c.Status, c.Reason = Inconclusive, "no round overlapped (every answer began before the last copy left), so none is evidence about races: "+stats
+	case flightWrong > 0:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", wrongStatus, b.prof.name, b.prof.flight, stats)
+	default:
+		c.Status, c.Reason = Pass, "one execution per key: "+stats
+	}
+	if c.Status != Pass && !t.Natural && last != nil {
+		c.Details = details(last, trialOf(last))
+	}
+	return c
+}
+
+func quantiles(xs []float64) (p50, maxv float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2], s[len(s)-1]
+}
+
+// maxHistory bounds the calls shown under a cell.
+const maxHistory = 12
+
+// details explains a cell: the runner's failure and the trial's calls.
+func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+	var out []string
+	if f := res.Failure; f != nil {
+		explanation := f.Explanation
+		if f.Kind == "assert" && strings.HasPrefix(f.Expression, "toJSON(state") {
+			// The state comparison is shown by the cell; keep only what the verdict adds.
+			explanation = nil
+			for i, l := range f.Explanation {
+				if strings.HasPrefix(l, "the exactly-once verdict also failed") {
+					explanation = f.Explanation[i+1:]
+					break
+				}
+			}
+		} else {
+			out = append(out, f.Message)
+			if f.Expression != "" {
+				out = append(out, "assert: "+f.Expression)
+			}
+		}
+		for _, l := range explanation {
+			out = append(out, "  "+l)
+		}
+	}
+	if t == nil {
+		return out
+	}
+	out = append(out, fmt.Sprintf("calls (session %s):", t.Session))
+	for i, c := range t.Calls {
+		if i == maxHistory {
+			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-maxHistory))
+			break
+		}
+		step := c.Step
+		if c.Copy > 0 {
+			step = fmt.Sprintf("%s copy %d", c.Step, c.Copy)
+		}
+		key := c.Key
+		if key == "" {
+			key = "(no key)"
+		}
+		status := "-"
+		if c.Status != 0 {
+			status = fmt.Sprint(c.Status)
+		}
+		line := fmt.Sprintf("  %-18s key %-16s %-4s status %-3s replayed %-5v", step, key, c.Outcome, status, c.Replayed)
+		if c.Lost {
+			line += " lost"
+		}
+		if c.Error != "" {
+			line += " " + c.Error
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	return out
+}
+
+// annotations judges an idempotentHint tool called twice without a key: only the state can tell.
+func (b *battery) annotations(s *Spec) *Cell {
+	j, done := b.judge(s, "first", "second")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		return c
+	}
+	moved, changed := b.state(tr)
+	byState := "state (" + strings.Join(moved, ", ") + ")"
+	switch {
+	case len(changed) > 0:
+		c.Status, c.Evidence = Fail, byState
+		c.Reason = "annotated idempotentHint, yet the same call again changed " + strings.Join(changed, ", ") + " again"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = "annotated idempotentHint, yet the same call again was refused" + statusNote(r)
+	case len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "the same call again left " + strings.Join(moved, ", ") + " as one call left it"
+	default:
+		c.Status, c.Reason = Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
+	}
+	if c.Status != Pass {
+		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
+	}
+	return c
+}
+
+// lookup reads a dotted path (as verdict.Differ reports it) from a decoded JSON value.
+func lookup(v any, path string) any {
+	if path == "" || path == "(the whole answer)" {
+		return v
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

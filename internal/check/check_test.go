@@ -1,0 +1,115 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// notesServer is a real MCP server whose answers lie: add_note is annotated idempotentHint and
+// charge accepts a key, yet both append a note on every call and answer the same constant, so
+// the answers look like replays. Only list_notes, the state, shows the second execution.
+func notesServer(t *testing.T) string {
+	var mu sync.Mutex
+	var notes []string
+	reqs := 0
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
+	appendNote := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		mu.Lock()
+		notes = append(notes, args["text"].(string))
+		mu.Unlock()
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"saved": true}, Content: []mcp.Content{&mcp.TextContent{Text: `{"saved":true}`}}}, nil
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"idempotencyKey":{"type":"string"}},"required":["text"]}`)
+	srv.AddTool(&mcp.Tool{Name: "add_note", InputSchema: schema, Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, appendNote)
+	srv.AddTool(&mcp.Tool{Name: "charge", InputSchema: schema}, appendNote)
+	// stamp keeps its keys but mints a new requestId on every answer, replays included.
+	stamped := map[string]bool{}
+	srv.AddTool(&mcp.Tool{Name: "stamp", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		key, _ := args["idempotencyKey"].(string)
+		mu.Lock()
+		seen := stamped[key]
+		stamped[key] = true
+		reqs++
+		body := map[string]any{"text": args["text"], "requestId": fmt.Sprint("req_", reqs)}
+		mu.Unlock()
+		res := &mcp.CallToolResult{StructuredContent: body, Content: []mcp.Content{&mcp.TextContent{Text: "stamped"}}}
+		if seen {
+			res.Meta = mcp.Meta{"idempotentReplayed": true}
+		}
+		return res, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "list_notes", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			b, _ := json.Marshal(map[string]any{"notes": notes})
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"notes": append([]string(nil), notes...)}, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func TestStateCatchesWhatAnswersHide(t *testing.T) {
+	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: notesServer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{Replay, LostResponse, Annotations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := map[string]*Cell{}
+	for _, row := range rep.Rows {
+		for _, c := range row.Cells {
+			cells[row.Tool+" "+c.Check] = c
+		}
+	}
+	tests := []struct {
+		cell     string
+		status   Status
+		evidence string
+		reason   string
+	}{
+		{"charge replay", Fail, "state (list_notes)", "the retry changed the state again: list_notes"},
+		{"charge lost-response", Fail, "state (list_notes)", "the retry changed the state again"},
+		{"charge annotations", Skip, "", "no idempotentHint to check"},
+		{"add_note replay", Fail, "state (list_notes)", "the retry changed the state again"},
+		{"stamp replay", Fail, "answers (exactly-once verdict)", "a replay differs from the stored answer"},
+		{"add_note annotations", Fail, "state (list_notes)", "annotated idempotentHint, yet the same call again changed list_notes again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cell, func(t *testing.T) {
+			c := cells[tt.cell]
+			if c == nil {
+				t.Fatalf("no cell %q in %v", tt.cell, cells)
+			}
+			if c.Status != tt.status || c.Evidence != tt.evidence || !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("got %s [%s] %q, want %s [%s] %q", c.Status, c.Evidence, c.Reason, tt.status, tt.evidence, tt.reason)
+			}
+		})
+	}
+	if _, ok := cells["list_notes replay"]; ok {
+		t.Error("the read-only list_notes was checked as a mutating tool")
+	}
+	if len(rep.Diagnoses) != 1 || !strings.Contains(rep.Diagnoses[0], "leave it out with compare: {ignore: [PATH]}") {
+		t.Errorf("diagnoses = %q", rep.Diagnoses)
+	}
+	if !rep.Failed() {
+		t.Error("report not failed")
+	}
+}

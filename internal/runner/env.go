@@ -1,0 +1,84 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proc"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// Env is what scenarios run on: started sinks and services, and the endpoints built from them
+// (an MCP server over stdio is started once and kept). Run uses one per run; commands that
+// talk to an endpoint between runs (tools, init, check) keep one open across several.
+type Env struct {
+	r *runner
+}
+
+// Start starts the sinks and services of the scenarios, each once, and waits until the
+// services are ready. On error everything already started is stopped again.
+func Start(ctx context.Context, list []*scenario.Scenario) (*Env, error) {
+	sks, err := startSinks(list)
+	if err != nil {
+		return nil, err
+	}
+	svcs, err := startServices(ctx, list, sks.urls)
+	if err != nil {
+		sks.close()
+		return nil, err
+	}
+	return &Env{r: &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}}, nil
+}
+
+// Close closes the endpoints and probe connections and stops the services and sinks.
+func (e *Env) Close() {
+	e.r.probes.close()
+	e.r.closeEndpoints()
+	e.r.svcs.stop()
+	e.r.sinks.close()
+}
+
+// SinkURLs gives the URLs of a scenario's sinks by name (sinks.NAME.url in templates).
+func (e *Env) SinkURLs(sc *scenario.Scenario) map[string]string {
+	out := map[string]string{}
+	for name, v := range e.r.sinks.urls(sc) {
+		if m, ok := v.(map[string]any); ok {
+			out[name], _ = m["url"].(string)
+		}
+	}
+	return out
+}
+
+// Mutating decides whether idemtest sends tool a key and treats it as mutating: the endpoint's
+// mutating list when it has one; else, when the server described the tool (t), every tool not
+// annotated readOnlyHint; else (a plain HTTP endpoint without a list) every tool. run, tools,
+// init and check all decide here.
+func Mutating(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
+	if def.Mutating != nil || t == nil {
+		return def.IsMutating(tool)
+	}
+	return !t.ReadOnly
+}
+
+// Natural decides whether a tool is idempotent by nature, so that its answers are no evidence of
+// executions: the endpoint's natural list when it has one (even empty), else the tool's
+// idempotentHint.
+func Natural(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
+	if def.Natural != nil || t == nil {
+		return def.IsNatural(tool)
+	}
+	return t.Idempotent
+}
+
+// SinkRequests counts, per sink of the scenario, the requests recorded in its last trial
+// (recordings are kept until the next trial starts).
+func (e *Env) SinkRequests(sc *scenario.Scenario) map[string]int {
+	out := map[string]int{}
+	for name, def := range sc.Sinks {
+		if s := e.r.sinks.byKey[sinkKey(def)]; s != nil {
+			reqs, _ := s.s.Snapshot()["requests"].([]any)
+			out[name] = len(reqs)
+		}
+	}
+	return out
+}
