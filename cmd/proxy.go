@@ -164,16 +164,19 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		}
 	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
+	if opts.JUnit == "-" || opts.JSON == "-" {
+		return usage("proxy writes its reports to files (stdout is the agent's stream): give --junit/--json a path, not -")
+	}
 	junitF, err := openReport(opts.JUnit)
 	if err != nil {
 		return usage("%v", err)
 	}
-	defer closeIfOpen(junitF)
+	defer func() { closeIfOpen(junitF) }()
 	jsonF, err := openReport(opts.JSON)
 	if err != nil {
 		return usage("%v", err)
 	}
-	defer closeIfOpen(jsonF)
+	defer func() { closeIfOpen(jsonF) }()
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
@@ -201,13 +204,15 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		return err
 	}
 	for _, r := range []struct {
-		f     *os.File
+		f     **os.File
 		write func(io.Writer, proxy.Verdict) error
-	}{{junitF, proxy.WriteJUnit}, {jsonF, proxy.WriteJSON}} {
-		if r.f == nil {
+	}{{&junitF, proxy.WriteJUnit}, {&jsonF, proxy.WriteJSON}} {
+		f := *r.f
+		if f == nil {
 			continue
 		}
-		if err := finish(r.f, r.write(r.f, v)); err != nil {
+		*r.f = nil // written and closed here, not again on the way out
+		if err := finish(f, r.write(f, v)); err != nil {
 			return &exitError{ExitFailed, err}
 		}
 	}
