@@ -75,10 +75,15 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("MEMORY_SERVER", memoryServer(repo))
 			env.Setenv("DIRECTUS_SPEC", directusSpec(repo))
+			env.Setenv("NPM_BIN", filepath.Join(repo, ".cache", "npm", "node_modules", ".bin"))
+			env.Setenv("NPM_MODULES", filepath.Join(repo, ".cache", "npm", "node_modules"))
 			env.Values[envKey{}] = env
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
+			if pkg, ok := strings.CutPrefix(cond, "npm:"); ok {
+				return npmInstalled(repo, pkg)
+			}
 			switch cond {
 			case "memoryserver":
 				return memoryServer(repo) != "", nil
@@ -161,6 +166,22 @@ func TestOpenAPISpecInstalled(t *testing.T) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
+}
+
+// npmInstalled is the script condition [npm:PKG]: PKG (for example
+// @modelcontextprotocol/server-everything) is installed in .cache/npm, where .ci/run puts the
+// pinned npm packages, and node runs. Under CI=true a missing package is an error, so CI fails
+// rather than skipping the script.
+func npmInstalled(repo, pkg string) (bool, error) {
+	_, statErr := os.Stat(filepath.Join(repo, ".cache", "npm", "node_modules", pkg, "package.json"))
+	_, nodeErr := exec.LookPath("node")
+	if statErr == nil && nodeErr == nil {
+		return true, nil
+	}
+	if os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("npm package %s is not installed in .cache/npm (CI=true requires it; .ci/run installs it)", pkg)
+	}
+	return false, nil
 }
 
 type listener struct {
