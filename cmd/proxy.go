@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -103,13 +105,21 @@ at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
 
 func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	httpMode := opts.Listen != "" || opts.Upstream != ""
+	var secrets redact.Secrets
+	if err := expandProxyArgs(opts, &secrets); err != nil {
+		return &exitError{ExitUsage, err}
+	}
 	popts, jopts, err := proxySetup(opts, httpMode)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
+	// The verdict, the reports, the trace and the server's stderr hide the secrets; the agent's
+	// own stream (stdout, over stdio) passes unchanged.
+	red := redact.New(&secrets)
+	errOut := red.Writer(opts.IO.ErrOut)
 	if opts.FaultRate > 0 && !opts.seedSet {
 		popts.Seed = rand.Uint64()
-		fmt.Fprintf(opts.IO.ErrOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
+		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
 	}
 	transport, endpoint := "mcp-stdio", strings.Join(opts.Command, " ")
 	if httpMode {
@@ -138,7 +148,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("--record: %v", err)}
 		}
 		defer f.Close()
-		if popts.Trace, err = trace.NewWriter(f, trace.Header{Endpoint: endpoint, Transport: transport}); err != nil {
+		if popts.Trace, err = trace.NewWriter(red.Writer(f), trace.Header{Endpoint: endpoint, Transport: transport}); err != nil {
 			return &exitError{ExitFailed, err}
 		}
 	}
@@ -146,16 +156,16 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	rec := proxy.NewRecorder(popts)
 	switch {
 	case !httpMode:
-		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: opts.IO.ErrOut})
+		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: errOut})
 	default:
-		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: opts.IO.ErrOut})
+		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut})
 	}
 	calls, cerr := rec.Close()
 	if err = errors.Join(err, cerr); err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	v := proxy.Judge(calls, jopts)
-	if err := proxy.WriteText(opts.IO.ErrOut, v); err != nil {
+	if err := proxy.WriteText(errOut, v); err != nil {
 		return err
 	}
 	for _, r := range []struct {
@@ -167,12 +177,34 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 			continue
 		}
 		*r.f = nil // written and closed here, not again on the way out
-		if err := finish(f, r.write(f, v)); err != nil {
+		// Redacted whole: a secret split across two writes would not be found.
+		var b bytes.Buffer
+		err := r.write(&b, v)
+		if err == nil {
+			_, err = f.Write(red.Bytes(b.Bytes()))
+		}
+		if err := finish(f, err); err != nil {
 			return &exitError{ExitFailed, err}
 		}
 	}
 	if v.Failed() {
 		return silentExit(ExitFailed)
+	}
+	return nil
+}
+
+// expandProxyArgs expands ${VAR} references in the server command and the upstream URL, as
+// idemtest.yaml does (agents' server configs often cannot), and records the values that came
+// from the environment, and URL passwords, as secrets.
+func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
+	var err error
+	for i, a := range opts.Command {
+		if opts.Command[i], err = scenario.ExpandArg(a, os.LookupEnv, secrets); err != nil {
+			return fmt.Errorf("server command: %w", err)
+		}
+	}
+	if opts.Upstream, err = scenario.ExpandArg(opts.Upstream, os.LookupEnv, secrets); err != nil {
+		return fmt.Errorf("--upstream: %w", err)
 	}
 	return nil
 }

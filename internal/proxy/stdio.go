@@ -46,6 +46,9 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Dir = cfg.Dir
 	cmd.Stderr = cfg.Stderr
+	// A Stderr that is not a file is copied through a pipe: a descendant that left the group
+	// and keeps it open must not keep Wait from returning.
+	cmd.WaitDelay = time.Second
 	toServer, err := cmd.StdinPipe()
 	if err != nil {
 		return err
