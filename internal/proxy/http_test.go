@@ -270,6 +270,8 @@ func TestProxyRefusesNonLoopback(t *testing.T) {
 		{[]string{"--fault", "lose-response:issue_refund", "--", "true"}, "no TOOL#N"},
 		{nil, "no tool server"},
 		{[]string{"--", "no-such-server-command"}, "server command"},
+		{[]string{"--fault-rate", "0.3", "--fault-kinds", "lose-response,reset", "--", "true"}, `--fault-kinds "reset": unknown kind "reset"`},
+		{[]string{"--hold", "-1s", "--", "true"}, "--hold must not be negative"},
 	} {
 		c := exec.Command(self, append([]string{"proxy"}, tc.args...)...)
 		c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
