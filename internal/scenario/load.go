@@ -254,7 +254,7 @@ func (l *loader) config(path string) (*config, Errors) {
 	f, root := l.parse(path)
 	c := &config{Path: path, secrets: &f.secrets}
 	if root != nil {
-		m, ok := f.mapping(root, "config", "endpoint", "endpoints", "services", "allow_hosts", "sinks", "probes", "check")
+		m, ok := f.fields(root, "config", configFields)
 		if ok {
 			if n := m["check"]; n != nil {
 				c.Check = f.checkSection(n)
@@ -434,7 +434,7 @@ func (f *file) exprError(n *yaml.Node, err error, what string) {
 }
 
 func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
-	m, ok := f.mapping(n, "endpoint "+name, "http", "mcp", "key", "mutating", "allow_hosts", "compare", "natural")
+	m, ok := f.fields(n, "endpoint "+name, endpointFields)
 	if !ok {
 		return nil
 	}
@@ -455,7 +455,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 		f.errf(n, "add http: {url: http://127.0.0.1:8080/tools/{tool}} or mcp: {command: [node, server.js]}", "endpoint %s needs http: or mcp:", name)
 		return nil
 	}
-	hm, ok := f.mapping(m["http"], "http endpoint", "url", "method", "headers", "timeout", "max_response_bytes", "openapi")
+	hm, ok := f.fields(m["http"], "http endpoint", httpEndpointFields)
 	if !ok {
 		return nil
 	}
@@ -500,7 +500,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 // endpointCommon decodes key, mutating, allow_hosts, compare and natural.
 func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool) {
 	if v := m["key"]; v != nil {
-		km, ok := f.mapping(v, "key", "header", "arg", "meta")
+		km, ok := f.fields(v, "key", keyFields)
 		if ok {
 			switch {
 			case len(km) != 1:
@@ -530,7 +530,7 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 		ep.AllowHosts = f.strings(v, "allow_hosts")
 	}
 	if v := m["compare"]; v != nil {
-		if cm, ok := f.mapping(v, "compare", "ignore"); ok && cm["ignore"] != nil {
+		if cm, ok := f.fields(v, "compare", compareFields); ok && cm["ignore"] != nil {
 			ep.Ignore = f.strings(cm["ignore"], "compare.ignore")
 			for i, p := range ep.Ignore {
 				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
@@ -547,7 +547,7 @@ func (f *file) endpointCommon(ep *Endpoint, m map[string]*yaml.Node, isMCP bool)
 
 func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	name := ep.Name
-	m, ok := f.mapping(n, "mcp endpoint", "command", "env", "dir", "url", "headers", "timeout", "init_timeout", "conflict_match", "max_response_bytes")
+	m, ok := f.fields(n, "mcp endpoint", mcpEndpointFields)
 	if !ok {
 		return nil
 	}
@@ -638,7 +638,7 @@ func (f *file) checkServiceRefs(n *yaml.Node) {
 }
 
 func (f *file) service(name string, n *yaml.Node, source string) *Service {
-	m, ok := f.mapping(n, "service "+name, "command", "env", "dir", "ready")
+	m, ok := f.fields(n, "service "+name, serviceFields)
 	if !ok {
 		return nil
 	}
@@ -674,7 +674,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 		}
 	}
 	if v := m["ready"]; v != nil {
-		rm, ok := f.mapping(v, "ready", "http", "tcp", "log", "timeout")
+		rm, ok := f.fields(v, "ready", readyFields)
 		if ok {
 			kinds := 0
 			if x := rm["http"]; x != nil {
@@ -721,7 +721,7 @@ func (l *loader) scenario(path string, cfg *config) (*Scenario, Errors) {
 	if root == nil {
 		return nil, f.errs
 	}
-	m, ok := f.mapping(root, "scenario", "name", "description", "tags", "trials", "endpoint", "steps", "endpoints", "services", "sinks", "probes", "allow_hosts")
+	m, ok := f.fields(root, "scenario", scenarioFields)
 	if !ok {
 		return nil, f.errs
 	}
@@ -818,9 +818,6 @@ func keys[T any](m map[string]T) []string {
 	return out
 }
 
-var callFields = []string{"id", "call_tool", "endpoint", "args", "key", "retry_of", "fanout", "sync", "stagger", "timeout",
-	"lose_response", "retry", "expect", "expect_error", "without_key", "verdict"}
-
 // step decodes one step of either form.
 func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 	if n.Kind != yaml.MappingNode {
@@ -857,7 +854,7 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 	switch {
 	case has("assert"):
 		st.Kind = AssertStep
-		m, _ := f.mapping(n, "assert step", "id", "assert", "eventually")
+		m, _ := f.fields(n, "assert step", assertFields)
 		f.stepID(st, m)
 		env = f.stepEnv(s, st)
 		if x := m["assert"]; x != nil {
@@ -876,12 +873,12 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 		}
 	case has("sleep"):
 		st.Kind = SleepStep
-		m, _ := f.mapping(n, "sleep step", "id", "sleep")
+		m, _ := f.fields(n, "sleep step", sleepFields)
 		f.stepID(st, m)
 		st.Sleep = f.duration(m["sleep"], "sleep")
 	default:
 		st.Kind = CallStep
-		m, _ := f.mapping(n, "call step", callFields...)
+		m, _ := f.fields(n, "call step", callFields)
 		f.stepID(st, m)
 		env = f.stepEnv(s, st)
 		f.callStep(st, m, env)
@@ -1144,7 +1141,7 @@ func (f *file) args(n *yaml.Node, env assert.Env) any {
 }
 
 func (f *file) retry(n *yaml.Node) *Retry {
-	m, ok := f.mapping(n, "retry", "attempts", "on", "backoff")
+	m, ok := f.fields(n, "retry", retryFields)
 	if !ok {
 		return nil
 	}
