@@ -133,10 +133,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 			}
 		}
 		if v := hm["headers"]; v != nil {
-			h.Headers = map[string]*assert.Template{}
-			for _, kv := range f.entries(v, "headers") {
-				h.Headers[kv[0].Value] = f.template(kv[1], "header", env)
-			}
+			h.Headers = f.templateMap(v, "headers", "header", env, false)
 		}
 		p.HTTP = h
 	case m["call_tool"] != nil:
