@@ -43,17 +43,31 @@ func (b *battery) once(t runner.ToolInfo) int {
 // evidence of the sinks.
 const bySinks = "sinks"
 
-// measure runs the tool once and records what one execution sends to each sink.
-func (b *battery) measure(t runner.ToolInfo, args map[string]any) {
+// probe calls the tool once, plainly, before the battery, and records what one execution sends
+// to each sink. A tool that does not work with its arguments cannot be judged: the returned
+// reason, when not empty, skips its row instead of reporting failures the tool would have on any
+// call.
+func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	b.perCall = nil
-	if len(b.base.Sinks) == 0 {
-		return
-	}
-	s := b.spec(t, "measure", "one call", SpecStep{ID: "first", CallTool: t.Name, Args: args})
-	s.executions = -1
+	s := b.spec(t, "probe", "one call", SpecStep{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})
 	res, err := b.exec(s)
-	if err != nil || res.Status != runner.Passed {
-		return
+	if err != nil {
+		return "a plain call could not run: " + err.Error()
+	}
+	rs := calls(trialOf(res), "probe")
+	if len(rs) == 0 {
+		return "a plain call was not sent"
+	}
+	r := rs[len(rs)-1]
+	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
+	switch r.Outcome {
+	case scenario.Fail:
+		return "a plain call with these arguments fails" + statusNote(r) + fix
+	case scenario.Info:
+		return "a plain call with these arguments did not answer" + statusNote(r) + fix
+	}
+	if len(b.base.Sinks) == 0 {
+		return ""
 	}
 	for name, n := range b.env.SinkRequests(b.base) {
 		if n > 0 {
@@ -63,6 +77,7 @@ func (b *battery) measure(t runner.ToolInfo, args map[string]any) {
 			b.perCall[name] = n
 		}
 	}
+	return ""
 }
 
 // sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
