@@ -449,6 +449,9 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
 	case r.Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail && firstFailed(tr, first):
+		c.Status, c.Evidence = Inconclusive, byStatus
+		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + statusNote(r) + " says nothing" + b.twice(s, first)
 	case r.Outcome == scenario.Fail:
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = "the retry was refused" + statusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"

@@ -242,13 +242,14 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			}
 			var c *Cell
 			if why != "" {
-				row.Skipped = why
+				row.Skipped = strings.ReplaceAll(why, "\n", " ")
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
 				start := time.Now()
 				c = b.run(id, t, args)
 				c.Duration = time.Since(start)
 			}
+			oneLine(c)
 			row.Cells = append(row.Cells, c)
 			if opts.OnCell != nil {
 				opts.OnCell(t.Name, c)

@@ -330,3 +330,18 @@ func (b *battery) burstAsserts() []SpecStep {
 
 // identPath matches a dotted path expr can spell after "result.".
 var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// firstFailed reports whether the step's call failed, its discarded answer included.
+func firstFailed(t *runner.Trial, step string) bool {
+	rs := calls(t, step)
+	return len(rs) > 0 && (rs[0].Outcome == scenario.Fail || rs[0].Discarded == scenario.Fail)
+}
+
+// oneLine keeps a cell's reason and each detail on one line: servers' error messages (an edit
+// that did not match, a stack) carry newlines that would break the matrix's layout.
+func oneLine(c *Cell) {
+	c.Reason = strings.ReplaceAll(c.Reason, "\n", " ")
+	for i, l := range c.Details {
+		c.Details[i] = strings.ReplaceAll(l, "\n", " ")
+	}
+}
