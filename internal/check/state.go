@@ -97,8 +97,16 @@ func diffDelta(x, y any, path string, ignore []string, out delta) {
 			diffDelta(a[k], z[k], path+"."+k, ignore, out)
 		}
 	case []any:
-		if z, ok := y.([]any); ok && len(z) != len(a) {
+		z, ok := y.([]any)
+		switch {
+		case !ok:
+		case len(z) != len(a):
 			out["len("+path+")"] = float64(len(z) - len(a))
+		default:
+			// The same items in place (a graph's entities): what changed is inside them.
+			for i := range a {
+				diffDelta(a[i], z[i], fmt.Sprintf("%s.%d", path, i), ignore, out)
+			}
 		}
 	case float64:
 		if z, ok := y.(float64); ok && z != a && a == math.Trunc(a) && z == math.Trunc(z) {
