@@ -613,6 +613,9 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 		case n == 1:
 			byState++
 			if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+				if answersDiffered == 0 {
+					stateDecides(s, "burst")
+				}
 				answersDiffered++
 				cc = nil
 			}
@@ -647,6 +650,9 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	c.Evidence = byAnswers
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
 	switch {
+	case t.Natural && byState > 0 && c.Overlapped > 0:
+		c.Status, c.Evidence = Pass, "state ("+strings.Join(b.snapshots, ", ")+")"
+		c.Reason = fmt.Sprintf("idempotent by nature; in %d round(s) the burst changed the state as one call changes it: %s", byState, stats)
 	case t.Natural:
 		c.Status, c.Reason = Inconclusive, natural+"; "+stats
 	case okCopies == 0:

@@ -178,6 +178,7 @@ func (b *battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bo
 		return false
 	}
 	c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+"), answers"
+	stateDecides(c.Scenario, "retry")
 	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +
 		" as the first call left it: the server deduplicates by content (safe), but the agent never gets the first answer"
 	return true
@@ -351,5 +352,19 @@ func oneLine(c *Cell) {
 	c.Reason = strings.ReplaceAll(c.Reason, "\n", " ")
 	for i, l := range c.Details {
 		c.Details[i] = strings.ReplaceAll(l, "\n", " ")
+	}
+}
+
+// stateDecides leaves a step out of the exactly-once verdict in the saved scenario, once the
+// state overruled the answers: run then judges it as check did, by the state assertions.
+func stateDecides(s *Spec, step string) {
+	if s == nil {
+		return
+	}
+	for i := range s.Steps {
+		if s.Steps[i].ID == step {
+			s.Steps[i].Verdict = "off"
+			s.Comment += " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off)."
+		}
 	}
 }
