@@ -21,6 +21,7 @@ import (
 //   - create_item deduplicates by name, as the npm memory server does: a retry answers
 //     {"created": []}, which looks like a second execution, but the state holds one item;
 //   - add_note appends on every call and always answers the same, so a burst looks replayed;
+//   - dedupe refuses a payload it has seen, whatever the key;
 //   - once works the first time only (as move_file with fixed arguments), so its refusals
 //     say nothing about keys; keyed refuses only calls without a key;
 //   - broken never works; peek is annotated readOnlyHint yet appends a note; look is
@@ -73,6 +74,17 @@ func shopServer(t *testing.T) string {
 			return nil, errors.New("idempotencyKey is required")
 		}
 		return answer(map[string]any{"ok": true}), nil
+	})
+	seen := map[string]bool{}
+	srv.AddTool(&mcp.Tool{Name: "dedupe", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, _ := argsOf(req)["name"].(string)
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[name] {
+			return nil, errors.New("duplicate request")
+		}
+		seen[name] = true
+		return answer(map[string]any{"id": len(seen)}), nil
 	})
 	srv.AddTool(&mcp.Tool{Name: "broken", InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New("no such account")
@@ -138,7 +150,7 @@ func runShop(t *testing.T, opts Options, mutating []string) (map[string]*Cell, m
 }
 
 func TestStateOverrulesAnswers(t *testing.T) {
-	cells, skipped := runShop(t, Options{Tools: []string{"create_item", "add_note", "once", "keyed", "broken"}}, nil)
+	cells, skipped := runShop(t, Options{Tools: []string{"create_item", "add_note", "once", "keyed", "broken", "dedupe"}}, nil)
 	if !strings.Contains(skipped["broken"], "a plain call with these arguments fails (json-rpc error 0: no such account)") {
 		t.Errorf("broken skipped = %q", skipped["broken"])
 	}
@@ -160,6 +172,8 @@ func TestStateOverrulesAnswers(t *testing.T) {
 		{"once missing-key", Inconclusive, "status code", "so is a call with a fresh key (json-rpc error 0: source is gone): the refusal is not about the key"},
 		{"once replay", Inconclusive, "", "the same arguments worked in the plain call before the battery"},
 		{"keyed missing-key", Pass, "status code", "a call without a key: rejected"},
+		// Refused for its payload while other arguments work: the control keeps the ✗.
+		{"dedupe distinct-keys", Fail, "answers (exactly-once verdict)", "a new key with the same arguments was refused (json-rpc error 0: duplicate request): the server dedupes on the payload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cell, func(t *testing.T) {
