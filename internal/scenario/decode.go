@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -323,6 +324,24 @@ func (f *file) templateMap(n *yaml.Node, what, label string, env assert.Env, ref
 		}
 	}
 	return out
+}
+
+// choice decodes a string that must be one of allowed. Another value is reported as "unknown
+// what" with the nearest allowed one, or with hint when none is near; ok is false then.
+func choice[T ~string](f *file, n *yaml.Node, what string, allowed []T, hint string) (v T, ok bool) {
+	v = T(f.str(n, what))
+	if slices.Contains(allowed, v) {
+		return v, true
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	if c := closest(string(v), names); c != "" {
+		hint = fmt.Sprintf("did you mean %q?", c)
+	}
+	f.errf(n, hint, "unknown %s %q", what, v)
+	return v, false
 }
 
 // exprError reports an expression error at its position inside the scalar n.
