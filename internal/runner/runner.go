@@ -227,117 +227,144 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	if ep, ok := r.endpoints[cacheKey]; ok {
 		return ep, def, nil
 	}
-	str := func(t *assert.Template, what string) (string, error) {
-		v, err := t.Eval(env)
-		if err != nil {
-			return "", fmt.Errorf("endpoint %s: %s: %w", name, what, err)
-		}
-		return assert.Text(v), nil
-	}
-	strs := func(m map[string]*assert.Template, what string) (map[string]string, error) {
-		out := map[string]string{}
-		for k, t := range m {
-			v, err := str(t, what+" "+k)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = v
-		}
-		return out, nil
-	}
-	checkHost := func(url string) error {
-		if herr := scenario.CheckHost(url, allow); herr != nil {
-			return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
-		}
-		return nil
-	}
+	rd := endpointRender{name: name, env: env, allow: allow}
 	var ep endpoint.Endpoint
-	switch {
-	case def.MCP != nil:
-		m := def.MCP
-		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: proc.NewTail(16 << 10), Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
-		if m.ConflictMatch != "" {
-			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
-		}
-		var err error
-		if m.URL != nil {
-			if cfg.URL, err = str(m.URL, "url"); err != nil {
-				return nil, def, err
-			}
-			if err := checkHost(cfg.URL); err != nil {
-				return nil, def, err
-			}
-			if cfg.Headers, err = strs(m.Headers, "header"); err != nil {
-				return nil, def, err
-			}
-		}
-		for _, t := range m.Command {
-			v, err := str(t, "command")
-			if err != nil {
-				return nil, def, err
-			}
-			cfg.Command = append(cfg.Command, v)
-		}
-		envs, err := strs(m.Env, "env")
-		if err != nil {
+	var err error
+	if def.MCP != nil {
+		var cfg endpoint.MCPConfig
+		if cfg, err = rd.mcpConfig(def); err != nil {
 			return nil, def, err
-		}
-		for k, v := range envs {
-			cfg.Env = append(cfg.Env, k+"="+v)
 		}
 		ep = endpoint.NewMCP(cfg)
 		r.stderr[name] = cfg.Stderr
-	default:
-		var url string
-		if def.HTTP.URL != nil {
-			var err error
-			if url, err = str(def.HTTP.URL, "url"); err != nil {
-				return nil, def, err
-			}
-		}
-		spec, err := r.openAPI(def, str, checkHost, allow)
-		if err != nil {
-			return nil, def, err
-		}
-		fromSpec := spec != nil && url == ""
-		if fromSpec {
-			if url, err = specServer(def, spec, r.listOnly); err != nil {
-				return nil, def, err
-			}
-		}
-		// Listing a document's operations sends nothing: its server is checked when called
-		// (the outbound policy refuses it then).
-		if !(fromSpec && r.listOnly) {
-			if err := checkHost(url); err != nil {
-				return nil, def, err
-			}
-		}
-		headers, err := strs(def.HTTP.Headers, "header")
-		if err != nil {
-			return nil, def, err
-		}
-		cfg := endpoint.HTTPConfig{
-			URL: url, Method: def.HTTP.Method, Headers: headers,
-			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
-			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
-			Policy: netguard.New(allow),
-		}
-		var tools []endpoint.Tool
-		if spec != nil {
-			cfg.Operations, tools = specOperations(spec, url)
-		}
-		h, err := endpoint.NewHTTP(cfg)
-		if err != nil {
-			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
-		}
-		ep = h
-		if spec != nil {
-			ep = &endpoint.ListedHTTP{HTTP: h, List: tools}
-		}
+	} else if ep, err = r.httpEndpoint(def, rd); err != nil {
+		return nil, def, err
 	}
 	r.endpoints[cacheKey] = ep
 	return ep, def, nil
+}
+
+// endpointRender evaluates the templates of one endpoint definition for a scenario, and checks
+// the hosts they name against what the endpoint may reach.
+type endpointRender struct {
+	name  string
+	env   map[string]any
+	allow []string
+}
+
+func (rd endpointRender) str(t *assert.Template, what string) (string, error) {
+	v, err := t.Eval(rd.env)
+	if err != nil {
+		return "", fmt.Errorf("endpoint %s: %s: %w", rd.name, what, err)
+	}
+	return assert.Text(v), nil
+}
+
+func (rd endpointRender) strs(m map[string]*assert.Template, what string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, t := range m {
+		v, err := rd.str(t, what+" "+k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (rd endpointRender) checkHost(url string) error {
+	if herr := scenario.CheckHost(url, rd.allow); herr != nil {
+		return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", rd.name, herr, herr.Host)
+	}
+	return nil
+}
+
+// mcpConfig renders an MCP endpoint's settings.
+func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (endpoint.MCPConfig, error) {
+	m := def.MCP
+	cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
+		Stderr: proc.NewTail(16 << 10), Policy: netguard.New(rd.allow), MaxResponseBytes: m.MaxResponseBytes}
+	if m.ConflictMatch != "" {
+		cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
+	}
+	var err error
+	if m.URL != nil {
+		if cfg.URL, err = rd.str(m.URL, "url"); err != nil {
+			return cfg, err
+		}
+		if err := rd.checkHost(cfg.URL); err != nil {
+			return cfg, err
+		}
+		if cfg.Headers, err = rd.strs(m.Headers, "header"); err != nil {
+			return cfg, err
+		}
+	}
+	for _, t := range m.Command {
+		v, err := rd.str(t, "command")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Command = append(cfg.Command, v)
+	}
+	envs, err := rd.strs(m.Env, "env")
+	if err != nil {
+		return cfg, err
+	}
+	for k, v := range envs {
+		cfg.Env = append(cfg.Env, k+"="+v)
+	}
+	return cfg, nil
+}
+
+// httpEndpoint builds an HTTP endpoint: a URL template, or the operations of an OpenAPI
+// document.
+func (r *runner) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoint.Endpoint, error) {
+	var url string
+	if def.HTTP.URL != nil {
+		var err error
+		if url, err = rd.str(def.HTTP.URL, "url"); err != nil {
+			return nil, err
+		}
+	}
+	spec, err := r.openAPI(def, rd.str, rd.checkHost, rd.allow)
+	if err != nil {
+		return nil, err
+	}
+	fromSpec := spec != nil && url == ""
+	if fromSpec {
+		if url, err = specServer(def, spec, r.listOnly); err != nil {
+			return nil, err
+		}
+	}
+	// Listing a document's operations sends nothing: its server is checked when called
+	// (the outbound policy refuses it then).
+	if !(fromSpec && r.listOnly) {
+		if err := rd.checkHost(url); err != nil {
+			return nil, err
+		}
+	}
+	headers, err := rd.strs(def.HTTP.Headers, "header")
+	if err != nil {
+		return nil, err
+	}
+	cfg := endpoint.HTTPConfig{
+		URL: url, Method: def.HTTP.Method, Headers: headers,
+		KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
+		Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+		Policy: netguard.New(rd.allow),
+	}
+	var tools []endpoint.Tool
+	if spec != nil {
+		cfg.Operations, tools = specOperations(spec, url)
+	}
+	h, err := endpoint.NewHTTP(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s: %w", rd.name, err)
+	}
+	if spec != nil {
+		return &endpoint.ListedHTTP{HTTP: h, List: tools}, nil
+	}
+	return h, nil
 }
 
 // templateEnv is the environment of a scenario's endpoint, service and probe settings.
