@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -311,6 +312,16 @@ func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Templ
 		return nil
 	}
 	return t
+}
+
+// dir decodes a working directory. A relative one is relative to the file that declares it, so
+// a config works from anywhere.
+func (f *file) dir(n *yaml.Node) string {
+	d := f.str(n, "dir")
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(filepath.Dir(f.path), d)
+	}
+	return d
 }
 
 // templateMap decodes a mapping of names to templates (headers, env); a value is named
