@@ -54,15 +54,21 @@ type planCall struct {
 type plan struct {
 	calls   []*planCall
 	carries []Carry
-	// literals are the string values the recording's arguments hold: not minted by the server.
+	// literals are the string values the recording's arguments and answers hold: a value the
+	// server answers in a new run that is none of them was made up for that run (an id).
 	literals map[string]bool
 }
+
+// TraceError is a trace that cannot be replayed: no calls, arguments that are not an object.
+type TraceError struct{ Msg string }
+
+func (e *TraceError) Error() string { return e.Msg }
 
 // newPlan reads the calls of a trace in order. keyArg is the endpoint's key argument (removed
 // from the recorded arguments: every run sends its own keys).
 func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 	if len(calls) == 0 {
-		return nil, fmt.Errorf("the trace has no calls")
+		return nil, &TraceError{"the trace has no calls"}
 	}
 	sorted := append([]trace.Call(nil), calls...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
@@ -82,7 +88,7 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 		}
 		args, err := decodeArgs(tc.Args)
 		if err != nil {
-			return nil, fmt.Errorf("call %d (%s): args: %w", tc.Seq, tc.Tool, err)
+			return nil, &TraceError{fmt.Sprintf("call seq %d (%s): args: %v", tc.Seq, tc.Tool, err)}
 		}
 		for _, name := range keyArgs(tc.KeyCarrier, keyArg) {
 			delete(args, name)
@@ -115,6 +121,9 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 			continue
 		}
 		walk(res, nil, func(path []any, v any) any {
+			if s, ok := v.(string); ok {
+				p.literals[s] = true
+			}
 			if s, ok := v.(string); ok && s != "" && !known[s] {
 				if _, seen := origin[s]; !seen {
 					origin[s] = where{pc, append([]any(nil), path...)}

@@ -187,7 +187,7 @@ func combine(cs []runner.Call) callOutcome {
 }
 
 // minted are the strings the server made up in this run: values in the answers of its mutating
-// calls that no recorded argument holds.
+// calls that the recording holds nowhere (a new id, not a currency the recording saw too).
 func (s *sweeper) minted(t *runner.Trial, byStep map[string][]runner.Call) map[string]bool {
 	mutating := map[string]bool{}
 	for _, pc := range s.plan.calls {
