@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -15,7 +16,8 @@ import (
 // cmdMCPSession is an agent session on the official Go MCP SDK, for the sweep scripts:
 // "mcpsession CALLS -- COMMAND ARGS...". It starts COMMAND as its MCP server over stdio (usually
 // "idemtest proxy --record FILE -- SERVER"), makes the calls in the file CALLS in order, one a
-// line as "TOOL {json arguments}" (the agent's keys are in the arguments), and prints each
+// line as "TOOL {json arguments}" with $VARS expanded (the agent's keys are in the arguments),
+// and prints each
 // answer as "N TOOL ok|error TEXT".
 func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 || args[1] != "--" {
@@ -47,7 +49,7 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 			continue
 		}
 		n++
-		tool, raw, _ := strings.Cut(line, " ")
+		tool, raw, _ := strings.Cut(os.Expand(line, ts.Getenv), " ")
 		var a map[string]any
 		if err := json.Unmarshal([]byte(raw), &a); err != nil {
 			ts.Fatalf("%s line %d: %v", args[0], n, err)

@@ -163,15 +163,14 @@ type observed struct {
 	value, delta any // masked
 }
 
-// compareRead decides whether run k's read shows what run 0's showed. When the runs began from
-// the same kind of state (the baseline read worked in both or in neither), the changes are
-// compared; else the reads themselves.
+// compareRead decides whether run k's read shows what run 0's showed. When the baseline read
+// worked in both runs, the changes since the run began are compared; else the reads themselves.
 func compareRead(r read, base, got observed) (bool, []string) {
 	if base.ok != got.ok {
 		return false, []string{fmt.Sprintf("%s: %s in run 0, %s here", r.label, okWord(base.ok), okWord(got.ok))}
 	}
 	a, b, what := base.delta, got.delta, "the change"
-	if r.before == "" || base.beforeOK != got.beforeOK {
+	if r.before == "" || !base.beforeOK || !got.beforeOK {
 		a, b, what = base.value, got.value, "the answer"
 	}
 	if canon(a) == canon(b) {

@@ -51,6 +51,9 @@ func (s *sweeper) spec(r run) *check.Spec {
 	for i, tool := range s.snapshots {
 		steps = append(steps, check.SpecStep{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
 	}
+	if r.call != nil {
+		steps = append(steps, s.okAsserts(r)...)
+	}
 	sp := &check.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
 	switch {
 	case r.call == nil:
@@ -66,6 +69,28 @@ func (s *sweeper) spec(r run) *check.Spec {
 		sp.Comment = fmt.Sprintf("The recorded calls in order; call %d (%s) is sent as two concurrent copies with one key. The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool)
 	}
 	return sp
+}
+
+// okAsserts are the assertions that every call that succeeded in run 0 succeeds in run r too
+// (through its retry or one of its copies), so a saved run fails where it diverged in outcome.
+func (s *sweeper) okAsserts(r run) []check.SpecStep {
+	var out []check.SpecStep
+	for _, pc := range s.plan.calls {
+		if !s.ok0[pc.id] {
+			continue
+		}
+		expr := pc.id + ".ok"
+		if r.call == pc {
+			switch r.fault {
+			case LostResponse:
+				expr = retryID(pc.id) + ".ok"
+			case Duplicate:
+				expr = pc.id + ".ok > 0"
+			}
+		}
+		out = append(out, check.SpecStep{Assert: expr})
+	}
+	return out
 }
 
 // execute runs one run through the runner and gathers its evidence.

@@ -100,6 +100,8 @@ type sweeper struct {
 	reads []read
 	// snapshots are the read-only tools without required arguments, read before and after.
 	snapshots []string
+	// ok0 holds the step ids of the calls that succeeded in run 0.
+	ok0 map[string]bool
 }
 
 // Run replays the trace's calls against the endpoint of base: once clean (run 0), then for each
@@ -135,6 +137,10 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 
 	base0 := s.execute(run{fault: Clean})
 	baselineCell(base0)
+	s.ok0 = map[string]bool{}
+	for id, co := range base0.calls {
+		s.ok0[id] = co.sent && co.outcome == scenario.OK
+	}
 	rep.Baseline = base0.cell
 	s.tell(base0.cell)
 	for _, pc := range p.calls {
