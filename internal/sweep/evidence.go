@@ -121,7 +121,11 @@ func (m masker) mask(v any) any {
 			out[i] = m.mask(e)
 		}
 		// Items added or removed compare as a multiset: their order is the server's.
-		sort.Slice(out, func(i, j int) bool { return canon(out[i]) < canon(out[j]) })
+		keys := make([]string, len(out))
+		for i, e := range out {
+			keys[i] = canon(e)
+		}
+		sort.Sort(byKey{out, keys})
 		return out
 	case string:
 		switch {
@@ -134,6 +138,19 @@ func (m masker) mask(v any) any {
 		}
 	}
 	return v
+}
+
+// byKey sorts values by precomputed keys.
+type byKey struct {
+	vals []any
+	keys []string
+}
+
+func (b byKey) Len() int           { return len(b.vals) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
 }
 
 func isTime(s string) bool {
