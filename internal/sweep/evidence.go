@@ -193,20 +193,28 @@ func compareRead(r read, base, got observed) (bool, []string) {
 	if canon(a) == canon(b) {
 		return true, nil
 	}
-	var at []string
+	var at, items []string
 	for _, p := range verdict.Differ(a, b) {
 		x, xok := lookupDotted(a, p).([]any)
 		y, yok := lookupDotted(b, p).([]any)
 		if xok && yok {
 			p += fmt.Sprintf(" (%d → %d items)", len(x), len(y))
+			// Lists are shown by the items that differ, not whole.
+			more, fewer := multisetDiff(x, y)
+			for _, v := range more {
+				items = append(items, "  only here:     "+show(v))
+			}
+			for _, v := range fewer {
+				items = append(items, "  only in run 0: "+show(v))
+			}
 		}
 		at = append(at, p)
 	}
-	return false, []string{
-		fmt.Sprintf("%s: %s differs from run 0's at %s", r.label, what, strings.Join(at, ", ")),
-		"  run 0: " + show(a),
-		"  here:  " + show(b),
+	head := fmt.Sprintf("%s: %s differs from run 0's at %s", r.label, what, strings.Join(at, ", "))
+	if len(items) > 0 {
+		return false, append([]string{head}, items...)
 	}
+	return false, []string{head, "  run 0: " + show(a), "  here:  " + show(b)}
 }
 
 func okWord(ok bool) string {
