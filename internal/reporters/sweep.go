@@ -91,13 +91,22 @@ func SweepTable(w io.Writer, rep *sweep.Report, color bool) {
 	}
 }
 
-// WriteSweepJUnit writes a sweep as JUnit XML: one testsuite, a testcase per call and fault
-// (named "call 3 issue_refund: lost-response"). ✗ is a failure, ? is skipped with why.
+// WriteSweepJUnit writes a sweep as JUnit XML: one testsuite, a testcase for run 0 and one per
+// call and fault (named "call 3 issue_refund: lost-response"). ✗ is a failure, ? is skipped
+// with why.
 func WriteSweepJUnit(w io.Writer, rep *sweep.Report) error {
 	root := JUnitTestSuites{Name: "idemtest sweep " + clean(rep.Trace), Time: seconds(rep.Duration)}
 	suite := JUnitTestSuite{Name: clean(rep.Trace), Timestamp: rep.Start.UTC().Format("2006-01-02T15:04:05"), Time: seconds(rep.Duration)}
-	for _, c := range rep.Cells {
-		tc := JUnitTestCase{Name: clean(fmt.Sprintf("call %d %s: %s", c.Seq, c.Tool, c.Fault)), Classname: clean(rep.Endpoint + "." + c.Tool), Time: seconds(c.Duration)}
+	cells := rep.Cells
+	if rep.Baseline != nil {
+		cells = append([]*sweep.Cell{rep.Baseline}, cells...)
+	}
+	for _, c := range cells {
+		name, class := fmt.Sprintf("call %d %s: %s", c.Seq, c.Tool, c.Fault), rep.Endpoint+"."+c.Tool
+		if c == rep.Baseline {
+			name, class = "run 0: the trace replayed without a fault", rep.Endpoint
+		}
+		tc := JUnitTestCase{Name: clean(name), Classname: clean(class), Time: seconds(c.Duration)}
 		text := clean(strings.Join(append([]string{c.Reason}, c.Details...), "\n"))
 		switch c.Status {
 		case check.Fail:

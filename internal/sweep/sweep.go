@@ -67,8 +67,11 @@ type Report struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 }
 
-// Failed reports whether any run diverged from run 0.
+// Failed reports whether any run diverged from run 0, or run 0 itself executed a key twice.
 func (r *Report) Failed() bool {
+	if r.Baseline != nil && r.Baseline.Status == check.Fail {
+		return true
+	}
 	for _, c := range r.Cells {
 		if c.Status == check.Fail {
 			return true
