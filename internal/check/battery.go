@@ -694,6 +694,9 @@ func quantiles(xs []float64) (p50, maxv float64) {
 // maxHistory bounds the calls shown under a cell.
 const maxHistory = 12
 
+// Details explains a scenario's result: the runner's failure and the calls of trial t.
+func Details(res *runner.ScenarioResult, t *runner.Trial) []string { return details(res, t) }
+
 // details explains a cell: the runner's failure and the trial's calls.
 func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 	var out []string

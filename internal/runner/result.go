@@ -85,10 +85,7 @@ type Trial struct {
 
 // Failure says why a trial failed, pointing at the scenario line.
 type Failure struct {
-	// Kind is "assert" (an assertion was false), "expect" (a call's outcome was not the one
-	// expected), "verdict" (a key was not executed exactly once, DESIGN §8) or "error" (the step
-	// could not run).
-	Kind        string
+	Kind        FailureKind
 	Step        string
 	Pos         scenario.Pos
 	Message     string
@@ -96,6 +93,30 @@ type Failure struct {
 	Explanation []string
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
+}
+
+// FailureKind says what failed a trial.
+type FailureKind string
+
+const (
+	// FailAssert: an assertion was false.
+	FailAssert FailureKind = "assert"
+	// FailExpect: a call's outcome was not the one expected.
+	FailExpect FailureKind = "expect"
+	// FailVerdict: a key was not executed exactly once (DESIGN §8).
+	FailVerdict FailureKind = "verdict"
+	// FailError: the step could not run.
+	FailError FailureKind = "error"
+)
+
+// stepFailure is a failure of kind at step, with msg as its message.
+func stepFailure(kind FailureKind, step *scenario.Step, msg string) *Failure {
+	return &Failure{Kind: kind, Step: step.ID, Pos: step.Pos, Message: msg}
+}
+
+// stepError is the failure of a step that could not run because of err.
+func stepError(step *scenario.Step, err error) *Failure {
+	return stepFailure(FailError, step, err.Error())
 }
 
 // Call is one request in a trial's history.
