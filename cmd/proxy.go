@@ -64,7 +64,10 @@ one key never covers two different calls. Exit 1 on a violation.
 MCP over stdio: make the agent start "idemtest proxy [flags] -- node server.js" as its
 server command. The verdict goes to stderr; stdout is the agent's MCP stream.
 MCP streamable HTTP (--listen, --upstream) and plain HTTP tools (--http): point the agent
-at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
+at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.
+
+${VAR} in the server command and --upstream is expanded from the environment, and its value
+is hidden in the verdict, the reports and the trace.`,
 		Example: `  idemtest proxy --fault lose-response:issue_refund#1 -- node server.js
   idemtest proxy --fault-rate 0.2 --seed 7 --record trace.jsonl --junit agent.xml -- ./server --stdio
   idemtest proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3000/mcp --fault timeout:create_booking#2
@@ -230,6 +233,8 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOp
 		return fail("--fault-rate must be from 0 to 1")
 	case opts.Hold < 0:
 		return fail("--hold must not be negative")
+	case opts.Hold > 0 && opts.HTTP:
+		return fail("--hold is for MCP: over plain HTTP a held answer ends with the agent's own timeout")
 	}
 	if !httpMode {
 		if _, err := exec.LookPath(opts.Command[0]); err != nil {

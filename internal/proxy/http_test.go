@@ -272,6 +272,7 @@ func TestProxyRefusesNonLoopback(t *testing.T) {
 		{[]string{"--", "no-such-server-command"}, "server command"},
 		{[]string{"--fault-rate", "0.3", "--fault-kinds", "lose-response,reset", "--", "true"}, `--fault-kinds "reset": unknown kind "reset"`},
 		{[]string{"--hold", "-1s", "--", "true"}, "--hold must not be negative"},
+		{[]string{"--hold", "1s", "--http", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1"}, "--hold is for MCP"},
 	} {
 		c := exec.Command(self, append([]string{"proxy"}, tc.args...)...)
 		c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
