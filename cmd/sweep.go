@@ -93,7 +93,11 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun,
 		OnCell: func(c *sweep.Cell) {
-			if opts.IO.ErrTTY {
+			switch {
+			case !opts.IO.ErrTTY:
+			case c.Seq == 0:
+				fmt.Fprintf(opts.IO.ErrOut, "%s run 0 (no fault)\n", c.Status.Symbol())
+			default:
 				fmt.Fprintf(opts.IO.ErrOut, "%s call %d %s %s\n", c.Status.Symbol(), c.Seq, c.Tool, c.Fault)
 			}
 		},
