@@ -230,7 +230,10 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		args, why := b.args(t, target)
 		row.Args = args
 		if why == "" {
-			b.measure(t, args)
+			why = b.skipReason(t)
+		}
+		if why == "" {
+			why = b.probe(t, args)
 		}
 		for _, id := range checks {
 			if ctx.Err() != nil {
@@ -239,13 +242,14 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			}
 			var c *Cell
 			if why != "" {
-				row.Skipped = why
+				row.Skipped = strings.ReplaceAll(why, "\n", " ")
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
 				start := time.Now()
 				c = b.run(id, t, args)
 				c.Duration = time.Since(start)
 			}
+			oneLine(c)
 			row.Cells = append(row.Cells, c)
 			if opts.OnCell != nil {
 				opts.OnCell(t.Name, c)
@@ -427,4 +431,13 @@ func SnapshotTools(tools []runner.ToolInfo) []string {
 		out = out[:maxSnapshots]
 	}
 	return out
+}
+
+// skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest
+// lacks.
+func (b *battery) skipReason(t runner.ToolInfo) string {
+	if t.TaskSupport == "required" {
+		return "needs MCP tasks, which idemtest does not support (tools/list says execution.taskSupport: required)"
+	}
+	return ""
 }

@@ -42,7 +42,9 @@ type SpecStep struct {
 	LoseResponse bool           `yaml:"lose_response,omitempty"`
 	WithoutKey   bool           `yaml:"without_key,omitempty"`
 	Expect       string         `yaml:"expect,omitempty"`
-	Assert       string         `yaml:"assert,omitempty"`
+	// Verdict "off" leaves the step's calls out of the exactly-once verdict: the state decides.
+	Verdict string `yaml:"verdict,omitempty"`
+	Assert  string `yaml:"assert,omitempty"`
 }
 
 // File is the name the scenario is written under.
@@ -84,6 +86,7 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		}
 		tools[st.ID] = st.Tool
 		st.RetryOf, st.LoseResponse, st.WithoutKey = ss.RetryOf, ss.LoseResponse, ss.WithoutKey
+		st.VerdictOff = ss.Verdict == "off"
 		st.Fanout, st.Sync = max(ss.Fanout, 1), "last-byte"
 		st.Expect = scenario.OK
 		if ss.Expect != "" {
