@@ -16,20 +16,22 @@ func TestChargesOverHTTP(t *testing.T) {
 		t.Run(storeName, func(t *testing.T) {
 			s := startServer(t, storeName, config{Charges: true})
 			acct, other := randomID("acct_"), randomID("acct_")
+			// Keys are unique per test run: the Redis and PostgreSQL stores outlive it.
+			key := randomID("k_")
 			args := map[string]any{"accountId": acct, "amount": 20}
-			first := s.call(t, "create_charge", "k-charge", args)
+			first := s.call(t, "create_charge", key, args)
 			var ch struct{ ChargeID string }
 			if err := json.Unmarshal(first.body, &ch); err != nil || first.status != 200 || ch.ChargeID == "" {
 				t.Fatalf("create_charge: %d %s", first.status, first.body)
 			}
-			if again := s.call(t, "create_charge", "k-charge", args); !again.replayed || string(again.body) != string(first.body) {
+			if again := s.call(t, "create_charge", key, args); !again.replayed || string(again.body) != string(first.body) {
 				t.Errorf("create_charge retried with its key: %d replayed=%v %s", again.status, again.replayed, again.body)
 			}
 			if r := s.call(t, "create_charge", "", args); r.code != "idempotency_key_missing" {
 				t.Errorf("create_charge without a key: %d %s", r.status, r.body)
 			}
 
-			refunded := s.call(t, "issue_refund", "k-refund", map[string]any{"accountId": acct, "amount": 5, "chargeId": ch.ChargeID})
+			refunded := s.call(t, "issue_refund", key, map[string]any{"accountId": acct, "amount": 5, "chargeId": ch.ChargeID})
 			if refunded.status != 200 {
 				t.Fatalf("issue_refund of the charge: %d %s", refunded.status, refunded.body)
 			}
@@ -42,7 +44,7 @@ func TestChargesOverHTTP(t *testing.T) {
 				{"another account's charge", map[string]any{"accountId": other, "amount": 5, "chargeId": ch.ChargeID}, "charge_account_mismatch"},
 				{"empty chargeId", map[string]any{"accountId": acct, "amount": 5, "chargeId": ""}, "invalid_arguments"},
 			} {
-				if r := s.call(t, "issue_refund", "k-"+tc.name, tc.args); r.status != 400 || r.code != tc.code {
+				if r := s.call(t, "issue_refund", key+tc.name, tc.args); r.status != 400 || r.code != tc.code {
 					t.Errorf("%s: %d %s, want 400 %s", tc.name, r.status, r.body, tc.code)
 				}
 			}

@@ -1,6 +1,7 @@
 // Command refundserver is the reference tool server for idemtest: it serves issue_refund,
 // list_refunds and set_account_status over HTTP (POST /tools/{name}) and MCP (streamable HTTP at
 // /mcp, or stdio with --stdio), with a correct idempotency implementation and two broken ones.
+// With --charges it also serves create_charge, whose chargeId issue_refund takes.
 //
 //	go run ./examples/refundserver --addr 127.0.0.1:8080
 //	go run ./examples/refundserver --store redis --idempotency naive
