@@ -427,6 +427,10 @@ func (f *file) exprError(n *yaml.Node, err error, what string) {
 		if strings.HasPrefix(e.Msg, "unknown name") {
 			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
 		}
+		if n.Style == 0 && n.LineComment != "" && (e.Offset >= len(n.Value)-1 || strings.Contains(e.Msg, "not terminated")) {
+			// YAML ended the unquoted string at " #": the expression the author wrote is longer.
+			hint = strings.TrimSpace(hint + fmt.Sprintf(" a ' #' starts a YAML comment, so the expression ends before %q: quote it ('…' or \"…\")", shorten(n.LineComment, 40)))
+		}
 		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
 		return
 	}
@@ -964,6 +968,9 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 			f.errf(x, "choose another id", "step id %q is a built-in name", id)
 			return
 		}
+		if !f.nameUsable(x, "step id", id, false) {
+			return
+		}
 		if _, taken := f.observed[id]; taken {
 			f.errf(x, "choose another id", "step id %q is already the name of a sink or probe", id)
 			return
@@ -971,6 +978,19 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 		st.ID = id
 		st.Pos = f.pos(x)
 	}
+}
+
+// nameUsable reports whether name, which assertions will use, is free of expr's keywords and,
+// for a dynamic name (a probe), of its built-ins, and if not says so at n: a probe named keys
+// would otherwise mean keys(), and its assertion fail with a type error far from the name.
+func (f *file) nameUsable(n *yaml.Node, what, name string, dynamic bool) bool {
+	why := assert.Shadows(name, dynamic)
+	if why == "" {
+		return true
+	}
+	f.errf(n, fmt.Sprintf("choose another name, such as %s_%s", what[strings.LastIndex(what, " ")+1:], name),
+		"%s %q is %s: assertions could not name it", what, name, why)
+	return false
 }
 
 // stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
