@@ -112,6 +112,8 @@ func TestScripts(t *testing.T) {
 			"binfile":  cmdBinfile,
 			"replace":  cmdReplace,
 			"mcpagent": cmdMCPAgent,
+			"readme":   cmdReadme,
+			"module":   cmdModule,
 		},
 	})
 }
