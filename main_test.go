@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
@@ -105,15 +106,16 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"listen":   cmdListen,
-			"requests": cmdRequests,
-			"exits":    cmdExits,
-			"gone":     cmdGone,
-			"binfile":  cmdBinfile,
-			"replace":  cmdReplace,
-			"mcpagent": cmdMCPAgent,
-			"readme":   cmdReadme,
-			"module":   cmdModule,
+			"listen":    cmdListen,
+			"requests":  cmdRequests,
+			"exits":     cmdExits,
+			"gone":      cmdGone,
+			"binfile":   cmdBinfile,
+			"replace":   cmdReplace,
+			"mcpagent":  cmdMCPAgent,
+			"readme":    cmdReadme,
+			"module":    cmdModule,
+			"normalize": cmdNormalize,
 		},
 	})
 }
