@@ -31,9 +31,10 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 		if r.Failure != nil {
 			fmt.Fprintln(w)
 			writeFailure(w, st, r)
-		} else if opts.Verbose && r.Cut != nil {
-			fmt.Fprintf(w, "\n%s (trial %d, session %s, cut short)\n%s", r.Scenario.Name, r.Cut.Index, r.Cut.Session, indentLines(History(r.Cut), "  "))
-		} else if opts.Verbose && r.Trial1 != nil {
+		} else if opts.Verbose && r.Cut != nil && len(r.Cut.Calls) > 0 {
+			fmt.Fprintf(w, "\n%s (trial %d, session %s, cut short)\n%s", Escape(r.Scenario.Name), r.Cut.Index, Escape(r.Cut.Session), indentLines(History(r.Cut), "  "))
+		} else if opts.Verbose && r.Trial1 != nil && len(r.Trial1.Calls) > 0 {
+			// A scenario without calls (skipped, or assertions only) has no table to show.
 			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", Escape(r.Scenario.Name), Escape(r.Trial1.Session), indentLines(History(r.Trial1), "  "))
 		}
 	}
@@ -229,9 +230,6 @@ func (p *Progress) Event(ev runner.Event) {
 	case "scenario-end":
 		delete(p.running, ev.Scenario.Name)
 		p.done++
-		if p.verbose {
-			fmt.Fprintln(p.w, ScenarioLine(p.st, ev.Result))
-		}
 	case "call":
 		if p.verbose {
 			c := ev.Call
