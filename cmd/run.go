@@ -76,6 +76,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failing scenario")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	_ = c.RegisterFlagCompletionFunc("tag", completeTags(&opts.Config))
 	return c
 }
 
