@@ -136,20 +136,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &runner.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
+		ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
 		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+		progress.SetTrials(runner.TotalTrials(list, ropts))
 		var verbose *reporters.Progress
 		if opts.Verbose {
 			verbose = reporters.NewProgress(out, len(list), false, true, color)
 		}
-		rep = runner.Run(ctx, list, runner.Options{
-			Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast,
-			OnEvent: func(ev runner.Event) {
-				if verbose != nil {
-					verbose.Event(ev)
-				}
-				progress.Event(ev)
-			},
-		})
+		ropts.OnEvent = func(ev runner.Event) {
+			if verbose != nil {
+				verbose.Event(ev)
+			}
+			progress.Event(ev)
+		}
+		rep = runner.Run(ctx, list, ropts)
 		progress.Finish()
 		if verbose != nil {
 			fmt.Fprintln(out)

@@ -36,12 +36,19 @@ type Options struct {
 
 // Event is a progress notification.
 type Event struct {
-	Kind     string // "scenario-start", "scenario-end", "call"
-	Scenario *scenario.Scenario
-	Result   *ScenarioResult
-	Call     *Call
-	Trial    int
-	Session  string
+	// Kind is "scenario-start", "scenario-end", "trial-end", "call", or for a service (named by
+	// Service) "service-start" (its process started; not ready yet), "service-ready",
+	// "service-stopping" (SIGTERM sent) and "service-slow-stop" (still running SlowAfter after
+	// SIGTERM; SIGKILL follows at Grace).
+	Kind      string
+	Service   string
+	SlowAfter time.Duration
+	Grace     time.Duration
+	Scenario  *scenario.Scenario
+	Result    *ScenarioResult
+	Call      *Call
+	Trial     int
+	Session   string
 }
 
 // Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
@@ -92,7 +99,7 @@ func hasAny(have, want []string) bool {
 // what finished.
 func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	start := time.Now()
-	env, err := Start(ctx, list)
+	env, err := StartWith(ctx, list, opts.OnEvent)
 	if err != nil {
 		rep := &Report{Start: start, Duration: time.Since(start)}
 		if ctx.Err() != nil {
@@ -165,6 +172,15 @@ func notRun(list []*scenario.Scenario, opts Options, status Status) []*ScenarioR
 		out[i] = &ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
 	}
 	return out
+}
+
+// TotalTrials is how many trials the scenarios run in all with opts.
+func TotalTrials(list []*scenario.Scenario, opts Options) int {
+	n := 0
+	for _, sc := range list {
+		n += trialsOf(sc, opts)
+	}
+	return n
 }
 
 // trialsOf is how many trials sc runs: --trials when given, else the scenario's own.
@@ -401,6 +417,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			break
 		}
 		t := r.trial(ctx, sc, i, res)
+		r.emit(Event{Kind: "trial-end", Scenario: sc, Trial: i, Session: t.Session})
 		if ctx.Err() != nil {
 			// The interrupt came before the trial ended: whatever it says (a call cancelled
 			// mid-flight, an assertion cut short, a sleep that ended early) is not a verdict on
