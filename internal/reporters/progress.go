@@ -88,31 +88,31 @@ func (p *Progress) Event(ev runner.Event) {
 	defer p.mu.Unlock()
 	p.clear()
 	switch ev.Kind {
-	case "service-start":
+	case runner.EventServiceStart:
 		p.starting[ev.Service] = p.now()
-	case "service-ready":
+	case runner.EventServiceReady:
 		delete(p.starting, ev.Service)
-	case "service-stopping":
+	case runner.EventServiceStopping:
 		delete(p.starting, ev.Service)
 		p.stopping[ev.Service] = p.now()
-	case "service-slow-stop":
+	case runner.EventServiceSlowStop:
 		p.slow[ev.Service] = ev.Grace
 		if !p.live && !p.verbose {
 			fmt.Fprintf(p.w, "idemtest: service %s is still running %s after SIGTERM; SIGKILL at %s\n", Escape(ev.Service), ev.SlowAfter, ev.Grace)
 		}
-	case "scenario-start":
+	case runner.EventScenarioStart:
 		p.running[ev.Scenario.Name] = true
-	case "trial-end":
+	case runner.EventTrialEnd:
 		p.trialsRun++
 		p.scenarioTrials[ev.Scenario.Name]++
-	case "scenario-end":
+	case runner.EventScenarioEnd:
 		delete(p.running, ev.Scenario.Name)
 		p.done++
 		// Trials a scenario did not run (it stopped at an error, --fail-fast) are done too.
 		if ev.Result != nil {
 			p.trialsRun += max(0, ev.Result.Trials-p.scenarioTrials[ev.Scenario.Name])
 		}
-	case "call":
+	case runner.EventCall:
 		if p.verbose {
 			p.callLine(ev)
 		}

@@ -29,20 +29,20 @@ func TestProgressPhases(t *testing.T) {
 		advance time.Duration // before the event
 		want    string
 	}{
-		{runner.Event{Kind: "service-start", Service: "refundserver"}, 0, "starting refundserver 0s"},
-		{runner.Event{Kind: "service-start", Service: "db"}, 3 * time.Second, "starting db 0s, refundserver 3s"},
-		{runner.Event{Kind: "service-ready", Service: "db"}, 0, "starting refundserver 3s"},
-		{runner.Event{Kind: "service-ready", Service: "refundserver"}, 0, "0/2 done · 0/5 trials"},
-		{runner.Event{Kind: "scenario-start", Scenario: sc1}, 0, "0/2 done · 0/5 trials · running burst"},
-		{runner.Event{Kind: "trial-end", Scenario: sc1, Trial: 1}, 0, "0/2 done · 1/5 trials · running burst"},
-		{runner.Event{Kind: "scenario-start", Scenario: sc2}, 0, "0/2 done · 1/5 trials · running burst, retry"},
+		{runner.Event{Kind: runner.EventServiceStart, Service: "refundserver"}, 0, "starting refundserver 0s"},
+		{runner.Event{Kind: runner.EventServiceStart, Service: "db"}, 3 * time.Second, "starting db 0s, refundserver 3s"},
+		{runner.Event{Kind: runner.EventServiceReady, Service: "db"}, 0, "starting refundserver 3s"},
+		{runner.Event{Kind: runner.EventServiceReady, Service: "refundserver"}, 0, "0/2 done · 0/5 trials"},
+		{runner.Event{Kind: runner.EventScenarioStart, Scenario: sc1}, 0, "0/2 done · 0/5 trials · running burst"},
+		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc1, Trial: 1}, 0, "0/2 done · 1/5 trials · running burst"},
+		{runner.Event{Kind: runner.EventScenarioStart, Scenario: sc2}, 0, "0/2 done · 1/5 trials · running burst, retry"},
 		// burst stops after trial 1 of 3 (an error): its two trials not run are done too.
-		{runner.Event{Kind: "scenario-end", Scenario: sc1, Result: &runner.ScenarioResult{Scenario: sc1, Trials: 3}}, 0, "1/2 done · 3/5 trials · running retry"},
-		{runner.Event{Kind: "trial-end", Scenario: sc2, Trial: 1}, 0, "1/2 done · 4/5 trials · running retry"},
-		{runner.Event{Kind: "trial-end", Scenario: sc2, Trial: 2}, 0, "1/2 done · 5/5 trials · running retry"},
-		{runner.Event{Kind: "scenario-end", Scenario: sc2, Result: &runner.ScenarioResult{Scenario: sc2, Trials: 2}}, 0, "2/2 done · 5/5 trials"},
-		{runner.Event{Kind: "service-stopping", Service: "refundserver"}, 0, "stopping refundserver 0s"},
-		{runner.Event{Kind: "service-slow-stop", Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second}, 2 * time.Second,
+		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc1, Result: &runner.ScenarioResult{Scenario: sc1, Trials: 3}}, 0, "1/2 done · 3/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc2, Trial: 1}, 0, "1/2 done · 4/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc2, Trial: 2}, 0, "1/2 done · 5/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc2, Result: &runner.ScenarioResult{Scenario: sc2, Trials: 2}}, 0, "2/2 done · 5/5 trials"},
+		{runner.Event{Kind: runner.EventServiceStopping, Service: "refundserver"}, 0, "stopping refundserver 0s"},
+		{runner.Event{Kind: runner.EventServiceSlowStop, Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second}, 2 * time.Second,
 			"stopping refundserver 2s (still running after SIGTERM; SIGKILL at 5s)"},
 	}
 	for i, s := range steps {
@@ -58,8 +58,8 @@ func TestProgressPhases(t *testing.T) {
 func TestProgressSlowStopWithoutTerminal(t *testing.T) {
 	var buf bytes.Buffer
 	p := NewProgress(&buf, 1, false, false, false)
-	p.Event(runner.Event{Kind: "service-start", Service: "refundserver"})
-	p.Event(runner.Event{Kind: "service-slow-stop", Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second})
+	p.Event(runner.Event{Kind: runner.EventServiceStart, Service: "refundserver"})
+	p.Event(runner.Event{Kind: runner.EventServiceSlowStop, Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second})
 	p.Finish()
 	if want := "idemtest: service refundserver is still running 1s after SIGTERM; SIGKILL at 5s\n"; buf.String() != want {
 		t.Errorf("output %q, want %q", buf.String(), want)

@@ -92,12 +92,12 @@ func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func
 			errs[i] = err
 			continue
 		}
-		ss.emit(Event{Kind: "service-start", Service: s.def.Name})
+		ss.emit(Event{Kind: EventServiceStart, Service: s.def.Name})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if errs[i] = s.waitReady(ctx, ss.envFor(s)); errs[i] == nil {
-				ss.emit(Event{Kind: "service-ready", Service: s.def.Name})
+				ss.emit(Event{Kind: EventServiceReady, Service: s.def.Name})
 			}
 		}()
 	}
@@ -268,12 +268,12 @@ func (ss *services) stop() {
 			s.mu.Lock()
 			s.stopping = true
 			s.mu.Unlock()
-			ss.emit(Event{Kind: "service-stopping", Service: s.def.Name})
+			ss.emit(Event{Kind: EventServiceStopping, Service: s.def.Name})
 			slow := time.AfterFunc(slowStop, func() {
 				select {
 				case <-s.done:
 				default:
-					ss.emit(Event{Kind: "service-slow-stop", Service: s.def.Name, SlowAfter: slowStop, Grace: stopGrace})
+					ss.emit(Event{Kind: EventServiceSlowStop, Service: s.def.Name, SlowAfter: slowStop, Grace: stopGrace})
 				}
 			})
 			defer slow.Stop()
