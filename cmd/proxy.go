@@ -96,9 +96,15 @@ at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
 	return c
 }
 
-func runProxy(ctx context.Context, opts *ProxyOptions) error {
-	usage := func(format string, a ...any) error { return &exitError{ExitUsage, fmt.Errorf(format, a...)} }
-	httpMode := opts.Listen != "" || opts.Upstream != ""
+// proxyUsage is a usage error of idemtest proxy: exit 2, nothing forwarded.
+func proxyUsage(format string, a ...any) error {
+	return &exitError{ExitUsage, fmt.Errorf(format, a...)}
+}
+
+// validate checks the modes and addresses before anything starts: one server (a command, or
+// --listen and --upstream), a loopback listener, an upstream the outbound policy allows.
+func (opts *ProxyOptions) validate(httpMode bool) error {
+	usage := proxyUsage
 	switch {
 	case httpMode && len(opts.Command) > 0:
 		return usage("give a server command after -- (stdio) or --listen and --upstream (HTTP), not both")
@@ -127,6 +133,15 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 			}
 			return usage("--upstream %s: %v%s", opts.Upstream, err, hint)
 		}
+	}
+	return nil
+}
+
+func runProxy(ctx context.Context, opts *ProxyOptions) error {
+	usage := proxyUsage
+	httpMode := opts.Listen != "" || opts.Upstream != ""
+	if err := opts.validate(httpMode); err != nil {
+		return err
 	}
 	popts := proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed}
 	switch {
