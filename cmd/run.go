@@ -139,19 +139,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
 		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 		progress.SetTrials(runner.TotalTrials(list, ropts))
-		var verbose *reporters.Progress
 		if opts.Verbose {
-			verbose = reporters.NewProgress(out, len(list), false, true, color)
+			progress.Verbose(out, color)
 		}
-		ropts.OnEvent = func(ev runner.Event) {
-			if verbose != nil {
-				verbose.Event(ev)
-			}
-			progress.Event(ev)
-		}
+		ropts.OnEvent = progress.Event
 		rep = runner.Run(ctx, list, ropts)
 		progress.Finish()
-		if verbose != nil {
+		if opts.Verbose {
 			fmt.Fprintln(out)
 		}
 	}

@@ -19,8 +19,12 @@ type Progress struct {
 	w       io.Writer
 	live    bool
 	verbose bool
-	st      styles
-	now     func() time.Time
+	// calls and callSt are where and how calls are printed when verbose: w unless Verbose
+	// names another stream (run prints them on stdout, the live line stays on stderr).
+	calls  io.Writer
+	callSt styles
+	st     styles
+	now    func() time.Time
 
 	mu                     sync.Mutex
 	total, done            int
@@ -46,15 +50,24 @@ func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
 // events only).
 func newProgress(w io.Writer, total int, live, verbose, color bool, now func() time.Time, tick bool) *Progress {
 	p := &Progress{
-		w: w, live: live, verbose: verbose, total: total, st: newStyles(w, color), now: now,
+		w: w, live: live, verbose: verbose, total: total, st: newStyles(w, color), now: now, calls: w,
 		scenarioTrials: map[string]int{}, running: map[string]bool{},
 		starting: map[string]time.Time{}, stopping: map[string]time.Time{}, slow: map[string]time.Duration{},
 	}
+	p.callSt = p.st
 	if tick {
 		p.stop = make(chan struct{})
 		go p.tick(p.stop)
 	}
 	return p
+}
+
+// Verbose prints every call to out, with colour or not: the live line is cleared before each
+// call line and drawn again after it, so that on one terminal the two never mix.
+func (p *Progress) Verbose(out io.Writer, color bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.verbose, p.calls, p.callSt = true, out, newStyles(out, color)
 }
 
 // SetTrials gives the number of trials the run will make in all, for "trials done of total".
@@ -97,7 +110,7 @@ func (p *Progress) Event(ev runner.Event) {
 		p.stopping[ev.Service] = p.now()
 	case runner.EventServiceSlowStop:
 		p.slow[ev.Service] = ev.Grace
-		if !p.live && !p.verbose {
+		if !p.live {
 			fmt.Fprintf(p.w, "idemtest: service %s is still running %s after SIGTERM; SIGKILL at %s\n", Escape(ev.Service), ev.SlowAfter, ev.Grace)
 		}
 	case runner.EventScenarioStart:
@@ -140,7 +153,7 @@ func (p *Progress) callLine(ev runner.Event) {
 	if c.Copy > 0 {
 		cp = fmt.Sprintf("#%d", c.Copy)
 	}
-	fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(Escape(ev.Scenario.Name)), ev.Trial, Escape(c.Step), cp, Escape(c.Tool), Escape(key),
+	fmt.Fprintf(p.calls, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.callSt.dim.Render(Escape(ev.Scenario.Name)), ev.Trial, Escape(c.Step), cp, Escape(c.Tool), Escape(key),
 		c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
 }
 

@@ -65,3 +65,32 @@ func TestProgressSlowStopWithoutTerminal(t *testing.T) {
 		t.Errorf("output %q, want %q", buf.String(), want)
 	}
 }
+
+// TestProgressVerboseClearsTheLiveLine: with the live line on one stream and calls on another
+// (stderr and stdout of one terminal), the line is cleared before each call line and drawn again
+// after it.
+func TestProgressVerboseClearsTheLiveLine(t *testing.T) {
+	var term bytes.Buffer // both streams of one terminal
+	errOut, out := &prefixWriter{&term, "E:"}, &prefixWriter{&term, "O:"}
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(errOut, 1, true, false, false, func() time.Time { return clock }, false)
+	p.Verbose(out, false)
+	sc := &scenario.Scenario{Name: "burst"}
+	p.Event(runner.Event{Kind: runner.EventScenarioStart, Scenario: sc})
+	p.Event(runner.Event{Kind: runner.EventCall, Scenario: sc, Trial: 1, Call: &runner.Call{Step: "first", Tool: "issue_refund", Key: "k-0", Outcome: "ok", Status: 200}})
+	p.Finish()
+	want := "E:0/1 done · running burst|E:\r\x1b[K|O:  burst t1 first issue_refund key=k-0 ok 200 0.0ms\n|E:0/1 done · running burst|E:\r\x1b[K|"
+	if term.String() != want {
+		t.Errorf("terminal got\n%q\nwant\n%q", term.String(), want)
+	}
+}
+
+type prefixWriter struct {
+	w      *bytes.Buffer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.w.WriteString(p.prefix + string(b) + "|")
+	return len(b), nil
+}
