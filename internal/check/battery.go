@@ -607,6 +607,10 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			spreads = append(spreads, res.SpreadsUS...)
 		}
 		switch n, why := b.burstState(res); {
+		case n > 1 && cc != nil && cc.Status == Fail:
+			// The answers caught it too: both are evidence.
+			cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+			cc.Reason += "; " + why
 		case n > 1:
 			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Evidence: "state (" + strings.Join(b.snapshots, ", ") + ")", Reason: why}
 			cc.Details = details(res, trialOf(res))
