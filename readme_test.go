@@ -90,9 +90,9 @@ func cmdReadme(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(path, []byte(out.String()), 0o644))
 }
 
-// cmdModule makes DIR a view of this module (its go.mod and go.sum, and links to its examples
-// and internal packages), so that a README config's "go run ./examples/refundserver", with its
-// dir: relative to the file, runs as in a checkout: "module DIR".
+// cmdModule makes DIR a view of this module (its go.mod and go.sum, and a link to every other
+// entry of its root but .git), so that a README config's "go run ./examples/refundserver", with
+// its dir: relative to the file, runs as in a checkout: "module DIR".
 func cmdModule(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: module DIR")
@@ -104,8 +104,14 @@ func cmdModule(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
-	for _, name := range []string{"examples", "internal"} {
-		ts.Check(os.Symlink(filepath.Join(repo, name), filepath.Join(dir, name)))
+	entries, err := os.ReadDir(repo)
+	ts.Check(err)
+	for _, e := range entries {
+		switch e.Name() {
+		case "go.mod", "go.sum", ".git":
+			continue
+		}
+		ts.Check(os.Symlink(filepath.Join(repo, e.Name()), filepath.Join(dir, e.Name())))
 	}
 }
 
