@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // Progress draws a live line on a terminal from the moment services start until the last one
@@ -29,7 +30,7 @@ type Progress struct {
 	mu                     sync.Mutex
 	total, done            int
 	trialsTotal, trialsRun int
-	scenarioTrials         map[string]int
+	scenarioTrials         map[*scenario.Scenario]int
 	running                map[string]bool
 	starting, stopping     map[string]time.Time
 	slow                   map[string]time.Duration
@@ -51,7 +52,7 @@ func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
 func newProgress(w io.Writer, total int, live, verbose, color bool, now func() time.Time, tick bool) *Progress {
 	p := &Progress{
 		w: w, live: live, verbose: verbose, total: total, st: newStyles(w, color), now: now, calls: w,
-		scenarioTrials: map[string]int{}, running: map[string]bool{},
+		scenarioTrials: map[*scenario.Scenario]int{}, running: map[string]bool{},
 		starting: map[string]time.Time{}, stopping: map[string]time.Time{}, slow: map[string]time.Duration{},
 	}
 	p.callSt = p.st
@@ -117,13 +118,13 @@ func (p *Progress) Event(ev runner.Event) {
 		p.running[ev.Scenario.Name] = true
 	case runner.EventTrialEnd:
 		p.trialsRun++
-		p.scenarioTrials[ev.Scenario.Name]++
+		p.scenarioTrials[ev.Scenario]++
 	case runner.EventScenarioEnd:
 		delete(p.running, ev.Scenario.Name)
 		p.done++
 		// Trials a scenario did not run (it stopped at an error, --fail-fast) are done too.
 		if ev.Result != nil {
-			p.trialsRun += max(0, ev.Result.Trials-p.scenarioTrials[ev.Scenario.Name])
+			p.trialsRun += max(0, ev.Result.Trials-p.scenarioTrials[ev.Scenario])
 		}
 	case runner.EventCall:
 		if p.verbose {
