@@ -133,10 +133,12 @@ type Call struct {
 	Conflict bool             `json:"conflict"`
 	// Lost marks a response the harness discarded (lose_response); Outcome is then info and
 	// Status what the server really answered.
-	Lost     bool          `json:"lost,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Start    time.Time     `json:"start"`
-	Duration time.Duration `json:"duration_ns"`
+	Lost bool `json:"lost,omitempty"`
+	// Discarded is the outcome of the answer lose_response discarded ("" when none was).
+	Discarded scenario.Outcome `json:"discarded,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	Start     time.Time        `json:"start"`
+	Duration  time.Duration    `json:"duration_ns"`
 	// Sent is when the request's last byte left; Answered when its answer began to arrive.
 	Sent     time.Time `json:"sent,omitzero"`
 	Answered time.Time `json:"answered,omitzero"`
