@@ -114,6 +114,7 @@ func TestScripts(t *testing.T) {
 			"replace":    cmdReplace,
 			"mcpagent":   cmdMCPAgent,
 			"mcpsession": cmdMCPSession,
+			"readtrace":  cmdReadTrace,
 		},
 	})
 }
