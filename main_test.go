@@ -118,6 +118,7 @@ func TestScripts(t *testing.T) {
 			"readme":     cmdReadme,
 			"module":     cmdModule,
 			"normalize":  cmdNormalize,
+			"readtrace":  cmdReadTrace,
 		},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"time"
 
@@ -27,6 +28,7 @@ type RunOptions struct {
 	JUnit      string
 	JSON       string
 	HTML       string
+	Trace      string
 	Tags       []string
 	Run        string
 	Session    string
@@ -69,6 +71,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report with call timelines to `FILE`")
+	fl.StringVar(&opts.Trace, "trace", "", "write every call of every trial to a trace `FILE` (JSON Lines, as the proxy records)")
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "run only scenarios with one of these tags")
 	fl.StringVar(&opts.Run, "run", "", "run only scenarios whose name matches this `REGEX`")
 	fl.StringVar(&opts.Session, "session", "", "pin the session id (trial N>1 uses SESSION-N), to reproduce a failure")
@@ -125,6 +128,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return &exitError{ExitUsage, err}
 	}
 	defer reports.close()
+	tracer, closeTrace, err := openRunTrace(opts.Trace, list, red)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer closeTrace()
 
 	color := opts.IO.ColorEnabled(opts.NoColor)
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
@@ -136,18 +144,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &runner.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
-		ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
-		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
-		progress.SetTrials(runner.TotalTrials(list, ropts))
-		if opts.Verbose {
-			progress.Verbose(out, color)
-		}
-		ropts.OnEvent = progress.Event
-		rep = runner.Run(ctx, list, ropts)
-		progress.Finish()
-		if opts.Verbose {
-			fmt.Fprintln(out)
-		}
+		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	}
 
 	reporters.Terminal(out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
@@ -155,6 +152,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		reporters.GitHub(out, rep)
 	}
 	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
+	if tracer != nil && werr == nil {
+		werr = tracer.Err()
+	}
 	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		if err := appendStepSummary(path, rep, red); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
@@ -172,4 +172,27 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return silentExit(ExitFailed)
 	}
 	return nil
+}
+
+// runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
+// first service starting to the last one stopping, every call on out with -v, and the trace.
+func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *runner.Report {
+	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
+	progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress.SetTrials(runner.TotalTrials(list, ropts))
+	if opts.Verbose {
+		progress.Verbose(out, color)
+	}
+	ropts.OnEvent = func(ev runner.Event) {
+		progress.Event(ev)
+		if tracer != nil {
+			tracer.Event(ev)
+		}
+	}
+	rep := runner.Run(ctx, list, ropts)
+	progress.Finish()
+	if opts.Verbose {
+		fmt.Fprintln(out)
+	}
+	return rep
 }

@@ -694,11 +694,17 @@ func quantiles(xs []float64) (p50, maxv float64) {
 // maxHistory bounds the calls shown under a cell.
 const maxHistory = 12
 
-// Details explains a scenario's result: the runner's failure and the calls of trial t.
-func Details(res *runner.ScenarioResult, t *runner.Trial) []string { return details(res, t) }
+// Details explains a scenario's result: the runner's failure and up to limit calls of trial t.
+func Details(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
+	return explain(res, t, limit)
+}
 
 // details explains a cell: the runner's failure and the trial's calls.
 func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+	return explain(res, t, maxHistory)
+}
+
+func explain(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation
@@ -726,8 +732,8 @@ func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 	}
 	out = append(out, fmt.Sprintf("calls (session %s):", t.Session))
 	for i, c := range t.Calls {
-		if i == maxHistory {
-			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-maxHistory))
+		if i == limit {
+			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-limit))
 			break
 		}
 		step := c.Step
