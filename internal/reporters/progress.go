@@ -42,7 +42,7 @@ type Progress struct {
 const tickEvery = 500 * time.Millisecond
 
 // NewProgress returns a progress writer for total scenarios; live redraws a status line (only
-// on a terminal).
+// on a terminal). With total 0 (check, which counts in cells) the line shows only services.
 func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
 	return newProgress(w, total, live, verbose, color, time.Now, live)
 }
@@ -166,10 +166,11 @@ func (p *Progress) clear() {
 }
 
 func (p *Progress) draw() {
-	if !p.live {
+	line := p.line()
+	if !p.live || line == "" {
 		return
 	}
-	fmt.Fprint(p.w, p.st.dim.Render(oneLine(p.line(), 120)))
+	fmt.Fprint(p.w, p.st.dim.Render(oneLine(line, 120)))
 	p.drawn = true
 }
 
@@ -193,6 +194,9 @@ func (p *Progress) line() string {
 			}
 			return ""
 		})
+	}
+	if p.total == 0 {
+		return ""
 	}
 	line := fmt.Sprintf("%d/%d done", p.done, p.total)
 	if p.trialsTotal > 0 {
