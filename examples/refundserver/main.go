@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
 	charges := fs.Bool("charges", false, "also serve create_charge, and accept issue_refund's chargeId (a multi-step session's example)")
 	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
-	logLevel := fs.String("log-level", "warn", "debug, info (a line per request), warn or error")
+	logLevel := fs.String("log-level", envOr("LOG_LEVEL", "warn"), "debug, info (a line per request), warn or error (env LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
