@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	// The stdio tests run this test binary as their MCP server.
 	if os.Getenv("ENDPOINT_TEST_MCP_SERVER") == "1" {
 		srv := testMCPServer(nil)
+		if os.Getenv("ENDPOINT_TEST_MCP_GIANT") == "1" {
+			addGiantTool(srv)
+		}
 		_ = srv.Run(context.Background(), &mcp.StdioTransport{})
 		os.Exit(0)
 	}
@@ -120,7 +123,7 @@ func httpMCP(t *testing.T, cfg MCPConfig) (*MCP, *recorder, *sync.Map) {
 func stdioMCP(t *testing.T, cfg MCPConfig) *MCP {
 	t.Helper()
 	cfg.Command = []string{os.Args[0]}
-	cfg.Env = []string{"ENDPOINT_TEST_MCP_SERVER=1"}
+	cfg.Env = append(cfg.Env, "ENDPOINT_TEST_MCP_SERVER=1")
 	ep := NewMCP(cfg)
 	t.Cleanup(func() { ep.Close() })
 	return ep
