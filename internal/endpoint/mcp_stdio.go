@@ -139,8 +139,9 @@ func (l *lineCap) take(b []byte) {
 			l.scan = idScanner{}
 			l.scan.feed(l.line)
 			l.scan.feed(part)
-			l.line = nil
+			l.line = l.line[:0] // kept for the next line: the next answer may be as long
 		default:
+			l.line = l.grow(len(part))
 			l.line = append(l.line, part...)
 		}
 		if !ended {
@@ -158,6 +159,18 @@ func (l *lineCap) take(b []byte) {
 			l.line = l.line[:0]
 		}
 	}
+}
+
+// grow makes room for n more bytes in the held line, doubling (append grows a large slice by a
+// quarter, leaving four times the final size behind), and never past the longest line kept.
+func (l *lineCap) grow(n int) []byte {
+	if cap(l.line)-len(l.line) >= n {
+		return l.line
+	}
+	c := min(max(2*cap(l.line), len(l.line)+n, 4<<10), l.limit+1)
+	grown := make([]byte, len(l.line), max(c, len(l.line)+n))
+	copy(grown, l.line)
+	return grown
 }
 
 // idScanner reads a JSON object a byte at a time, keeping only its top-level "id" value and
