@@ -189,8 +189,16 @@ type idScanner struct {
 }
 
 func (s *idScanner) feed(b []byte) {
-	for _, c := range b {
-		s.byte(c)
+	for i := 0; i < len(b); i++ {
+		if s.inString && !s.escaped && !s.isKey && !s.inID {
+			// Inside a string that is neither a key nor the id (a long text): on to its end.
+			j := bytes.IndexAny(b[i:], `"\`)
+			if j < 0 {
+				return
+			}
+			i += j
+		}
+		s.byte(b[i])
 	}
 }
 

@@ -35,6 +35,8 @@ func TestLineCap(t *testing.T) {
 			`{"jsonrpc":"2.0","id":7,"error":{"code":-32098,"message":"answer larger than 32 bytes"}}` + "\n{\"id\":8}\n"},
 		{"id last, after strings holding quotes and braces", `{"result":{"t":"a\"},\"id\":9,{` + long + `"},"jsonrpc":"2.0","id":"k"}` + "\n",
 			`{"jsonrpc":"2.0","id":"k","error":{"code":-32098,"message":"answer larger than 32 bytes"}}` + "\n"},
+		{"id after a string that ends in an escaped backslash", `{"result":"` + long + `\\\\","id":6}` + "\n",
+			`{"jsonrpc":"2.0","id":6,"error":{"code":-32098,"message":"answer larger than 32 bytes"}}` + "\n"},
 		{"a request is dropped", `{"method":"x","id":3,"params":"` + long + "\"}\n{\"id\":4}\n", "{\"id\":4}\n"},
 		{"no id is dropped", `{"result":"` + long + "\"}\n", ""},
 		{"unfinished long line is dropped", `{"id":5,"result":"` + long, ""},
