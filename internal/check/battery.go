@@ -29,6 +29,8 @@ type battery struct {
 	// perCall is what one execution of the current tool sends to each sink that hears from it
 	// (nil: no sink evidence).
 	perCall map[string]int
+	// x is what the checks of checks_keys.go and effects.go keep.
+	x extras
 }
 
 // once is the executions a retry check expects: one, or not counted for a tool idempotent by
@@ -136,6 +138,9 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	call := func(stepID string, a map[string]any) SpecStep {
 		return SpecStep{ID: stepID, CallTool: t.Name, Args: a}
 	}
+	if c := b.extra(id, t, args); c != nil {
+		return c
+	}
 	natural := "idempotent by nature (" + b.naturalWhy() + "): its answers are no evidence of executions"
 	switch id {
 	case Replay:
@@ -228,7 +233,9 @@ func (b *battery) withState(first, retry SpecStep) []SpecStep {
 	var before, mid, after, asserts []SpecStep
 	for i, tool := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
-		read := func(id string) SpecStep { return SpecStep{ID: id, CallTool: tool, Expect: "any"} }
+		read := func(id string) SpecStep {
+			return SpecStep{ID: id, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"}
+		}
 		before, mid, after = append(before, read(b0)), append(mid, read(b1)), append(after, read(b2))
 		asserts = append(asserts, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result) || toJSON(%[2]s.result) == toJSON(%s.result)", b0, b1, b2)})
 	}
@@ -306,6 +313,7 @@ func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
 		s.Steps = append(s.Steps, b.sinkAsserts(s.executions)...)
 		s.sinksAsserted = true
 	}
+	b.beforeRun(s)
 	sc, err := s.scenario(b.base)
 	if err != nil {
 		return nil, err
@@ -318,6 +326,7 @@ func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
 	if len(rep.Scenarios) == 0 {
 		return nil, fmt.Errorf("nothing ran")
 	}
+	b.afterRun(s, rep.Scenarios[0])
 	return rep.Scenarios[0], nil
 }
 
