@@ -74,6 +74,30 @@ func TestSchemaKnowsEveryCallField(t *testing.T) {
 	}
 }
 
+// TestSchemaKnowsEveryCheckField keeps the check: section of the schema in step with the loader.
+func TestSchemaKnowsEveryCheckField(t *testing.T) {
+	var doc map[string]any
+	json.Unmarshal(schemaDefs, &doc)
+	check := doc["$defs"].(map[string]any)["check"].(map[string]any)
+	props := func(m map[string]any) map[string]any { return m["properties"].(map[string]any) }
+	tools := props(check)["tools"].(map[string]any)["additionalProperties"].(map[string]any)
+	snapshot := props(check)["snapshot"].(map[string]any)["items"].(map[string]any)
+	for _, tt := range []struct {
+		what   string
+		schema map[string]any
+		fields []string
+	}{{"check", props(check), checkFields}, {"check.tools.NAME", props(tools), checkToolFields}, {"check.snapshot[]", props(snapshot), checkSnapshotFields}} {
+		for _, f := range tt.fields {
+			if _, ok := tt.schema[f]; !ok {
+				t.Errorf("%s field %q is missing from schema.json", tt.what, f)
+			}
+		}
+		if len(tt.schema) != len(tt.fields) {
+			t.Errorf("schema.json has %d %s fields, the loader %d", len(tt.schema), tt.what, len(tt.fields))
+		}
+	}
+}
+
 func TestSchemaRejects(t *testing.T) {
 	for _, tc := range []struct{ name, step string }{
 		{"misspelt field", `{"call_tool": "t", "fanuot": 3}`},
