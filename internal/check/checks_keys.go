@@ -262,6 +262,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 			break
 		}
 	}
+	steps = append(steps, b.growthAsserts(t.Name)...)
 	s := b.spec(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
 	s.executions = b.once(t)
@@ -316,7 +317,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 			break
 		}
 	}
-	steps = append(steps, SpecStep{Assert: "!other.ok"})
+	steps = append(append(steps, b.growthAsserts(t.Name)...), SpecStep{Assert: "!other.ok"})
 	s := b.spec(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
 	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds.", timeout, field)
 	s.executions = 1

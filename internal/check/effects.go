@@ -63,8 +63,8 @@ func (b *battery) effectsSource(tool string) string {
 	return ""
 }
 
-// measureEffects checks the declared effects expression on one call: it must count 0 before and
-// 1 after. An expression that does not is left out as evidence, with a diagnosis that says why.
+// measureEffects checks the declared effects expression on one call, twice: it must count 0
+// before and 1 after, in each trial. An expression that does not is left out as evidence, with a diagnosis that says why.
 func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
 	src := b.effectsSource(t.Name)
 	if src == "" || t.Natural {
@@ -73,7 +73,8 @@ func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
 	s := b.spec(t, "effects", "effects of one call",
 		SpecStep{Assert: "(" + src + ") == 0"}, SpecStep{ID: "first", CallTool: t.Name, Args: args},
 		SpecStep{Assert: "(" + src + ") == 1"})
-	s.executions = -1
+	// Two trials: an expression that counts every trial's effects shows it in the second.
+	s.executions, s.Trials = -1, 2
 	res, err := b.exec(s)
 	why := ""
 	switch {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -112,3 +113,43 @@ func (b *battery) grewMore(tool string, t *runner.Trial) (names, lines []string)
 	}
 	return names, lines
 }
+
+// growthAsserts are assertions that each snapshot gained no more items over a check than one
+// call adds, as measured by the tool's replay check (none before it ran).
+func (b *battery) growthAsserts(tool string) []SpecStep {
+	one := b.x.oneCall[tool]
+	var out []SpecStep
+	for i, snap := range b.snapshots {
+		paths := make([]string, 0, len(one[snap]))
+		for p, n := range one[snap] {
+			if n > 0 {
+				paths = append(paths, p)
+			}
+		}
+		sort.Strings(paths)
+		b0, _, b2 := stateIDs(i)
+		for _, p := range paths {
+			out = append(out, SpecStep{Assert: fmt.Sprintf("len(%s) - len(%s) <= %d", member(b2+".result", p), member(b0+".result", p), one[snap][p])})
+		}
+	}
+	return out
+}
+
+// member is the expression that reads a dotted path under root.
+func member(root, path string) string {
+	if path == "(the whole answer)" {
+		return root
+	}
+	var sb strings.Builder
+	sb.WriteString(root)
+	for _, k := range strings.Split(path, ".") {
+		if identifier.MatchString(k) {
+			sb.WriteString("." + k)
+		} else {
+			fmt.Fprintf(&sb, "[%q]", k)
+		}
+	}
+	return sb.String()
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -31,6 +31,7 @@ type CheckConfig struct {
 
 // CheckSnapshot is one read-only call under check.snapshot.
 type CheckSnapshot struct {
+	// Pos is where the tool is named.
 	Pos  Pos
 	Tool string
 	// Args are the call's arguments: plain values, strings with {{ }} are *assert.Template.
@@ -152,13 +153,13 @@ func (f *file) snapshots(n *yaml.Node) []*CheckSnapshot {
 		if !ok {
 			continue
 		}
-		s := &CheckSnapshot{Pos: f.pos(e)}
+		s := &CheckSnapshot{}
 		t := m["tool"]
 		if t == nil {
 			f.errf(e, "add tool: NAME (a read-only tool)", "%s has no tool", what)
 			continue
 		}
-		s.Tool = f.str(t, what+".tool")
+		s.Tool, s.Pos = f.str(t, what+".tool"), f.pos(t)
 		if seen[s.Tool] {
 			f.errf(t, "one entry per tool", "%s: %s is already listed", what, s.Tool)
 		}
