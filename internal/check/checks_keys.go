@@ -24,8 +24,8 @@ const (
 type extras struct {
 	tools  []runner.ToolInfo
 	target string
-	// latency is the duration of a tool's first successful call seen so far (timeout-retry
-	// gives up at half of it).
+	// latency is the shortest execution of a tool seen so far (timeout-retry and
+	// mismatch-in-flight give up at half of it).
 	latency map[string]time.Duration
 	// effects is the validated effects expression of each tool (check.tools.NAME.effects).
 	effects map[string]string
@@ -364,23 +364,27 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 }
 
 // giveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: half
-// the tool's first successful call, at least 1ms (the call is then still in flight).
+// the tool's shortest execution, at least 1ms (the call is then still in flight).
 func (b *battery) giveUp(tool string) time.Duration {
 	return min(max(b.x.latency[tool]/2, time.Millisecond), 5*time.Second)
 }
 
-// noteLatency remembers how long a tool's first successful call took.
+// noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
+// (or whose answer was discarded) and not replayed. The first call of a battery is often slow
+// (connections, caches), so the shortest is what an in-flight check can wait for.
 func (x *extras) noteLatency(tool string, tr *runner.Trial) {
-	if tr == nil || x.latency[tool] > 0 {
+	if tr == nil {
 		return
 	}
 	for _, c := range tr.Calls {
-		if c.Tool == tool && c.Outcome == scenario.OK && c.Copy == 0 && c.Duration > 0 {
-			if x.latency == nil {
-				x.latency = map[string]time.Duration{}
-			}
+		if c.Tool != tool || c.Copy != 0 || c.Replayed || c.Duration <= 0 || (c.Outcome != scenario.OK && !c.Lost) {
+			continue
+		}
+		if x.latency == nil {
+			x.latency = map[string]time.Duration{}
+		}
+		if l, ok := x.latency[tool]; !ok || c.Duration < l {
 			x.latency[tool] = c.Duration
-			return
 		}
 	}
 }
