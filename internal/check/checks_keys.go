@@ -97,12 +97,13 @@ func (b *battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
 	return c
 }
 
-// partner is the mutating tool key-scope sends the borrowed key to: another checked tool with
-// arguments, one that takes keys before one idempotent by nature.
+// partner is the mutating tool key-scope sends the borrowed key to: another tool with arguments
+// (--tool does not limit it; --skip-tool and check.tools.NAME.skip do), one that takes keys
+// before one idempotent by nature.
 func (b *battery) partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, bool) {
 	var cands []runner.ToolInfo
 	for _, u := range b.x.tools {
-		if u.Name != t.Name && u.Mutating && selected(u.Name, b.opts.Tools, b.opts.SkipTools) {
+		if u.Name != t.Name && u.Mutating && !contains(b.opts.SkipTools, u.Name) {
 			cands = append(cands, u)
 		}
 	}
@@ -120,7 +121,7 @@ func (b *battery) partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, b
 func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	u, uargs, ok := b.partner(t)
 	if !ok {
-		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool with arguments to send the same key to"}
+		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool with arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
 	}
 	other := SpecStep{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.spec(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
