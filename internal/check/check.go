@@ -233,7 +233,12 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		args, why := b.args(t, target)
 		row.Args = args
 		if why == "" {
-			b.measure(t, args)
+			why = b.skipReason(t)
+		}
+		if why == "" {
+			why = b.probe(t, args)
+		}
+		if why == "" {
 			b.measureEffects(t, args)
 		}
 		for _, id := range checks {
@@ -243,13 +248,14 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			}
 			var c *Cell
 			if why != "" {
-				row.Skipped = why
+				row.Skipped = strings.ReplaceAll(why, "\n", " ")
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
 				start := time.Now()
 				c = b.withEffects(b.run(id, t, args))
 				c.Duration = time.Since(start)
 			}
+			oneLine(c)
 			row.Cells = append(row.Cells, c)
 			if opts.OnCell != nil {
 				opts.OnCell(t.Name, c)
@@ -431,4 +437,13 @@ func snapshotTools(tools []runner.ToolInfo) []string {
 		out = out[:maxSnapshots]
 	}
 	return out
+}
+
+// skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest
+// lacks.
+func (b *battery) skipReason(t runner.ToolInfo) string {
+	if t.TaskSupport == "required" {
+		return "needs MCP tasks, which idemtest does not support (tools/list says execution.taskSupport: required)"
+	}
+	return ""
 }

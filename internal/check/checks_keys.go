@@ -31,8 +31,8 @@ type extras struct {
 	effects map[string]string
 	// snapArgs are the arguments of the configured snapshot calls, by tool.
 	snapArgs map[string]map[string]any
-	// oneCall is how one execution of a tool grows each snapshot (from its replay check).
-	oneCall map[string]map[string]map[string]int
+	// works says whether a tool's plain call with its arguments succeeded (key-scope partners).
+	works map[string]bool
 	// diagnoses are whole-server findings of these checks, printed above the matrix.
 	diagnoses []string
 }
@@ -97,19 +97,49 @@ func (b *battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
 	return c
 }
 
-// partner is the mutating tool key-scope sends the borrowed key to: another tool with arguments
-// (--tool does not limit it; --skip-tool and check.tools.NAME.skip do), one that takes keys
-// before one idempotent by nature.
+// partner is the mutating tool key-scope sends the borrowed key to: another tool whose plain call
+// works with its arguments (--tool does not limit it; --skip-tool and check.tools.NAME.skip do).
 func (b *battery) partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, bool) {
 	var cands []runner.ToolInfo
+	rank := map[string]int{}
+	earlier := true
 	for _, u := range b.x.tools {
-		if u.Name != t.Name && u.Mutating && !contains(b.opts.SkipTools, u.Name) {
-			cands = append(cands, u)
+		if u.Name == t.Name {
+			earlier = false
+			continue
 		}
+		if !u.Mutating || contains(b.opts.SkipTools, u.Name) {
+			continue
+		}
+		// Tools whose rows are done first, so that a tool that works once (a move) is not used
+		// up before its own row; then one idempotent by nature, which calling changes least.
+		switch {
+		case earlier && selected(u.Name, b.opts.Tools, nil) && !u.Natural:
+			rank[u.Name] = 0
+		case u.Natural:
+			rank[u.Name] = 1
+		default:
+			rank[u.Name] = 2
+		}
+		cands = append(cands, u)
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return !cands[i].Natural && cands[j].Natural })
+	sort.SliceStable(cands, func(i, j int) bool { return rank[cands[i].Name] < rank[cands[j].Name] })
 	for _, u := range cands {
-		if a, why := b.args(u, b.x.target); why == "" {
+		a, why := b.args(u, b.x.target)
+		if why != "" {
+			continue
+		}
+		// A tool that fails with its arguments anyway would make every refusal look like one of
+		// the key: it is tried once, plainly, and left out if it fails.
+		works, known := b.x.works[u.Name]
+		if !known {
+			works, _ = b.control(u, a)
+			if b.x.works == nil {
+				b.x.works = map[string]bool{}
+			}
+			b.x.works[u.Name] = works
+		}
+		if works {
 			return u, a, true
 		}
 	}
@@ -121,7 +151,7 @@ func (b *battery) partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, b
 func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	u, uargs, ok := b.partner(t)
 	if !ok {
-		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool with arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
+		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
 	}
 	other := SpecStep{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.spec(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
@@ -156,6 +186,11 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	case r.Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, u.Name+"'s outcome is unknown"+statusNote(r)
 	case r.Outcome == scenario.Fail:
+		if ok, why := b.control(u, uargs); !ok {
+			c.Status = Inconclusive
+			c.Reason = u.Name + " refused the key of a " + t.Name + " call" + statusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
+			break
+		}
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = u.Name + " refused the key of a " + t.Name + " call" + statusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
 	default:
@@ -241,6 +276,13 @@ func (b *battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cel
 		c.Status, c.Evidence = Fail, byStatus
 		c.Reason = "the corrected call with the key of a refused call was refused" + statusNote(r) + ": the key stayed bound to the call that never executed"
 	}
+	if c.Status == Fail && r.Outcome == scenario.Fail {
+		// A tool that refuses the corrected arguments with any key says nothing about keys.
+		if ok, why := b.control(t, args); !ok {
+			c.Status, c.Evidence = Inconclusive, byStatus
+			c.Reason = "the corrected call was refused" + statusNote(r) + ", but so is a call with a fresh key" + why + ": the refusal is not about the key"
+		}
+	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
 	}
@@ -263,7 +305,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 			break
 		}
 	}
-	steps = append(steps, b.growthAsserts(t.Name)...)
+	steps = append(steps, b.wholeAsserts()...)
 	s := b.spec(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
 	s.executions = b.once(t)
@@ -271,8 +313,13 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 	if s.last == nil || c.Status == Fail {
 		return c
 	}
+	if c.Status == Warn {
+		// A refused retry is a deviation only if the tool works with a fresh key.
+		b.inconclusiveControl(c, t, args, "the retry after a client timeout")
+		return c
+	}
 	tr := trialOf(s.last)
-	if names, lines := b.grewMore(t.Name, tr); len(names) > 0 {
+	if names, lines := b.grewMore(tr); len(names) > 0 {
 		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
 		c.Reason = "the call given up on and its retry both executed: " + strings.Join(lines, "; ")
 		c.Details = details(s.last, tr)
@@ -309,7 +356,8 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	timeout := b.giveUp(t.Name)
 	first := SpecStep{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	other := SpecStep{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
-	again := SpecStep{ID: "again", RetryOf: "first", Expect: "any",
+	// Whether the retry executes again is replay's business; here only what the key holds.
+	again := SpecStep{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
 		Retry: &SpecRetry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
 	steps := b.withState(first, again)
 	for i, st := range steps {
@@ -318,7 +366,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 			break
 		}
 	}
-	steps = append(append(steps, b.growthAsserts(t.Name)...), SpecStep{Assert: "!other.ok"})
+	steps = append(append(steps, b.wholeAsserts()...), SpecStep{Assert: "!other.ok"})
 	s := b.spec(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
 	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds.", timeout, field)
 	s.executions = 1
@@ -335,7 +383,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	if len(ag) > 0 {
 		last = ag[len(ag)-1]
 	}
-	names, lines := b.grewMore(t.Name, tr)
+	names, lines := b.grewMore(tr)
 	c.Evidence = byAnswers
 	switch {
 	case len(names) > 0:
@@ -346,7 +394,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so it was not in flight; payload-mismatch covers a finished call", timeout, f[0].Outcome)
 	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !jsonEqual(last.Result, r.Result):
 		c.Status = Fail
-		c.Reason = "another payload under a key in flight executed" + statusNote(r) + ", and the first call executed too"
+		c.Reason = "another payload under a key in flight executed" + statusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
 	case r.Outcome == scenario.OK && r.Replayed:
 		c.Status = Fail
 		c.Reason = "another payload under a key in flight got a replay"
@@ -357,6 +405,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		c.Status, c.Evidence, c.Reason = Pass, byStatus, "another payload under a key in flight: rejected with 409"
 	default:
 		b.rejected(c, r, b.prof.mismatch, "another payload under a key in flight")
+		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")
 	}
 	if c.Status != Pass {
 		c.Details = append(lines, details(res, tr)...)

@@ -121,7 +121,6 @@ func (b *battery) beforeRun(s *Spec) {
 func (b *battery) afterRun(s *Spec, res *runner.ScenarioResult) {
 	s.last = res
 	b.x.noteLatency(s.Tool, trialOf(res))
-	b.x.noteOneCall(b, s, trialOf(res))
 	if f := res.Failure; s.effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.effects {
 		s.effectsLines = append([]string{fmt.Sprintf("declared effects: %s is false", s.effects)}, indent(f.Explanation)...)
 	}

@@ -49,9 +49,9 @@ type SpecStep struct {
 	LoseResponse bool           `yaml:"lose_response,omitempty"`
 	WithoutKey   bool           `yaml:"without_key,omitempty"`
 	Expect       string         `yaml:"expect,omitempty"`
+	// Verdict "off" leaves the step's calls out of the exactly-once verdict: the state decides.
+	Verdict string `yaml:"verdict,omitempty"`
 	// Timeout (the client gives up) and Retry (the framework's retry loop) as in the format.
-	// Verdict "off" exempts the step's calls from the exactly-once verdict.
-	Verdict string     `yaml:"verdict,omitempty"`
 	Timeout string     `yaml:"timeout,omitempty"`
 	Retry   *SpecRetry `yaml:"retry,omitempty"`
 	Assert  string     `yaml:"assert,omitempty"`
@@ -156,7 +156,10 @@ func (ss SpecStep) timing(st *scenario.Step) error {
 		st.Timeout = d
 	}
 	if r := ss.Retry; r != nil {
-		st.Retry = &scenario.Retry{Attempts: r.Attempts, On: r.On}
+		st.Retry = &scenario.Retry{Attempts: r.Attempts}
+		for _, on := range r.On {
+			st.Retry.On = append(st.Retry.On, scenario.RetryOn(on))
+		}
 		if r.Backoff != "" {
 			d, err := time.ParseDuration(r.Backoff)
 			if err != nil {

@@ -111,8 +111,8 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 // is the distance between the first and the last release, and copies that all reached a server
 // which answers none before the last arrived overlapped.
 func TestFanoutReportsItsSpread(t *testing.T) {
-	for _, syncMode := range []string{SyncBarrier, SyncLastByte} {
-		t.Run(syncMode, func(t *testing.T) {
+	for _, syncMode := range []Sync{SyncBarrier, SyncLastByte} {
+		t.Run(string(syncMode), func(t *testing.T) {
 			srv := newArrivalServer(t, 8)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
 			defer ep.Close()

@@ -105,7 +105,7 @@ func recordedReport(t *testing.T, name string) *runner.Report {
 			FailedTrial: s.FailedTrial.trial(), Trial1: s.FirstTrial.trial(),
 		}
 		if f := s.Failure; f != nil {
-			r.Failure = &runner.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression, Explanation: f.Explanation}
+			r.Failure = &runner.Failure{Kind: runner.FailureKind(f.Kind), Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression, Explanation: f.Explanation}
 		}
 		rep.Scenarios = append(rep.Scenarios, r)
 	}

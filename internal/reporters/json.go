@@ -135,7 +135,7 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 			js.Tags = []string{}
 		}
 		if f := r.Failure; f != nil {
-			js.Failure = &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression, Explanation: f.Explanation}
+			js.Failure = &JSONFailure{Kind: string(f.Kind), Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression, Explanation: f.Explanation}
 		}
 		switch r.Status {
 		case runner.Passed:

@@ -54,14 +54,6 @@ type CheckTool struct {
 	EffectsPos Pos
 }
 
-// The fields of the check: section, its tools' entries and its snapshot calls (schema.json
-// lists the same).
-var (
-	checkFields         = []string{"missing_key", "key_ttl", "snapshot", "tools"}
-	checkToolFields     = []string{"args", "skip", "effects"}
-	checkSnapshotFields = []string{"tool", "args"}
-)
-
 // CheckEnv is what templates in check.tools args may use.
 func CheckEnv() assert.Env { return assert.Env{"session": "", "trial": 0} }
 
@@ -86,7 +78,7 @@ func (f *file) effectsEnv(c *config) assert.Env {
 // checkSection decodes check: {missing_key, key_ttl, snapshot, tools: {NAME: {args, skip,
 // effects}}}. It runs after the config's sinks and probes are decoded: effects name them.
 func (f *file) checkSection(n *yaml.Node, cfg *config) *CheckConfig {
-	m, ok := f.mapping(n, "check", checkFields...)
+	m, ok := f.fields(n, "check", checkFields)
 	if !ok {
 		return nil
 	}
@@ -110,7 +102,7 @@ func (f *file) checkSection(n *yaml.Node, cfg *config) *CheckConfig {
 	if v := m["tools"]; v != nil {
 		for _, kv := range f.entries(v, "check.tools") {
 			name := kv[0].Value
-			tm, ok := f.mapping(kv[1], "check.tools."+name, checkToolFields...)
+			tm, ok := f.fields(kv[1], "check.tools."+name, checkToolFields)
 			if !ok {
 				continue
 			}
@@ -149,7 +141,7 @@ func (f *file) snapshots(n *yaml.Node) []*CheckSnapshot {
 	seen := map[string]bool{}
 	for i, e := range n.Content {
 		what := fmt.Sprintf("check.snapshot[%d]", i)
-		m, ok := f.mapping(e, what, checkSnapshotFields...)
+		m, ok := f.fields(e, what, checkSnapshotFields)
 		if !ok {
 			continue
 		}
