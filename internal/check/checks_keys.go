@@ -25,7 +25,7 @@ type extras struct {
 	tools  []runner.ToolInfo
 	target string
 	// latency is the shortest execution of a tool seen so far (timeout-retry and
-	// mismatch-in-flight give up at half of it).
+	// mismatch-in-flight give up at three quarters of it).
 	latency map[string]time.Duration
 	// effects is the validated effects expression of each tool (check.tools.NAME.effects).
 	effects map[string]string
@@ -413,10 +413,11 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	return c
 }
 
-// giveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: half
-// the tool's shortest execution, at least 1ms (the call is then still in flight).
+// giveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: three
+// quarters of the tool's shortest execution, at least 1ms. The call has then reached the server
+// (under load half was not always enough: the next call overtook it) and is still in flight.
 func (b *battery) giveUp(tool string) time.Duration {
-	return min(max(b.x.latency[tool]/2, time.Millisecond), 5*time.Second)
+	return min(max(b.x.latency[tool]*3/4, time.Millisecond), 5*time.Second)
 }
 
 // noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
