@@ -67,12 +67,14 @@ func (b *battery) extra(id string, t runner.ToolInfo, args map[string]any) *Cell
 	return nil
 }
 
-// insertBefore puts extra steps just before the step with the given id.
-func insertBefore(steps []SpecStep, id string, extra ...SpecStep) []SpecStep {
+// insertAt puts extra steps just before (after: just after) the step with the given id.
+func insertAt(steps []SpecStep, id string, after bool, extra ...SpecStep) []SpecStep {
 	for i, s := range steps {
 		if s.ID == id {
-			out := append(append(append([]SpecStep(nil), steps[:i]...), extra...), steps[i:]...)
-			return out
+			if after {
+				i++
+			}
+			return append(append(append([]SpecStep(nil), steps[:i]...), extra...), steps[i:]...)
 		}
 	}
 	return steps
@@ -83,7 +85,7 @@ func (b *battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
 	ttl := b.cfg.KeyTTL
 	first := SpecStep{ID: "first", CallTool: t.Name, Args: args}
 	steps := b.withState(first, SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})
-	steps = insertBefore(steps, "retry", SpecStep{Sleep: ttl.String()})
+	steps = insertAt(steps, "retry", false, SpecStep{Sleep: ttl.String()})
 	s := b.spec(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
 	s.Comment = "A call, then its retry with the same key after check.key_ttl: the key must still be remembered, so the retry must not execute again."
 	s.executions = 1
@@ -298,13 +300,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 	retry := SpecStep{ID: "retry", RetryOf: "first", Expect: "any",
 		Retry: &SpecRetry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
-	steps := b.withState(first, SpecStep{ID: "again", RetryOf: "first", Expect: "any"})
-	for i, st := range steps {
-		if st.ID == "first" {
-			steps = append(steps[:i+1], append([]SpecStep{retry}, steps[i+1:]...)...)
-			break
-		}
-	}
+	steps := insertAt(b.withState(first, SpecStep{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
 	steps = append(steps, b.wholeAsserts()...)
 	s := b.spec(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
@@ -359,13 +355,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	// Whether the retry executes again is replay's business; here only what the key holds.
 	again := SpecStep{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
 		Retry: &SpecRetry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
-	steps := b.withState(first, again)
-	for i, st := range steps {
-		if st.ID == "first" {
-			steps = append(steps[:i+1], append([]SpecStep{other}, steps[i+1:]...)...)
-			break
-		}
-	}
+	steps := insertAt(b.withState(first, again), "first", true, other)
 	steps = append(append(steps, b.wholeAsserts()...), SpecStep{Assert: "!other.ok"})
 	s := b.spec(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
 	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds.", timeout, field)
