@@ -106,13 +106,15 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"listen":   cmdListen,
-			"requests": cmdRequests,
-			"exits":    cmdExits,
-			"gone":     cmdGone,
-			"binfile":  cmdBinfile,
-			"replace":  cmdReplace,
-			"mcpagent": cmdMCPAgent,
+			"listen":     cmdListen,
+			"requests":   cmdRequests,
+			"exits":      cmdExits,
+			"gone":       cmdGone,
+			"binfile":    cmdBinfile,
+			"replace":    cmdReplace,
+			"mcpagent":   cmdMCPAgent,
+			"mcpsession": cmdMCPSession,
+			"readtrace":  cmdReadTrace,
 		},
 	})
 }

@@ -220,7 +220,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			return nil, fmt.Errorf("--tool %s: endpoint %s has no mutating tool of that name; its mutating tools: %s", name, def.Name, strings.Join(names, ", "))
 		}
 	}
-	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: snapshotTools(tools)}
+	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
 	if err := b.setup(tools, target); err != nil {
 		return nil, err
 	}
@@ -419,9 +419,9 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 // maxSnapshots bounds the read-only tools read before and after each retry.
 const maxSnapshots = 3
 
-// snapshotTools are the state idemtest can read without help: read-only tools (as the mutating
+// SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
 // decision has it) that the server describes and that need no argument.
-func snapshotTools(tools []runner.ToolInfo) []string {
+func SnapshotTools(tools []runner.ToolInfo) []string {
 	var out []string
 	for _, t := range tools {
 		if t.Mutating || t.InputSchema == nil {

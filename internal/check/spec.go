@@ -21,6 +21,8 @@ type Spec struct {
 	Tool    string `yaml:"-"`
 	Check   string `yaml:"-"`
 	Comment string `yaml:"-"`
+	// By names the command that wrote the file in its first line ("idemtest check" when "").
+	By string `yaml:"-"`
 	// executions is how many times the tool must execute in one trial (-1: not counted), for
 	// the sinks' evidence.
 	executions int
@@ -68,8 +70,10 @@ type SpecRetry struct {
 // File is the name the scenario is written under.
 func (s *Spec) File() string { return safeName(s.Tool) + "." + s.Check + ".yaml" }
 
-// scenario builds the in-memory scenario, sharing base's endpoints, services, sinks and probes,
+// Scenario builds the in-memory scenario, sharing base's endpoints, services, sinks and probes,
 // as the loader would build it from the written file.
+func (s *Spec) Scenario(base *scenario.Scenario) (*scenario.Scenario, error) { return s.scenario(base) }
+
 func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 	where := "check " + s.Tool + " " + s.Check
 	sc := &scenario.Scenario{

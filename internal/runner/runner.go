@@ -818,7 +818,8 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
-		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: scenario.Outcome(res.Discarded),
+		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: res.Discarded,
+		Args: st.args[step.ID], Mutating: key != "" || step.WithoutKey,
 	}
 	st.mu.Lock()
 	st.trial.Calls = append(st.trial.Calls, c)
