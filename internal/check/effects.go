@@ -135,8 +135,21 @@ func indent(lines []string) []string {
 }
 
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
+// A cell that only effects or sinks can decide (needsEvidence) is decided by them.
 func (b *battery) withEffects(c *Cell) *Cell {
 	s := c.Scenario
+	if s != nil && s.effects == "" && s.needsEvidence && c.Status == Inconclusive && s.sinksAsserted {
+		// No effects declared: the sinks decide, having heard one execution's requests or more.
+		if len(s.sinkNames) > 0 {
+			c.Status, c.Evidence = Fail, bySinks+" ("+strings.Join(s.sinkNames, ", ")+")"
+			c.Reason = "the sinks heard another execution: " + strings.Join(s.sinkLines, "; ")
+			return c
+		}
+		c.Status, c.Evidence = Pass, bySinks+" ("+strings.Join(sortedKeys(b.perCall), ", ")+")"
+		c.Reason = fmt.Sprintf("the sinks heard %d execution(s), as they should", s.executions)
+		c.Details = nil
+		return c
+	}
 	if s == nil || s.effects == "" || c.Status == Skip {
 		return c
 	}
