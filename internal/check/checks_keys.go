@@ -162,7 +162,7 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 		SpecStep{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off"},
 		SpecStep{Assert: "!other.ok || (!other.replayed && toJSON(other.result) != toJSON(first.result))"},
 		SpecStep{Assert: "!again.ok || toJSON(again.result) != toJSON(other.result) || toJSON(again.result) == toJSON(first.result)"})
-	s.Comment = fmt.Sprintf("Keys are scoped per tool: the key of a %s call sent with a %s call is another operation, and the retry of the first still gets its own answer.", t.Name, u.Name)
+	s.Comment = fmt.Sprintf("Keys are scoped per tool: the key of the %s call sent with a %s call is another operation, and the retry of the first still gets its own answer.", t.Name, u.Name)
 	// Two tools execute: the sinks and effects of one tool do not count them.
 	s.executions = -1
 	j, done := b.judge(s, "first", "other")
@@ -181,8 +181,8 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	switch {
 	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && jsonEqual(r.Result, first[0].Result))):
 		c.Status = Fail
-		c.Reason = u.Name + " with the key of a " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
-	case len(again) > 0 && again[0].Outcome == scenario.OK && jsonEqual(again[0].Result, r.Result) && !jsonEqual(again[0].Result, first[0].Result):
+		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
+	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && jsonEqual(again[0].Result, r.Result) && !jsonEqual(again[0].Result, first[0].Result):
 		c.Status = Fail
 		c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 	case r.Outcome == scenario.Info:
@@ -190,11 +190,11 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	case r.Outcome == scenario.Fail:
 		if ok, why := b.control(u, uargs); !ok {
 			c.Status = Inconclusive
-			c.Reason = u.Name + " refused the key of a " + t.Name + " call" + statusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
+			c.Reason = u.Name + " refused the key of the " + t.Name + " call" + statusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
 			break
 		}
 		c.Status, c.Evidence = Warn, byStatus
-		c.Reason = u.Name + " refused the key of a " + t.Name + " call" + statusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
+		c.Reason = u.Name + " refused the key of the " + t.Name + " call" + statusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
 	default:
 		c.Status, c.Reason = Pass, u.Name+" with the same key executed its own call"
 	}

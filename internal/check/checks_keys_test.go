@@ -106,7 +106,7 @@ func TestKeyChecks(t *testing.T) {
 		{name: "correct", want: map[string]Status{Replay: Pass, KeyScope: Pass, ErrorsNotReplayed: Pass, Expiry: Pass}},
 		{name: "keys shared between tools", faults: keyFaults{shared: true},
 			want:   map[string]Status{Replay: Pass, KeyScope: Fail, ErrorsNotReplayed: Pass, Expiry: Pass},
-			reason: map[string]string{KeyScope: "ship with the key of a pay call got pay's answer: keys are not scoped per tool"}},
+			reason: map[string]string{KeyScope: "ship with the key of the pay call got pay's answer: keys are not scoped per tool"}},
 		{name: "errors stored under the key", faults: keyFaults{cacheErrors: true},
 			want:   map[string]Status{Replay: Pass, KeyScope: Pass, ErrorsNotReplayed: Fail, Expiry: Pass},
 			reason: map[string]string{ErrorsNotReplayed: "the corrected call got the refused call's error again"}},
