@@ -179,16 +179,22 @@ func (e *HTTP) Call(ctx context.Context, req Request) Result {
 	}
 	var mu sync.Mutex
 	wrote := false
+	var answered time.Time
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
 		mu.Lock()
 		wrote = true
 		res.Sent = time.Now()
+		mu.Unlock()
+	}, GotFirstResponseByte: func() {
+		mu.Lock()
+		answered = time.Now()
 		mu.Unlock()
 	}}
 	hr = hr.WithContext(httptrace.WithClientTrace(ctx, trace))
 	resp, err := e.client.Do(hr)
 	mu.Lock()
 	sent := wrote
+	res.Answered = answered
 	mu.Unlock()
 	if err != nil {
 		return finish(res, transportOutcome(ctx, err, sent), describe(ctx, err, timeout))

@@ -127,7 +127,7 @@ func TestJSONGolden(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Summary.Failed != 2 || back.Scenarios[1].FailedTrial.Calls[2].Key != "bbbbbbbbbbbb-0" {
+	if back.Summary.Failed != 2 || back.Scenarios[1].FailedTrial != 3 || back.Scenarios[1].History[1].Calls[2].Key != "bbbbbbbbbbbb-0" {
 		t.Errorf("round trip: %+v", back.Summary)
 	}
 }
@@ -237,7 +237,7 @@ func TestInterruptedGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !back.Interrupted || back.Summary.Passed != 1 || back.Summary.Failed != 0 || back.Summary.Interrupted != 2 ||
-		back.Scenarios[1].Status != runner.Interrupted || back.Scenarios[1].CutTrial == nil {
+		back.Scenarios[1].Status != runner.Interrupted || len(back.Scenarios[1].History) != 2 || !back.Scenarios[1].History[1].Cut {
 		t.Errorf("json: %+v", back.Summary)
 	}
 	var gh bytes.Buffer

@@ -124,6 +124,9 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 // Summary is the closing line: counts and the idempotency metrics.
 func Summary(rep *runner.Report) string {
 	var passed, failed, errored, skipped, interrupted int
+	if rep.Err != nil {
+		errored++ // the run itself, as JUnit and JSON count it
+	}
 	var m runner.Metrics
 	for _, r := range rep.Scenarios {
 		switch r.Status {
@@ -166,7 +169,7 @@ func Summary(rep *runner.Report) string {
 	}
 	parts = append(parts,
 		fmt.Sprintf("%d calls", m.Calls),
-		"replay rate "+rate(m.Replayed, m.Retries),
+		"replay rate "+rate(m.Replayed, m.Repeats()),
 		"conflict rate "+rate(m.Conflicts, m.Keyed),
 		formatDuration(rep.Duration))
 	s := strings.Join(parts, " · ")

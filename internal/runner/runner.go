@@ -401,6 +401,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			break
 		}
 		t := r.trial(ctx, sc, i, res)
+		res.History = append(res.History, t)
 		if ctx.Err() != nil {
 			// The interrupt came before the trial ended: whatever it says (a call cancelled
 			// mid-flight, an assertion cut short, a sleep that ended early) is not a verdict on
@@ -467,7 +468,7 @@ type trialState struct {
 	index int // logical calls so far, for default keys
 	keys  map[string]string
 	args  map[string]map[string]any
-	sent  map[string]bool // keys already sent in this trial
+	sent  map[string]string // keys already sent in this trial, with the step that sent each first
 	// judged holds every call of the trial as the verdict sees it; exempt the steps whose
 	// calls it does not judge (verdict: off, a tool idempotent by nature).
 	judged  []verdict.Call
@@ -479,13 +480,13 @@ type trialState struct {
 
 func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res *ScenarioResult) *Trial {
 	start := time.Now()
-	t := &Trial{Index: idx, Session: r.session(idx)}
+	t := &Trial{Index: idx, Session: r.session(idx), Start: start}
 	st := &trialState{
 		sc: sc, trial: t,
 		env:     map[string]any{"session": t.Session, "trial": idx},
 		keys:    map[string]string{},
 		args:    map[string]map[string]any{},
-		sent:    map[string]bool{},
+		sent:    map[string]string{},
 		exempt:  map[string]bool{},
 		metrics: &res.Metrics,
 		res:     res,
@@ -714,7 +715,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		// A lost response is lost once: the retry loop hears the later attempts' answers.
 		req.LoseResponse = step.LoseResponse && attempts == 1
 		res = ep.Call(ctx, req)
-		r.record(st, step, 0, attempts, key, res)
+		r.record(st, step, 0, attempts, key, args, res)
 		if step.Retry == nil || attempts >= step.Retry.Attempts || !shouldRetry(step.Retry, res) || ctx.Err() != nil {
 			break
 		}
@@ -774,9 +775,9 @@ func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 }
 
 // record appends a call to the trial's history and the metrics.
-func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result) {
+func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, args map[string]any, res endpoint.Result) {
 	c := Call{
-		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
+		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key, Args: args,
 		Outcome: scenario.Outcome(res.Outcome), Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
 		Sent: res.Sent, Answered: res.Answered, Result: res.Result,
@@ -798,10 +799,17 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	}
 	if key != "" {
 		m.Keyed++
-		if st.sent[key] {
-			m.Retries++
+		// The copies of one fan-out are concurrent duplicates, not retries: a retry is a later
+		// step or attempt sending a key again.
+		if first, seen := st.sent[key]; seen {
+			if copy > 0 && first == step.ID {
+				m.Copies++
+			} else {
+				m.Retries++
+			}
+		} else {
+			st.sent[key] = step.ID
 		}
-		st.sent[key] = true
 	}
 	var ignore []string
 	if def := st.sc.Endpoints[step.Endpoint]; def != nil {
@@ -876,7 +884,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		return &us
 	}
 	for i, res := range fo.Results {
-		r.record(st, step, i+1, 1, req.Key, res)
+		r.record(st, step, i+1, 1, req.Key, req.Args, res)
 		c := assert.CopyResult{CallResult: callResult(res, req.Key, 1), OffsetUS: float64(fo.Offsets[i].Nanoseconds()) / 1000}
 		// When this copy left and when its answer began, from the first copy's release.
 		c.ReleasedUS, c.AnsweredUS = since(res.Sent), since(res.Answered)

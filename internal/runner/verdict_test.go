@@ -65,7 +65,7 @@ func TestVerdict(t *testing.T) {
 		step     string // more settings of every call step
 		// want is the failure message, "" for a pass.
 		want     string
-		replayed int // of 4 retries of each key (1 retry, 3 burst copies) in one trial
+		replayed int // of 4 repeats of a key in one trial: 1 retry, 3 burst copies
 		dups     int
 	}{
 		{name: "unmarked byte-for-byte replays", tool: "stored", replayed: 4},
@@ -115,8 +115,9 @@ steps:
 					}
 				}
 			}
-			if m := r.Metrics; m.Retries != 4 || m.Replayed != tt.replayed || m.DuplicateExecutions != tt.dups {
-				t.Errorf("retries %d, replayed %d, duplicates %d; want 4, %d, %d", m.Retries, m.Replayed, m.DuplicateExecutions, tt.replayed, tt.dups)
+			// The burst's copies are concurrent duplicates, not retries.
+			if m := r.Metrics; m.Retries != 1 || m.Copies != 3 || m.Repeats() != 4 || m.Replayed != tt.replayed || m.DuplicateExecutions != tt.dups {
+				t.Errorf("retries %d, copies %d, replayed %d, duplicates %d; want 1, 3, %d, %d", m.Retries, m.Copies, m.Replayed, m.DuplicateExecutions, tt.replayed, tt.dups)
 			}
 		})
 	}
