@@ -118,4 +118,3 @@ func lineDiff(a, b string) string {
 	}
 	return "lengths differ"
 }
-
