@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // History formats a trial's calls as an aligned table: the evidence behind a verdict.
@@ -38,7 +39,26 @@ func History(t *runner.Trial) string {
 			float64(c.Duration.Microseconds())/1000, oneLine(c.Error, 80))
 	}
 	tw.Flush()
+	// The answers lose_response discarded: the agent never saw them, the reader should, to
+	// compare them with what the retry got.
+	for _, c := range t.Calls {
+		if c.Lost && c.Result != nil {
+			fmt.Fprintf(&b, "discarded answer of %s: %s\n", callName(c), oneLine(verdict.Canonical(c.Result), 240))
+		}
+	}
 	return b.String()
+}
+
+// callName names a call in a trial: its step, and its copy or attempt when there are several.
+func callName(c runner.Call) string {
+	name := Escape(c.Step)
+	if c.Copy > 0 {
+		name += fmt.Sprintf(" copy %d", c.Copy)
+	}
+	if c.Attempt > 1 {
+		name += fmt.Sprintf(" attempt %d", c.Attempt)
+	}
+	return name
 }
 
 func oneLine(s string, n int) string {

@@ -355,8 +355,27 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
 }
 
-// mcpStderr adds the standard error of the scenario's stdio MCP servers to a failure.
-func (r *runner) mcpStderr(sc *scenario.Scenario, f *Failure) {
+// outputMarks is where the output of a scenario's services and stdio MCP servers stands before
+// a trial, so that its failure shows only what they wrote during it.
+type outputMarks struct {
+	services, mcp map[string]int64
+}
+
+func (r *runner) marks(sc *scenario.Scenario) outputMarks {
+	m := outputMarks{services: r.svcs.marks(sc), mcp: map[string]int64{}}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name := range sc.Endpoints {
+		if w := r.stderr[name]; w != nil {
+			m.mcp[name] = w.Mark()
+		}
+	}
+	return m
+}
+
+// mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
+// to a failure. A server started during the trial has no mark: all it wrote counts.
+func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *Failure) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for name := range sc.Endpoints {
@@ -364,7 +383,7 @@ func (r *runner) mcpStderr(sc *scenario.Scenario, f *Failure) {
 		if w == nil {
 			continue
 		}
-		if out := strings.TrimSpace(w.String()); out != "" {
+		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
 			if f.ServiceOutput == nil {
 				f.ServiceOutput = map[string]string{}
 			}
@@ -400,6 +419,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			cut = true
 			break
 		}
+		marks := r.marks(sc)
 		t := r.trial(ctx, sc, i, res)
 		res.History = append(res.History, t)
 		if ctx.Err() != nil {
@@ -420,8 +440,8 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		res.TrialsFailed++
 		if res.FailedTrial == nil {
 			res.FailedTrial, res.Failure = t, t.Failure
-			t.Failure.ServiceOutput = r.svcs.tails(sc, serviceTail)
-			r.mcpStderr(sc, t.Failure)
+			t.Failure.ServiceOutput = r.svcs.tails(sc, marks.services, serviceTail)
+			r.mcpStderr(sc, marks.mcp, t.Failure)
 			res.Status = Failed
 		}
 		if t.Failure.Kind == "error" {

@@ -52,7 +52,7 @@ func (r *runner) judge(st *trialState) {
 	if t.Failure == nil {
 		first := j.Violations[0]
 		step := st.step(st.judged[first.First].Step)
-		f := &Failure{Kind: "verdict", Step: step.ID, Pos: step.Pos, Message: first.Message(), Explanation: first.Explain()}
+		f := &Failure{Kind: "verdict", Step: step.ID, Pos: step.Pos, Message: verdictLine(first), Explanation: first.Explain()}
 		f.Explanation = append(f.Explanation, st.more(j.Violations[1:])...)
 		t.Failure, t.Passed = f, false
 		return
@@ -60,6 +60,9 @@ func (r *runner) judge(st *trialState) {
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
 }
+
+// verdictLine states a violation in words, then the likely cause on the server.
+func verdictLine(v verdict.Violation) string { return v.Message() + " — " + v.Hint() }
 
 // more explains further violations, each under its message and position.
 func (st *trialState) more(vs []verdict.Violation) []string {
@@ -70,7 +73,7 @@ func (st *trialState) more(vs []verdict.Violation) []string {
 			break
 		}
 		step := st.step(st.judged[v.First].Step)
-		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, v.Message()))
+		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, verdictLine(v)))
 		for _, l := range v.Explain() {
 			out = append(out, "  "+l)
 		}

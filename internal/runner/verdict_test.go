@@ -96,7 +96,7 @@ steps:
 			switch {
 			case tt.want == "" && r.Status != Passed:
 				t.Fatalf("status %s: %+v", r.Status, r.Failure)
-			case tt.want != "" && (r.Status != Failed || r.Failure.Kind != "verdict" || r.Failure.Message != tt.want):
+			case tt.want != "" && (r.Status != Failed || r.Failure.Kind != "verdict" || !strings.HasPrefix(r.Failure.Message, tt.want+" — ")):
 				t.Fatalf("status %s, failure %+v; want the verdict %q", r.Status, r.Failure, tt.want)
 			}
 			if tt.want != "" {
@@ -105,9 +105,16 @@ steps:
 				}
 				// The answers side by side, and the further violations.
 				text := strings.Join(r.Failure.Explanation, "\n")
-				wants := []string{"first (lost)  {", "retry         {", "burst copy"}
+				// Each violation leads with the verdict and the likely cause: the lost answer's retry
+				// found no stored answer, the burst's copies raced past the check.
+				wants := []string{"first (lost)  {", "retry         {", "burst copy",
+					"key s-2 executed 4 times (" + tt.tool + ") — the server's check-and-store is not atomic: reserve the key"}
+				if tt.tool != "marked" && !strings.Contains(r.Failure.Message, "the server did not find the key when the call came again") {
+					t.Errorf("message without the cause of a retry executed again: %s", r.Failure.Message)
+				}
 				if tt.tool == "marked" {
-					wants = []string{"first answer: first (lost)  {", "marked replay: retry        {", "step burst: key s-2: 3 replays differ"}
+					wants = []string{"first answer: first (lost)  {", "marked replay: retry        {", "step burst: key s-2: 3 replays differ",
+						"— the server builds the answer again on replay"}
 				}
 				for _, want := range wants {
 					if !strings.Contains(text, want) {
