@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,12 +44,39 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 	if err != nil {
 		return FanoutResult{}, err
 	}
-	u := hr.URL
 	body, _ := io.ReadAll(hr.Body)
 	timeout := e.timeout(req)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	conn, err := e.dialH2(ctx, hr.URL)
+	if err != nil {
+		return FanoutResult{}, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+
+	c := newH2Conn(conn, n)
+	if err := c.preface(); err != nil {
+		return FanoutResult{}, fmt.Errorf("send preface: %w", err)
+	}
+	go c.readFrames()
+	if err := c.awaitSettings(ctx, n); err != nil {
+		return FanoutResult{}, err
+	}
+	start := time.Now()
+	if err := c.sendHeads(hr, body); err != nil {
+		return FanoutResult{}, err
+	}
+	sent, werr := c.release()
+	c.wait(ctx)
+	return e.collect(ctx, c, req, timeout, start, sent, werr), nil
+}
+
+// dialH2 connects to the URL's host through the outbound policy; for https:// it negotiates h2
+// by ALPN.
+func (e *HTTP) dialH2(ctx context.Context, u *url.URL) (net.Conn, error) {
 	addr := u.Host
 	if u.Port() == "" {
 		port := "80"
@@ -59,163 +87,190 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 	}
 	conn, err := e.cfg.Policy.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return FanoutResult{}, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close()
-	if u.Scheme == "https" {
-		tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"h2"}})
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return FanoutResult{}, fmt.Errorf("tls handshake: %w", err)
-		}
-		if tc.ConnectionState().NegotiatedProtocol != "h2" {
-			return FanoutResult{}, errors.New("the server does not speak HTTP/2 (ALPN h2); use sync: last-byte")
-		}
-		conn = tc
+	if u.Scheme != "https" {
+		return conn, nil
 	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
-	defer stop()
+	tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"h2"}})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
+	if tc.ConnectionState().NegotiatedProtocol != "h2" {
+		conn.Close()
+		return nil, errors.New("the server does not speak HTTP/2 (ALPN h2); use sync: last-byte")
+	}
+	return tc, nil
+}
 
-	var wmu sync.Mutex
-	bw := bufio.NewWriter(conn)
-	fr := http2.NewFramer(bw, bufio.NewReader(conn))
-	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	write := func(f func() error) error {
-		wmu.Lock()
-		defer wmu.Unlock()
-		if err := f(); err != nil {
-			return err
-		}
-		return bw.Flush()
-	}
-	if err := write(func() error {
-		if _, err := bw.WriteString(http2.ClientPreface); err != nil {
-			return err
-		}
-		return fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 24})
-	}); err != nil {
-		return FanoutResult{}, fmt.Errorf("send preface: %w", err)
-	}
+// h2conn is the client side of one HTTP/2 connection carrying a fan-out's n streams (ids 1, 3,
+// 5, …): the writes, and the frame reader that fills the streams in.
+type h2conn struct {
+	conn net.Conn
+	bw   *bufio.Writer
+	fr   *http2.Framer
+	wmu  sync.Mutex // serialises writes of the sender and the reader (acks, window updates)
 
-	streams := make([]*h2Stream, n)
-	byID := map[uint32]*h2Stream{}
-	for i := range streams {
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when a stream is done
+	streams []*h2Stream
+	byID    map[uint32]*h2Stream
+
+	settings    chan uint32 // the server's max concurrent streams; closed if none came
+	readErr     chan error  // why the reader stopped
+	gotSettings bool        // read by the reader goroutine only
+}
+
+func newH2Conn(conn net.Conn, n int) *h2conn {
+	c := &h2conn{conn: conn, bw: bufio.NewWriter(conn), byID: map[uint32]*h2Stream{},
+		settings: make(chan uint32, 1), readErr: make(chan error, 1)}
+	c.fr = http2.NewFramer(c.bw, bufio.NewReader(conn))
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.cond = sync.NewCond(&c.mu)
+	c.streams = make([]*h2Stream, n)
+	for i := range c.streams {
 		s := &h2Stream{id: uint32(2*i + 1), header: http.Header{}}
-		streams[i], byID[s.id] = s, s
+		c.streams[i], c.byID[s.id] = s, s
 	}
-	var mu sync.Mutex
-	cond := sync.NewCond(&mu)
-	settings := make(chan uint32, 1) // the server's max concurrent streams
-	readErr := make(chan error, 1)
-	go func() {
-		gotSettings := false
-		for {
-			f, err := fr.ReadFrame()
-			if err != nil {
-				mu.Lock()
-				for _, s := range streams {
-					if !s.done {
-						s.done, s.err = true, err
-					}
-				}
-				cond.Broadcast()
-				mu.Unlock()
-				if !gotSettings {
-					close(settings)
-				}
-				readErr <- err
-				return
-			}
-			switch f := f.(type) {
-			case *http2.SettingsFrame:
-				if f.IsAck() {
-					continue
-				}
-				_ = write(fr.WriteSettingsAck)
-				if !gotSettings {
-					gotSettings = true
-					max := uint32(1 << 31)
-					if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
-						max = v
-					}
-					settings <- max
-				}
-			case *http2.PingFrame:
-				if !f.IsAck() {
-					_ = write(func() error { return fr.WritePing(true, f.Data) })
-				}
-			case *http2.MetaHeadersFrame:
-				mu.Lock()
-				if s := byID[f.StreamID]; s != nil {
-					if s.status == 0 {
-						s.answered = time.Now()
-						s.status, _ = strconv.Atoi(f.PseudoValue("status"))
-					}
-					for _, hf := range f.RegularFields() {
-						s.header.Add(hf.Name, hf.Value)
-					}
-					if f.StreamEnded() {
-						s.done = true
-						cond.Broadcast()
-					}
-				}
-				mu.Unlock()
-			case *http2.DataFrame:
-				mu.Lock()
-				if s := byID[f.StreamID]; s != nil {
-					s.body.Write(f.Data())
-					if f.StreamEnded() {
-						s.done = true
-						cond.Broadcast()
-					}
-				}
-				mu.Unlock()
-				if l := uint32(len(f.Data())); l > 0 {
-					_ = write(func() error {
-						if err := fr.WriteWindowUpdate(0, l); err != nil {
-							return err
-						}
-						return fr.WriteWindowUpdate(f.StreamID, l)
-					})
-				}
-			case *http2.RSTStreamFrame:
-				mu.Lock()
-				if s := byID[f.StreamID]; s != nil && !s.done {
-					s.done, s.reset, s.err = true, true, fmt.Errorf("stream reset by the server: %v", f.ErrCode)
-					cond.Broadcast()
-				}
-				mu.Unlock()
-			case *http2.GoAwayFrame:
-				mu.Lock()
-				for _, s := range streams {
-					if s.id > f.LastStreamID && !s.done {
-						s.done, s.reset, s.err = true, true, errors.New("refused by GOAWAY")
-					}
-				}
-				cond.Broadcast()
-				mu.Unlock()
-			}
-		}
-	}()
+	return c
+}
 
+// write runs f's frame writes under the write lock and flushes them.
+func (c *h2conn) write(f func() error) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := f(); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
+// preface sends the client preface and the client's SETTINGS.
+func (c *h2conn) preface() error {
+	return c.write(func() error {
+		if _, err := c.bw.WriteString(http2.ClientPreface); err != nil {
+			return err
+		}
+		return c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 24})
+	})
+}
+
+// readFrames reads frames until the connection fails, then ends every open stream with that
+// error.
+func (c *h2conn) readFrames() {
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			c.endOpen(func(*h2Stream) bool { return true }, err, false)
+			if !c.gotSettings {
+				close(c.settings)
+			}
+			c.readErr <- err
+			return
+		}
+		c.handle(f)
+	}
+}
+
+// handle applies one frame from the server.
+func (c *h2conn) handle(f http2.Frame) {
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		if f.IsAck() {
+			return
+		}
+		_ = c.write(c.fr.WriteSettingsAck)
+		if !c.gotSettings {
+			c.gotSettings = true
+			max := uint32(1 << 31)
+			if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
+				max = v
+			}
+			c.settings <- max
+		}
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			_ = c.write(func() error { return c.fr.WritePing(true, f.Data) })
+		}
+	case *http2.MetaHeadersFrame:
+		c.update(f.StreamID, f.StreamEnded(), func(s *h2Stream) {
+			if s.status == 0 {
+				s.answered = time.Now()
+				s.status, _ = strconv.Atoi(f.PseudoValue("status"))
+			}
+			for _, hf := range f.RegularFields() {
+				s.header.Add(hf.Name, hf.Value)
+			}
+		})
+	case *http2.DataFrame:
+		c.update(f.StreamID, f.StreamEnded(), func(s *h2Stream) { s.body.Write(f.Data()) })
+		if l := uint32(len(f.Data())); l > 0 {
+			_ = c.write(func() error {
+				if err := c.fr.WriteWindowUpdate(0, l); err != nil {
+					return err
+				}
+				return c.fr.WriteWindowUpdate(f.StreamID, l)
+			})
+		}
+	case *http2.RSTStreamFrame:
+		c.endOpen(func(s *h2Stream) bool { return s.id == f.StreamID }, fmt.Errorf("stream reset by the server: %v", f.ErrCode), true)
+	case *http2.GoAwayFrame:
+		c.endOpen(func(s *h2Stream) bool { return s.id > f.LastStreamID }, errors.New("refused by GOAWAY"), true)
+	}
+}
+
+// update applies fill to stream id (if it is one of ours) and marks it done when ended.
+func (c *h2conn) update(id uint32, ended bool, fill func(*h2Stream)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.byID[id]; s != nil {
+		fill(s)
+		if ended {
+			s.done = true
+			c.cond.Broadcast()
+		}
+	}
+}
+
+// endOpen ends the streams not yet done that match with err; reset says the server refused them.
+func (c *h2conn) endOpen(match func(*h2Stream) bool, err error, reset bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.streams {
+		if match(s) && !s.done {
+			s.done, s.err = true, err
+			s.reset = reset
+		}
+	}
+	c.cond.Broadcast()
+}
+
+// awaitSettings waits for the server's first SETTINGS and checks that n streams fit in it.
+func (c *h2conn) awaitSettings(ctx context.Context, n int) error {
 	var max uint32
 	select {
-	case v, ok := <-settings:
+	case v, ok := <-c.settings:
 		if !ok {
-			return FanoutResult{}, fmt.Errorf("the server does not speak HTTP/2 (no SETTINGS after the preface: %v); use sync: last-byte", <-readErr)
+			return fmt.Errorf("the server does not speak HTTP/2 (no SETTINGS after the preface: %v); use sync: last-byte", <-c.readErr)
 		}
 		max = v
 	case <-ctx.Done():
-		return FanoutResult{}, errors.New("no HTTP/2 SETTINGS from the server; use sync: last-byte")
+		return errors.New("no HTTP/2 SETTINGS from the server; use sync: last-byte")
 	}
 	if uint32(n) > max {
-		return FanoutResult{}, fmt.Errorf("%d copies exceed the server's %d concurrent HTTP/2 streams", n, max)
+		return fmt.Errorf("%d copies exceed the server's %d concurrent HTTP/2 streams", n, max)
 	}
+	return nil
+}
 
-	// Everything but the end of each stream.
+// sendHeads sends everything but the end of each stream: the HPACK-encoded request headers and
+// the body without END_STREAM.
+func (c *h2conn) sendHeads(hr *http.Request, body []byte) error {
+	u := hr.URL
 	var hbuf bytes.Buffer
 	enc := hpack.NewEncoder(&hbuf)
-	start := time.Now()
-	for _, s := range streams {
+	for _, s := range c.streams {
 		hbuf.Reset()
 		fields := [][2]string{{":method", hr.Method}, {":scheme", u.Scheme}, {":authority", u.Host}, {":path", u.RequestURI()},
 			{"content-length", strconv.Itoa(len(body))}}
@@ -229,43 +284,56 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 		}
 		block := append([]byte(nil), hbuf.Bytes()...)
 		id := s.id
-		if err := write(func() error {
-			if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true}); err != nil {
+		if err := c.write(func() error {
+			if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndHeaders: true}); err != nil {
 				return err
 			}
-			return fr.WriteData(id, false, body)
+			return c.fr.WriteData(id, false, body)
 		}); err != nil {
-			return FanoutResult{}, fmt.Errorf("send stream %d: %w", id, err)
+			return fmt.Errorf("send stream %d: %w", id, err)
 		}
 	}
-	// The release: every stream's END_STREAM in one write.
+	return nil
+}
+
+// release sends every stream's END_STREAM in one write. sent is taken before the write, as in
+// the HTTP/1 release: no answer precedes it.
+func (c *h2conn) release() (sent time.Time, err error) {
 	var final bytes.Buffer
 	ff := http2.NewFramer(&final, nil)
-	for _, s := range streams {
+	for _, s := range c.streams {
 		_ = ff.WriteData(s.id, true, nil)
 	}
-	wmu.Lock()
-	sent := time.Now() // before the write, as in the HTTP/1 release: no answer precedes it
-	_, werr := conn.Write(final.Bytes())
-	wmu.Unlock()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	sent = time.Now()
+	_, err = c.conn.Write(final.Bytes())
+	return sent, err
+}
 
-	mu.Lock()
+// wait blocks until every stream is done or ctx ends.
+func (c *h2conn) wait(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for {
 		all := true
-		for _, s := range streams {
+		for _, s := range c.streams {
 			all = all && s.done
 		}
 		if all || ctx.Err() != nil {
-			break
+			return
 		}
-		cond.Wait()
+		c.cond.Wait()
 	}
-	mu.Unlock()
+}
 
+// collect turns the streams into the fan-out's results; werr is the release's write error.
+func (e *HTTP) collect(ctx context.Context, c *h2conn, req Request, timeout time.Duration, start, sent time.Time, werr error) FanoutResult {
+	n := len(c.streams)
 	out := FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n)}
-	mu.Lock()
-	defer mu.Unlock()
-	for i, s := range streams {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, s := range c.streams {
 		res := Result{Start: start, Sent: sent}
 		switch {
 		case werr != nil:
@@ -287,5 +355,5 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 		}
 	}
 	out.SpreadUS, out.Overlapped = 0, overlapped(out.Results)
-	return out, nil
+	return out
 }

@@ -33,9 +33,9 @@ type CheckTool struct {
 // CheckEnv is what templates in check.tools args may use.
 func CheckEnv() assert.Env { return assert.Env{"session": "", "trial": 0} }
 
-// checkSection decodes check: {missing_key, tools: {NAME: {args, skip}}}.
+// checkFields decodes check: {missing_key, tools: {NAME: {args, skip}}}.
 func (f *file) checkSection(n *yaml.Node) *CheckConfig {
-	m, ok := f.mapping(n, "check", "missing_key", "tools")
+	m, ok := f.fields(n, "check", checkFields)
 	if !ok {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (f *file) checkSection(n *yaml.Node) *CheckConfig {
 	if v := m["tools"]; v != nil {
 		for _, kv := range f.entries(v, "check.tools") {
 			name := kv[0].Value
-			tm, ok := f.mapping(kv[1], "check.tools."+name, "args", "skip")
+			tm, ok := f.fields(kv[1], "check.tools."+name, checkToolFields)
 			if !ok {
 				continue
 			}

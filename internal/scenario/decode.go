@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/redact"
 )
 
@@ -299,4 +300,41 @@ func (f *file) value(n *yaml.Node) any {
 		return float64(x)
 	}
 	return v
+}
+
+func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Template {
+	s := f.str(n, what)
+	t, err := assert.CompileTemplate(s, env)
+	if err != nil {
+		f.exprError(n, err, what)
+		return nil
+	}
+	return t
+}
+
+// templateMap decodes a mapping of names to templates (headers, env); a value is named
+// "label NAME" in errors. With refs, services.NAME and sinks.NAME uses are recorded for checkRefs.
+func (f *file) templateMap(n *yaml.Node, what, label string, env assert.Env, refs bool) map[string]*assert.Template {
+	out := map[string]*assert.Template{}
+	for _, kv := range f.entries(n, what) {
+		out[kv[0].Value] = f.template(kv[1], label+" "+kv[0].Value, env)
+		if refs {
+			f.checkServiceRefs(kv[1])
+		}
+	}
+	return out
+}
+
+// exprError reports an expression error at its position inside the scalar n.
+func (f *file) exprError(n *yaml.Node, err error, what string) {
+	var e *assert.Error
+	if errors.As(err, &e) {
+		hint := e.Hint
+		if strings.HasPrefix(e.Msg, "unknown name") {
+			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
+		}
+		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
+		return
+	}
+	f.errf(n, "", "%s: %v", what, err)
 }

@@ -1,9 +1,15 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/idemtest/idemtest/internal/netguard"
 )
 
 // checkProbeHosts applies the outbound policy to the probes' targets that are written out (a
@@ -62,3 +68,47 @@ func DSNHosts(dsn string) []string {
 	}
 	return out
 }
+
+// HostError is a call target that is neither loopback nor allowed.
+type HostError = netguard.HostError
+
+// CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
+// rule and the allowed hosts (netguard's policy). A host that is itself templated is checked
+// when it is rendered, before the trial's first call.
+func CheckHost(rawURL string, allowed []string) *HostError {
+	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
+	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
+		u := tpl.ReplaceAllString(strings.ReplaceAll(rawURL, "{tool}", "tool"), "0")
+		return checkHost(u, allowed)
+	}
+	return nil
+}
+
+func hostOf(raw string) string {
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if h, _, err := net.SplitHostPort(rest); err == nil {
+		return h
+	}
+	return rest
+}
+
+func checkHost(rawURL string, allowed []string) *HostError {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		return nil
+	}
+	var he *HostError
+	if errors.As(netguard.New(allowed).Check(u.Hostname(), u.Port()), &he) {
+		return he
+	}
+	return nil
+}
+
+// IsLoopback reports whether host is localhost or a loopback address.
+func IsLoopback(host string) bool { return netguard.IsLoopback(host) }

@@ -21,7 +21,7 @@ func probeEnv() assert.Env {
 
 func (f *file) sink(k, n *yaml.Node, source string) *Sink {
 	name := k.Value
-	m, ok := f.mapping(n, "sink "+name, "routes", "port", "key_header")
+	m, ok := f.fields(n, "sink "+name, sinkFields)
 	if !ok {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (f *file) sink(k, n *yaml.Node, source string) *Sink {
 			f.errf(kv[0], "choose another route name", "route name %q is reserved (it lists all requests / the sink's URL)", rname)
 			continue
 		}
-		rm, ok := f.mapping(kv[1], "route "+rname, "method", "path", "respond", "delay", "fail_first", "hang_first", "drop_response_first")
+		rm, ok := f.fields(kv[1], "route "+rname, routeFields)
 		if !ok {
 			continue
 		}
@@ -60,7 +60,7 @@ func (f *file) sink(k, n *yaml.Node, source string) *Sink {
 			f.errf(kv[1], "add path: /v1/refunds", "route %s needs path:", rname)
 		}
 		if v := rm["respond"]; v != nil {
-			if pm, ok := f.mapping(v, "respond", "status", "json", "headers"); ok {
+			if pm, ok := f.fields(v, "respond", respondFields); ok {
 				if x := pm["status"]; x != nil {
 					r.Status = f.integer(x, "status", 100, 599)
 				}
@@ -95,7 +95,7 @@ func (f *file) sink(k, n *yaml.Node, source string) *Sink {
 
 func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 	name := k.Value
-	m, ok := f.mapping(n, "probe "+name, "http", "call_tool", "endpoint", "args", "sql", "redis")
+	m, ok := f.fields(n, "probe "+name, probeFields)
 	if !ok {
 		return nil
 	}
@@ -114,7 +114,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 	env := probeEnv()
 	switch {
 	case m["http"] != nil:
-		hm, ok := f.mapping(m["http"], "http probe", "url", "method", "headers")
+		hm, ok := f.fields(m["http"], "http probe", httpProbeFields)
 		if !ok {
 			return nil
 		}
@@ -133,10 +133,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 			}
 		}
 		if v := hm["headers"]; v != nil {
-			h.Headers = map[string]*assert.Template{}
-			for _, kv := range f.entries(v, "headers") {
-				h.Headers[kv[0].Value] = f.template(kv[1], "header", env)
-			}
+			h.Headers = f.templateMap(v, "headers", "header", env, false)
 		}
 		p.HTTP = h
 	case m["call_tool"] != nil:
@@ -149,7 +146,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 		}
 		p.CallTool = t
 	case m["sql"] != nil:
-		sm, ok := f.mapping(m["sql"], "sql probe", "dsn", "query", "args")
+		sm, ok := f.fields(m["sql"], "sql probe", sqlProbeFields)
 		if !ok {
 			return nil
 		}
@@ -171,7 +168,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 		}
 		p.SQL = q
 	case m["redis"] != nil:
-		rm, ok := f.mapping(m["redis"], "redis probe", "addr", "command")
+		rm, ok := f.fields(m["redis"], "redis probe", redisProbeFields)
 		if !ok {
 			return nil
 		}

@@ -29,7 +29,9 @@ func Schema(config bool) ([]byte, error) {
 		"additionalProperties": false,
 		"properties":           props,
 	}
+	fields := scenarioFields
 	if config {
+		fields = configFields
 		root["title"] = "idemtest config (idemtest.yaml)"
 		props["check"] = map[string]any{"$ref": "#/$defs/check"}
 	} else {
@@ -41,5 +43,6 @@ func Schema(config bool) ([]byte, error) {
 		props["trials"] = map[string]any{"type": "integer", "minimum": 1, "maximum": MaxTrials}
 		props["steps"] = map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"$ref": "#/$defs/step"}}
 	}
+	describe(root, fields)
 	return json.MarshalIndent(root, "", "  ")
 }

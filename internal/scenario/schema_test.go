@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,19 +60,92 @@ func TestSchemaAcceptsTheExamples(t *testing.T) {
 	}
 }
 
-// TestSchemaKnowsEveryCallField keeps the schema in step with the loader.
-func TestSchemaKnowsEveryCallField(t *testing.T) {
-	var doc map[string]any
-	json.Unmarshal(schemaDefs, &doc)
-	props := doc["$defs"].(map[string]any)["callStep"].(map[string]any)["properties"].(map[string]any)
-	for _, f := range callFields {
-		if _, ok := props[f]; !ok {
-			t.Errorf("call step field %q is missing from schema.json", f)
+// TestSchemaKnowsEveryField keeps schema.json in step with the loader's field tables: for every
+// section, the same properties, the same required ones, and values of the same kind.
+func TestSchemaKnowsEveryField(t *testing.T) {
+	roots := map[bool]map[string]any{}
+	for _, config := range []bool{false, true} {
+		b, err := Schema(config)
+		if err != nil {
+			t.Fatal(err)
 		}
+		var doc map[string]any
+		json.Unmarshal(b, &doc)
+		roots[config] = doc
 	}
-	if len(props) != len(callFields) {
-		t.Errorf("schema.json has %d call step fields, the loader %d", len(props), len(callFields))
+	defs := roots[false]["$defs"].(map[string]any)
+	for name, sec := range sections {
+		t.Run(name, func(t *testing.T) {
+			node := schemaNode(defs, sec.schema)
+			switch {
+			case name == "config":
+				node = roots[true]
+			case name == "scenario":
+				node = roots[false]
+			case node == nil:
+				t.Fatalf("schema.json has no $defs/%s", sec.schema)
+			}
+			props, _ := node["properties"].(map[string]any)
+			required := map[string]bool{}
+			if r, ok := node["required"].([]any); ok {
+				for _, x := range r {
+					required[x.(string)] = true
+				}
+			}
+			for _, fd := range sec.fields {
+				p, ok := props[fd.name].(map[string]any)
+				if !ok {
+					t.Errorf("field %q is missing from schema.json", fd.name)
+					continue
+				}
+				if k := schemaKind(p); k != fd.kind {
+					t.Errorf("field %q is a %s in the loader, a %s in schema.json", fd.name, fd.kind, k)
+				}
+				if required[fd.name] != fd.required {
+					t.Errorf("field %q: required is %v in the loader, %v in schema.json", fd.name, fd.required, required[fd.name])
+				}
+				if fd.doc != "" && p["description"] != fd.doc {
+					t.Errorf("field %q: description %q, want the loader's %q", fd.name, p["description"], fd.doc)
+				}
+			}
+			if len(props) != len(sec.fields) {
+				t.Errorf("schema.json has %d fields, the loader %d", len(props), len(sec.fields))
+			}
+		})
 	}
+}
+
+// schemaKind tells the kind of value a property schema describes.
+func schemaKind(p map[string]any) kind {
+	switch ref, _ := p["$ref"].(string); ref {
+	case "#/$defs/duration":
+		return kDuration
+	case "#/$defs/template":
+		return kTemplate
+	case "#/$defs/stringMap":
+		return kStringMap
+	case "":
+	default:
+		return kMapping
+	}
+	if _, ok := p["enum"]; ok {
+		return kString
+	}
+	switch p["type"] {
+	case "string":
+		return kString
+	case "integer":
+		return kInteger
+	case "boolean":
+		return kBoolean
+	case "array":
+		return kList
+	case "object":
+		return kMapping
+	case nil:
+		return kAny
+	}
+	return kind(fmt.Sprint(p["type"]))
 }
 
 func TestSchemaRejects(t *testing.T) {

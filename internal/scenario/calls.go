@@ -1,0 +1,184 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/assert"
+)
+
+// callStep decodes a call step's fields and derives the outcome it expects.
+func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
+	if x := m["call_tool"]; x != nil {
+		st.Tool = f.str(x, "call_tool")
+	}
+	if x := m["endpoint"]; x != nil {
+		st.Endpoint = f.str(x, "endpoint")
+		st.endpointPos = f.pos(x)
+	}
+	if x := m["retry_of"]; x != nil {
+		st.retryOfPos = f.pos(x)
+	}
+	if x := m["args"]; x != nil {
+		if x.Kind != yaml.MappingNode {
+			f.errf(x, "args is a mapping such as {accountId: acct_1, amount: 10}", "args must be a mapping, got %s", kindName(x))
+		} else {
+			st.Args = f.args(x, env)
+		}
+	}
+	if x := m["key"]; x != nil {
+		st.Key = f.template(x, "key", env)
+	}
+	if x := m["retry_of"]; x != nil {
+		st.RetryOf = f.str(x, "retry_of")
+	}
+	st.Fanout = 1
+	if x := m["fanout"]; x != nil {
+		st.Fanout = f.integer(x, "fanout", 1, MaxFanout)
+	}
+	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
+	st.Sync = "last-byte"
+	if x := m["sync"]; x != nil {
+		st.syncPos = f.pos(x)
+		switch v := f.str(x, "sync"); v {
+		case "barrier", "last-byte", "single-packet":
+			st.Sync = v
+		default:
+			hint := "sync is last-byte (all but the final byte beforehand), barrier (each copy writes its whole request at the release) or single-packet (HTTP/2: every stream's end in one write)"
+			if c := closest(v, []string{"barrier", "last-byte", "single-packet"}); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errf(x, hint, "unknown sync %q", v)
+		}
+	}
+	if x := m["stagger"]; x != nil {
+		st.StaggerMin, st.StaggerMax = f.stagger(x)
+	}
+	if x := m["timeout"]; x != nil {
+		var ok bool
+		if st.Timeout, ok = f.durationOK(x, "timeout"); ok && st.Timeout == 0 {
+			f.errf(x, "use a duration above zero, such as 200ms", "timeout must be above zero")
+		}
+	}
+	if x := m["lose_response"]; x != nil {
+		st.LoseResponse = f.boolean(x, "lose_response")
+	}
+	if x := m["without_key"]; x != nil {
+		st.WithoutKey = f.boolean(x, "without_key")
+	}
+	if x := m["retry"]; x != nil {
+		st.Retry = f.retry(x)
+	}
+	if x := m["verdict"]; x != nil {
+		switch v := f.str(x, "verdict"); v {
+		case "on":
+		case "off":
+			st.VerdictOff = true
+		default:
+			hint := "verdict is on (the default) or off (this step's calls are not judged for exactly-once)"
+			if c := closest(v, []string{"on", "off"}); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			f.errf(x, hint, "unknown verdict %q", v)
+		}
+	}
+	switch {
+	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:
+		st.Expect = Any
+	case st.LoseResponse:
+		st.Expect = Info
+	case st.WithoutKey:
+		st.Expect = Fail
+	default:
+		st.Expect = OK
+	}
+	if x := m["expect"]; x != nil {
+		switch v := Outcome(f.str(x, "expect")); v {
+		case OK, Fail, Info, Any:
+			st.Expect = v
+		default:
+			f.errf(x, "expect is ok, fail, info or any", "unknown outcome %q", v)
+		}
+	}
+	if x := m["expect_error"]; x != nil && f.boolean(x, "expect_error") {
+		if m["expect"] != nil {
+			f.errf(x, "keep one: expect_error: true means expect: fail", "expect_error and expect are both given")
+		}
+		st.Expect = Fail
+	}
+	if st.LoseResponse && st.Fanout > 1 {
+		f.errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")
+	}
+	f.refuseIgnored(st, m)
+	if st.WithoutKey && (m["key"] != nil) {
+		f.errf(m["without_key"], "remove key: or without_key:", "without_key and key are both given")
+	}
+}
+
+// stagger decodes "2ms" (0 to 2ms) or "500us..2ms".
+func (f *file) stagger(n *yaml.Node) (time.Duration, time.Duration) {
+	v := f.str(n, "stagger")
+	lo, hi := "0s", v
+	if a, b, ok := strings.Cut(v, ".."); ok {
+		lo, hi = a, b
+	}
+	min, err1 := time.ParseDuration(strings.TrimSpace(lo))
+	max, err2 := time.ParseDuration(strings.TrimSpace(hi))
+	switch {
+	case err1 != nil || err2 != nil || min < 0 || max < min:
+		f.errf(n, "write stagger: 2ms (offsets from 0 to 2ms) or stagger: 100us..2ms", "stagger %q is not a duration or a range of durations", v)
+	case max > time.Second:
+		f.errf(n, "stagger aims at windows inside one request: keep it under a second", "stagger %q is too wide", v)
+	}
+	return min, max
+}
+
+// args decodes a tool's arguments; strings with {{ }} become templates rendered per call.
+func (f *file) args(n *yaml.Node, env assert.Env) any {
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := map[string]any{}
+		for _, kv := range f.entries(n, "args") {
+			out[kv[0].Value] = f.args(kv[1], env)
+		}
+		return out
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			out = append(out, f.args(c, env))
+		}
+		return out
+	case yaml.ScalarNode:
+		if n.Tag == "!!str" && assert.HasTemplate(n.Value) {
+			return f.template(n, "template", env)
+		}
+	}
+	return f.value(n)
+}
+
+// retry decodes a call step's retry: policy.
+func (f *file) retry(n *yaml.Node) *Retry {
+	m, ok := f.fields(n, "retry", retryFields)
+	if !ok {
+		return nil
+	}
+	r := &Retry{Attempts: 3, On: []string{"info", "conflict"}, Backoff: 100 * time.Millisecond}
+	if x := m["attempts"]; x != nil {
+		r.Attempts = f.integer(x, "retry.attempts", 1, 100)
+	}
+	if x := m["on"]; x != nil {
+		r.On = f.strings(x, "retry.on")
+		for i, o := range r.On {
+			if !contains([]string{"info", "conflict", "5xx", "fail"}, o) {
+				f.errAt(f.pos(x.Content[min(i, len(x.Content)-1)]), "retry.on lists info, conflict, 5xx or fail", "unknown retry condition %q", o)
+			}
+		}
+	}
+	if x := m["backoff"]; x != nil {
+		r.Backoff = f.duration(x, "retry.backoff")
+	}
+	return r
+}

@@ -1,0 +1,267 @@
+package scenario
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file is the one list of the keys each mapping of a scenario file or idemtest.yaml may
+// have. The decoder accepts exactly these (an unknown key gets "did you mean"), Schema writes
+// their docs into the JSON Schema, and the schema test checks that schema.json has the same
+// properties, required keys and kinds for every section. A new field is added here, decoded in
+// its section's file, and given its constraints in schema.json.
+
+// kind is the shape of a field's value, as the schema test compares it with schema.json.
+type kind string
+
+const (
+	kString    kind = "string"    // a scalar string (or one of an enum of strings)
+	kInteger   kind = "integer"   // a whole number
+	kBoolean   kind = "boolean"   // true or false
+	kDuration  kind = "duration"  // a Go duration: 500ms, 2s
+	kTemplate  kind = "template"  // text with {{ expr }} parts
+	kStringMap kind = "stringMap" // names to strings (headers, env)
+	kList      kind = "list"      // a sequence
+	kMapping   kind = "mapping"   // a nested mapping
+	kAny       kind = "any"       // any YAML value (a JSON body)
+)
+
+// field is one key of a mapping.
+type field struct {
+	name     string
+	kind     kind
+	required bool
+	doc      string
+}
+
+// section is a mapping's allowed keys and where schema.json describes it: a path under $defs, or
+// "" for the document roots, which Schema builds.
+type section struct {
+	schema string
+	fields []field
+}
+
+// names returns the section's keys in order.
+func (s section) names() []string {
+	out := make([]string, len(s.fields))
+	for i, f := range s.fields {
+		out[i] = f.name
+	}
+	return out
+}
+
+// fields decodes n as a mapping of sec's keys; what names it in errors.
+func (f *file) fields(n *yaml.Node, what string, sec section) (map[string]*yaml.Node, bool) {
+	return f.mapping(n, what, sec.names()...)
+}
+
+var defaultEndpointField = field{"endpoint", kString, false, "the default endpoint of call steps that name none"}
+
+var (
+	configFields = section{"", []field{
+		defaultEndpointField,
+		{"endpoints", kMapping, false, ""},
+		{"services", kMapping, false, ""},
+		{"allow_hosts", kList, false, ""},
+		{"sinks", kMapping, false, ""},
+		{"probes", kMapping, false, ""},
+		{"check", kMapping, false, ""},
+	}}
+	scenarioFields = section{"", []field{
+		{"name", kString, true, ""},
+		{"description", kString, false, ""},
+		{"tags", kList, false, ""},
+		{"trials", kInteger, false, ""},
+		defaultEndpointField,
+		{"steps", kList, true, ""},
+		{"endpoints", kMapping, false, ""},
+		{"services", kMapping, false, ""},
+		{"sinks", kMapping, false, ""},
+		{"probes", kMapping, false, ""},
+		{"allow_hosts", kList, false, ""},
+	}}
+
+	endpointFields = section{"endpoint", []field{
+		{"http", kMapping, false, ""},
+		{"mcp", kMapping, false, ""},
+		{"key", kMapping, false, ""},
+		{"mutating", kList, false, ""},
+		{"allow_hosts", kList, false, ""},
+		{"compare", kMapping, false, ""},
+		{"natural", kList, false, "tools idempotent by nature: their answers are not judged by the verdict"},
+	}}
+	httpEndpointFields = section{"endpoint/properties/http", []field{
+		{"url", kTemplate, false, "{tool} is replaced with the tool name; with openapi, the base URL that overrides the document's servers"},
+		{"method", kString, false, ""},
+		{"headers", kStringMap, false, ""},
+		{"timeout", kDuration, false, ""},
+		{"max_response_bytes", kInteger, false, ""},
+		{"openapi", kTemplate, false, "an OpenAPI 3.0/3.1 document (a file, relative to this one, or an http(s) URL): each operation is a tool"},
+	}}
+	mcpEndpointFields = section{"endpoint/properties/mcp", []field{
+		{"command", kList, false, ""},
+		{"env", kStringMap, false, ""},
+		{"dir", kString, false, ""},
+		{"url", kString, false, ""},
+		{"headers", kStringMap, false, ""},
+		{"timeout", kDuration, false, ""},
+		{"init_timeout", kDuration, false, ""},
+		{"conflict_match", kString, false, ""},
+		{"max_response_bytes", kInteger, false, ""},
+	}}
+	keyFields = section{"key", []field{
+		{"header", kString, false, ""},
+		{"arg", kString, false, ""},
+		{"meta", kString, false, ""},
+	}}
+	compareFields = section{"endpoint/properties/compare", []field{
+		{"ignore", kList, false, "dotted paths of answer fields that change on every answer (requestId, meta.at), left out of the verdict's comparisons"},
+	}}
+
+	serviceFields = section{"service", []field{
+		{"command", kList, true, ""},
+		{"env", kStringMap, false, ""},
+		{"dir", kString, false, ""},
+		{"ready", kMapping, false, ""},
+	}}
+	readyFields = section{"service/properties/ready", []field{
+		{"http", kString, false, ""},
+		{"tcp", kString, false, ""},
+		{"log", kString, false, ""},
+		{"timeout", kDuration, false, ""},
+	}}
+
+	sinkFields = section{"sink", []field{
+		{"routes", kMapping, true, ""},
+		{"port", kInteger, false, ""},
+		{"key_header", kString, false, ""},
+	}}
+	routeFields = section{"sink/properties/routes/additionalProperties", []field{
+		{"method", kString, false, ""},
+		{"path", kString, true, ""},
+		{"respond", kMapping, false, ""},
+		{"delay", kDuration, false, ""},
+		{"fail_first", kInteger, false, ""},
+		{"hang_first", kInteger, false, ""},
+		{"drop_response_first", kInteger, false, ""},
+	}}
+	respondFields = section{"sink/properties/routes/additionalProperties/properties/respond", []field{
+		{"status", kInteger, false, ""},
+		{"json", kAny, false, ""},
+		{"headers", kStringMap, false, ""},
+	}}
+
+	probeFields = section{"probe", []field{
+		{"http", kMapping, false, ""},
+		{"call_tool", kString, false, ""},
+		{"endpoint", kString, false, ""},
+		{"args", kMapping, false, ""},
+		{"sql", kMapping, false, ""},
+		{"redis", kMapping, false, ""},
+	}}
+	httpProbeFields = section{"probe/properties/http", []field{
+		{"url", kString, true, ""},
+		{"method", kString, false, ""},
+		{"headers", kStringMap, false, ""},
+	}}
+	sqlProbeFields = section{"probe/properties/sql", []field{
+		{"dsn", kString, true, ""},
+		{"query", kString, true, ""},
+		{"args", kList, false, ""},
+	}}
+	redisProbeFields = section{"probe/properties/redis", []field{
+		{"addr", kString, false, ""},
+		{"command", kList, true, ""},
+	}}
+
+	checkFields = section{"check", []field{
+		{"missing_key", kString, false, "a mutating call without a key must be rejected with a 4xx (reject, default) or is only reported (accept)"},
+		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check"},
+	}}
+	checkToolFields = section{"check/properties/tools/additionalProperties", []field{
+		{"args", kMapping, false, "the arguments to call the tool with, instead of ones built from its input schema; {{ session }} makes a value unique per trial"},
+		{"skip", kString, false, "leave the tool out of the battery, with this reason"},
+	}}
+
+	callFields = section{"callStep", []field{
+		{"id", kString, false, ""},
+		{"call_tool", kString, false, "the tool to call"},
+		{"endpoint", kString, false, ""},
+		{"args", kMapping, false, "the tool's arguments; strings may contain {{ expr }}"},
+		{"key", kTemplate, false, "an explicit idempotency key"},
+		{"retry_of", kString, false, "repeat an earlier call step: same key, same args unless given"},
+		{"fanout", kInteger, false, "copies sent at once with one key; not with retry"},
+		{"sync", kString, false, "how a fan-out's copies are released (needs fanout of 2 or more; single-packet needs an HTTP endpoint that speaks HTTP/2)"},
+		{"stagger", kString, false, "2ms or 100us..2ms; needs fanout of 2 or more"},
+		{"timeout", kDuration, false, ""},
+		{"lose_response", kBoolean, false, ""},
+		{"retry", kMapping, false, ""},
+		{"expect", kString, false, ""},
+		{"expect_error", kBoolean, false, ""},
+		{"without_key", kBoolean, false, ""},
+		{"verdict", kString, false, "off: this step's calls are not judged for exactly-once"},
+	}}
+	retryFields = section{"callStep/properties/retry", []field{
+		{"attempts", kInteger, false, ""},
+		{"on", kList, false, ""},
+		{"backoff", kDuration, false, ""},
+	}}
+	assertFields = section{"assertStep", []field{
+		{"id", kString, false, ""},
+		{"assert", kString, true, "an expr-lang expression that must be true"},
+		{"eventually", kDuration, false, ""},
+	}}
+	sleepFields = section{"sleepStep", []field{
+		{"id", kString, false, ""},
+		{"sleep", kDuration, true, ""},
+	}}
+)
+
+// sections lists every section with a name for tests and Schema.
+var sections = map[string]section{
+	"config": configFields, "scenario": scenarioFields,
+	"endpoint": endpointFields, "http endpoint": httpEndpointFields, "mcp endpoint": mcpEndpointFields,
+	"key": keyFields, "compare": compareFields,
+	"service": serviceFields, "ready": readyFields,
+	"sink": sinkFields, "route": routeFields, "respond": respondFields,
+	"probe": probeFields, "http probe": httpProbeFields, "sql probe": sqlProbeFields, "redis probe": redisProbeFields,
+	"check": checkFields, "check tool": checkToolFields,
+	"call step": callFields, "retry": retryFields, "assert step": assertFields, "sleep step": sleepFields,
+}
+
+// schemaNode returns the object at path (slash-separated keys) under defs, or nil.
+func schemaNode(defs map[string]any, path string) map[string]any {
+	var cur any = defs
+	for _, k := range strings.Split(path, "/") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+// describe writes each field's doc into its property of the schema document root (whose
+// properties are the root sections' and whose $defs hold the others).
+func describe(root map[string]any, roots section) {
+	defs := root["$defs"].(map[string]any)
+	apply := func(props map[string]any, sec section) {
+		for _, fd := range sec.fields {
+			if p, ok := props[fd.name].(map[string]any); ok && fd.doc != "" {
+				p["description"] = fd.doc
+			}
+		}
+	}
+	apply(root["properties"].(map[string]any), roots)
+	for _, sec := range sections {
+		if sec.schema == "" {
+			continue
+		}
+		if props, ok := schemaNode(defs, sec.schema)["properties"].(map[string]any); ok {
+			apply(props, sec)
+		}
+	}
+}
