@@ -293,7 +293,7 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 			vars = append(vars, k+"="+ts.Getenv(k))
 		}
 	}
-	for _, k := range []string{"L_URL", "L_ADDR", "L_PORT", "H_URL", "H_ADDR", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "CLICOLOR_FORCE", "TERM"} {
+	for _, k := range []string{"L_URL", "L_ADDR", "L_PORT", "H_URL", "H_ADDR", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "CLICOLOR_FORCE", "TERM"} {
 		if v := ts.Getenv(k); v != "" && !seen[k] {
 			vars = append(vars, k+"="+v)
 		}

@@ -98,7 +98,7 @@ func TestRecordedGolden(t *testing.T) {
 			}
 			golden(t, base+".junit.xml", junit.Bytes())
 			validateJUnit(t, junit.Bytes())
-			GitHub(&gh, rep)
+			GitHub(&gh, rep, "")
 			golden(t, base+".github.txt", gh.Bytes())
 			if err := StepSummary(&md, rep); err != nil {
 				t.Fatal(err)

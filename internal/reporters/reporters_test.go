@@ -148,7 +148,7 @@ func TestTerminalGolden(t *testing.T) {
 
 func TestGitHubAnnotations(t *testing.T) {
 	var buf bytes.Buffer
-	GitHub(&buf, sampleReport())
+	GitHub(&buf, sampleReport(), "")
 	golden(t, "report.github.txt", buf.Bytes())
 }
 
@@ -241,7 +241,7 @@ func TestInterruptedGolden(t *testing.T) {
 		t.Errorf("json: %+v", back.Summary)
 	}
 	var gh bytes.Buffer
-	GitHub(&gh, interruptedReport())
+	GitHub(&gh, interruptedReport(), "")
 	if gh.Len() != 0 {
 		t.Errorf("an interrupted scenario is annotated as an error: %s", gh.String())
 	}
@@ -344,5 +344,22 @@ func TestStepSummary(t *testing.T) {
 	fenced, _, _ = strings.Cut(fenced, "\n````\n")
 	if strings.Count(md, "<script>") != strings.Count(fenced, "<script>") {
 		t.Error("the server's HTML reached the summary outside a code fence")
+	}
+}
+
+func TestWorkspacePath(t *testing.T) {
+	wd, _ := os.Getwd()
+	for _, tc := range []struct{ name, file, workspace, want string }{
+		{"no workspace", "scenarios/a.yaml", "", "scenarios/a.yaml"},
+		{"run from the workspace", "scenarios/a.yaml", wd, "scenarios/a.yaml"},
+		{"run from a subdirectory", "scenarios/a.yaml", filepath.Dir(filepath.Dir(wd)), "internal/reporters/scenarios/a.yaml"},
+		{"an absolute path inside", filepath.Join(wd, "x", "a.yaml"), wd, "x/a.yaml"},
+		{"a path outside the workspace", "/elsewhere/a.yaml", wd, "/elsewhere/a.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WorkspacePath(tc.file, tc.workspace); got != tc.want {
+				t.Errorf("WorkspacePath(%q, %q) = %q, want %q", tc.file, tc.workspace, got, tc.want)
+			}
+		})
 	}
 }
