@@ -46,7 +46,7 @@ func TestJUnitSchema(t *testing.T) {
 		write func(*bytes.Buffer) error
 	}{
 		{"pass, fail, error, verdict and skipped", func(b *bytes.Buffer) error { return WriteJUnit(b, sampleReport()) }},
-		{"interrupted", func(b *bytes.Buffer) error { return WriteJUnit(b, interruptedReport()) }},
+		{"recorded interrupted run", func(b *bytes.Buffer) error { return WriteJUnit(b, recordedReport(t, "run.interrupted.json")) }},
 		{"recorded run against the none mode", func(b *bytes.Buffer) error { return WriteJUnit(b, recordedReport(t, "run.none.json")) }},
 		{"services did not start", func(b *bytes.Buffer) error {
 			return WriteJUnit(b, &runner.Report{Start: t0, Err: errors.New("service refunds exited before it was ready: exit status 1")})

@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -21,24 +22,38 @@ var record = flag.Bool("record", false, "run idemtest against the reference serv
 var recordings = []struct {
 	name string
 	args []string
+	// interrupt, when set, is a line of the verbose output after which the run gets SIGINT.
+	interrupt string
 }{
 	// The reference server ignoring keys: lost answers and bursts executed again.
 	{"run.none.json", []string{"--config", "examples/broken/none.yaml", "--trials", "1", "--session", "0123456789ab",
-		"examples/scenarios/verdict_only.yaml", "examples/scenarios/burst.yaml", "examples/scenarios/two_keys.yaml", "examples/scenarios/lost_response.yaml"}},
+		"examples/scenarios/verdict_only.yaml", "examples/scenarios/burst.yaml", "examples/scenarios/two_keys.yaml", "examples/scenarios/lost_response.yaml"}, ""},
 	// The correct server, two trials each: everything passes.
 	{"run.correct.json", []string{"--trials", "2", "--session", "0123456789ab",
-		"examples/scenarios/verdict_only.yaml", "examples/scenarios/retry_returns_stored_result.yaml", "examples/scenarios/missing_key.yaml"}},
+		"examples/scenarios/verdict_only.yaml", "examples/scenarios/retry_returns_stored_result.yaml", "examples/scenarios/missing_key.yaml"}, ""},
 	// A rejected call (a 400 with a problem body), an MCP server that exits at once, and a
 	// scenario --fail-fast skips.
 	{"run.mixed.json", []string{"--fail-fast", "--trials", "1", "--session", "0123456789ab",
-		"internal/reporters/testdata/record/a_rejected.yaml", "internal/reporters/testdata/record/b_skipped.yaml"}},
-	{"run.errored.json", []string{"--trials", "1", "--session", "0123456789ab", "internal/reporters/testdata/record/c_errors.yaml"}},
+		"internal/reporters/testdata/record/a_rejected.yaml", "internal/reporters/testdata/record/b_skipped.yaml"}, ""},
+	{"run.errored.json", []string{"--trials", "1", "--session", "0123456789ab", "internal/reporters/testdata/record/c_errors.yaml"}, ""},
 	// A service that exits before it is ready.
-	{"run.nostart.json", []string{"--config", "internal/reporters/testdata/record/nostart.yaml", "internal/reporters/testdata/record/b_skipped.yaml"}},
+	{"run.nostart.json", []string{"--config", "internal/reporters/testdata/record/nostart.yaml", "internal/reporters/testdata/record/b_skipped.yaml"}, ""},
+	// Ctrl-C during the second trial of the second scenario (after its first call line), its call
+	// in flight.
+	{"run.interrupted.json", []string{"-v", "--session", "0123456789ab", "internal/reporters/testdata/record/interrupt"}, "second trial t1 "},
 }
 
 // TestRecord re-records the runs with -record; otherwise it only checks they are there.
 func TestRecord(t *testing.T) {
+	var bin string
+	if *record {
+		bin = filepath.Join(t.TempDir(), "idemtest")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = filepath.Join("..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build idemtest: %v\n%s", err, out)
+		}
+	}
 	for _, rc := range recordings {
 		t.Run(rc.name, func(t *testing.T) {
 			path := filepath.Join("testdata", rc.name)
@@ -49,14 +64,31 @@ func TestRecord(t *testing.T) {
 				return
 			}
 			out, _ := filepath.Abs(path)
-			args := append([]string{"run", ".", "run", "--no-color", "--json", out}, rc.args...)
-			cmd := exec.Command("go", args...)
+			args := append([]string{"run", "--no-color", "--json", out}, rc.args...)
+			cmd := exec.Command(bin, args...)
 			cmd.Dir = filepath.Join("..", "..")
 			cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=", "GITHUB_STEP_SUMMARY=")
-			combined, err := cmd.CombinedOutput()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var seen bytes.Buffer
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				seen.WriteString(sc.Text() + "\n")
+				if rc.interrupt != "" && strings.Contains(sc.Text(), rc.interrupt) {
+					_ = cmd.Process.Signal(os.Interrupt)
+				}
+			}
+			err = cmd.Wait()
 			var exit *exec.ExitError
-			if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-				t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, combined)
+			if err != nil && !(errors.As(err, &exit) && (exit.ExitCode() == 1 || rc.interrupt != "" && exit.ExitCode() == 130)) {
+				t.Fatalf("idemtest %s: %v\n%s%s", strings.Join(args, " "), err, seen.String(), stderr.String())
 			}
 		})
 	}
