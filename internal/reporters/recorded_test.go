@@ -3,6 +3,7 @@ package reporters
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,4 +150,49 @@ func lineDiff(a, b string) string {
 		}
 	}
 	return "lengths differ"
+}
+
+// TestJSONFieldsDocumented: every field name the recorded reports hold is in the README's table
+// of the JSON report, so the documented format cannot drift from the written one.
+func TestJSONFieldsDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "### The JSON report")
+	section, _, _ = strings.Cut(section, "\n## ")
+	fields := map[string]bool{}
+	var walk func(v any, inAnswer bool)
+	walk = func(v any, inAnswer bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if !inAnswer {
+					fields[k] = true
+				}
+				// Arguments, answers and service output are the server's and the scenario's own.
+				walk(e, inAnswer || k == "arguments" || k == "answer" || k == "service_output")
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, inAnswer)
+			}
+		}
+	}
+	for _, rc := range recordings {
+		b, err := os.ReadFile(filepath.Join("testdata", rc.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		walk(v, false)
+	}
+	for f := range fields {
+		if !strings.Contains(section, "`"+f+"`") && !strings.Contains(section, "`"+f+"[]") && !strings.Contains(section, "."+f+"[]`") {
+			t.Errorf("the JSON report's field %q is not in the README's table (### The JSON report)", f)
+		}
+	}
 }
