@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -114,17 +115,20 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"listen":   cmdListen,
-			"requests": cmdRequests,
-			"exits":    cmdExits,
-			"gone":     cmdGone,
-			"binfile":  cmdBinfile,
-			"replace":  cmdReplace,
-			"mcpagent": cmdMCPAgent,
+			"listen":     cmdListen,
+			"requests":   cmdRequests,
+			"exits":      cmdExits,
+			"gone":       cmdGone,
+			"binfile":    cmdBinfile,
+			"replace":    cmdReplace,
+			"mcpagent":   cmdMCPAgent,
+			"mcpsession": cmdMCPSession,
 		},
 	})
 }
 
+// envKey holds the Setup environment, for commands that build an exec.Cmd themselves
+// (mcpagent hands one to the MCP SDK) and so cannot use ts.Exec.
 type envKey struct{}
 
 // memoryServer is the npm MCP server the interop script talks to, installed by .ci/run.
@@ -275,51 +279,31 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdExits runs a program and checks its exit code: "exits CODE PROGRAM ARGS...". Its output
-// is kept for stdout and stderr.
+// cmdExits runs a program and checks its exit code: "exits CODE PROGRAM ARGS...". It runs
+// through ts.Exec, exactly as the built-in exec does: in the script's directory, with the
+// script's whole environment (what Setup set, "env" lines, and what commands such as listen
+// added), its stdin, and the script's deadline; its output is then the script's stdout and
+// stderr. exec alone cannot tell exit 1 (a red verdict) from exit 2 (bad input).
 func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...]")
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	env := ts.Value(envKey{}).(*testscript.Env)
-	var vars []string
-	seen := map[string]bool{}
-	for _, kv := range env.Vars {
-		k, _, _ := strings.Cut(kv, "=")
-		if !seen[k] {
-			seen[k] = true
-			vars = append(vars, k+"="+ts.Getenv(k))
-		}
-	}
-	for _, k := range []string{"L_URL", "L_ADDR", "L_PORT", "H_URL", "H_ADDR", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "CLICOLOR_FORCE", "TERM"} {
-		if v := ts.Getenv(k); v != "" && !seen[k] {
-			vars = append(vars, k+"="+v)
-		}
-	}
-	path, err := lookPath(ts.Getenv("PATH"), args[1])
-	ts.Check(err)
-	c := exec.Command(path, args[2:]...)
-	c.Dir = ts.MkAbs(".")
-	c.Env = vars
-	var stdout, stderr strings.Builder
-	c.Stdout, c.Stderr = &stdout, &stderr
-	err = c.Run()
+	err = ts.Exec(args[1], args[2:]...)
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		ts.Fatalf("run %s: %v", args[1], err)
 	}
-	fmt.Fprint(ts.Stdout(), stdout.String())
-	fmt.Fprint(ts.Stderr(), stderr.String())
 	if code != want {
-		ts.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 		ts.Fatalf("%s exited %d, want %d", args[1], code, want)
 	}
 }
 
+// lookPath finds name in pathList, as exec.LookPath does in the process's PATH.
 func lookPath(pathList, name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil

@@ -137,7 +137,7 @@ type method struct {
 	send func(s *server, n int, key, acct string) error
 }
 
-func idemtest(syncMode string, hold endpoint.Hold) func(*server, int, string, string) error {
+func idemtest(syncMode endpoint.Sync, hold endpoint.Hold) func(*server, int, string, string) error {
 	eps := map[string]*endpoint.HTTP{}
 	var mu sync.Mutex
 	return func(s *server, n int, key, acct string) error {
@@ -327,7 +327,7 @@ func run(trials int, windowsFlag, copiesFlag, out string) error {
 	}
 	report.WriteString(heyNote)
 
-	for _, mode := range []string{endpoint.SyncLastByte, endpoint.SyncSinglePacket} {
+	for _, mode := range []endpoint.Sync{endpoint.SyncLastByte, endpoint.SyncSinglePacket} {
 		if err := whereTheTimeGoes(bin, mode, trials*2, &report); err != nil {
 			return err
 		}
@@ -375,7 +375,7 @@ func (l *lockedBuffer) String() string {
 // whereTheTimeGoes splits the time between two copies into the client's release spread and
 // the server's own delay between the moments the two requests reach the key check, using the
 // reference server's --trace-checks, for caught and missed trials apart.
-func whereTheTimeGoes(bin, mode string, trials int, report *strings.Builder) error {
+func whereTheTimeGoes(bin string, mode endpoint.Sync, trials int, report *strings.Builder) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -468,7 +468,7 @@ func spreads(bin string, report *strings.Builder) error {
 	report.WriteString("\n## Release spread (µs, first to last copy released; correct server; 100 fan-outs each)\n\n")
 	report.WriteString("| copies | sync | p50 | p90 | max | overlapped |\n|---|---|---|---|---|---|\n")
 	for _, n := range []int{2, 8, 64} {
-		for _, mode := range []string{endpoint.SyncSinglePacket, endpoint.SyncLastByte, endpoint.SyncBarrier} {
+		for _, mode := range []endpoint.Sync{endpoint.SyncSinglePacket, endpoint.SyncLastByte, endpoint.SyncBarrier} {
 			var xs []float64
 			over := 0
 			for i := range 100 {

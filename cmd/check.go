@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -184,25 +182,5 @@ func (o *CheckOptions) checkEndpoint() (*scenario.Scenario, string, map[string]a
 		return nil, "", nil, err
 	}
 	sc.Check = cfg.Check
-	var ep map[string]any
-	switch {
-	case o.MCPCommand != "":
-		ep = map[string]any{"mcp": map[string]any{"command": strings.Fields(o.MCPCommand)}}
-	case o.MCPURL != "":
-		ep = map[string]any{"mcp": map[string]any{"url": o.MCPURL}}
-	case o.OpenAPI != "":
-		// A file is named absolutely: the saved scenarios may live anywhere.
-		src := o.OpenAPI
-		if abs, err := filepath.Abs(src); err == nil && !openapi.IsURL(src) {
-			src = abs
-		}
-		h := map[string]any{"openapi": src}
-		if o.HTTPURL != "" {
-			h["url"] = o.HTTPURL
-		}
-		ep = map[string]any{"http": h}
-	default:
-		ep = map[string]any{"http": map[string]any{"url": o.HTTPURL}, "mutating": o.Tools}
-	}
-	return sc, name, map[string]any{name: ep}, nil
+	return sc, name, o.inline(name), nil
 }

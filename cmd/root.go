@@ -199,7 +199,7 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 	}
 	root.SetVersionTemplate("idemtest {{.Version}}\n")
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
-	root.AddCommand(NewCmdProxy(f, nil))
+	root.AddCommand(NewCmdProxy(f, nil), NewCmdSweep(f, nil))
 	root.SetFlagErrorFunc(flagError)
 	strictCompletion(root)
 	return root

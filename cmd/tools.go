@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -79,6 +80,34 @@ func (o *EndpointOptions) adHoc() scenario.AdHoc {
 		MCPCommand: strings.Fields(o.MCPCommand), MCPURL: o.MCPURL, HTTPURL: o.HTTPURL, Tools: o.Tools, AllowHosts: o.AllowHosts,
 		OpenAPI: o.OpenAPI,
 	}
+}
+
+// inline is the endpoint the command line describes as an endpoints: entry of a scenario file,
+// for the scenarios --write saves (no config defines it); nil for an endpoint of the config.
+func (o *EndpointOptions) inline(name string) map[string]any {
+	var ep map[string]any
+	switch {
+	case o.Endpoint != "":
+		return nil
+	case o.MCPCommand != "":
+		ep = map[string]any{"mcp": map[string]any{"command": strings.Fields(o.MCPCommand)}}
+	case o.MCPURL != "":
+		ep = map[string]any{"mcp": map[string]any{"url": o.MCPURL}}
+	case o.OpenAPI != "":
+		// A file is named absolutely: the saved scenarios may live anywhere.
+		src := o.OpenAPI
+		if abs, err := filepath.Abs(src); err == nil && !openapi.IsURL(src) {
+			src = abs
+		}
+		h := map[string]any{"openapi": src}
+		if o.HTTPURL != "" {
+			h["url"] = o.HTTPURL
+		}
+		ep = map[string]any{"http": h}
+	default:
+		ep = map[string]any{"http": map[string]any{"url": o.HTTPURL}, "mutating": o.Tools}
+	}
+	return map[string]any{name: ep}
 }
 
 // ToolsOptions are the inputs of idemtest tools.

@@ -29,6 +29,9 @@ type battery struct {
 	// perCall is what one execution of the current tool sends to each sink that hears from it
 	// (nil: no sink evidence).
 	perCall map[string]int
+	// oneCall is how one call of the current tool changes the snapshot tools' answers (empty:
+	// no state evidence).
+	oneCall delta
 }
 
 // once is the executions a retry check expects: one, or not counted for a tool idempotent by
@@ -43,17 +46,34 @@ func (b *battery) once(t runner.ToolInfo) int {
 // evidence of the sinks.
 const bySinks = "sinks"
 
-// measure runs the tool once and records what one execution sends to each sink.
-func (b *battery) measure(t runner.ToolInfo, args map[string]any) {
-	b.perCall = nil
-	if len(b.base.Sinks) == 0 {
-		return
-	}
-	s := b.spec(t, "measure", "one call", SpecStep{ID: "first", CallTool: t.Name, Args: args})
-	s.executions = -1
+// probe calls the tool once, plainly, before the battery, and records what one execution sends
+// to each sink. A tool that does not work with its arguments cannot be judged: the returned
+// reason, when not empty, skips its row instead of reporting failures the tool would have on any
+// call.
+func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
+	b.perCall, b.oneCall = nil, nil
+	s := b.spec(t, "probe", "one call", b.aroundOne(SpecStep{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.exec(s)
-	if err != nil || res.Status != runner.Passed {
-		return
+	if err != nil {
+		return "a plain call could not run: " + err.Error()
+	}
+	rs := calls(trialOf(res), "probe")
+	if len(rs) == 0 {
+		return "a plain call was not sent"
+	}
+	r := rs[len(rs)-1]
+	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
+	switch r.Outcome {
+	case scenario.Fail:
+		return "a plain call with these arguments fails" + statusNote(r) + fix
+	case scenario.Info:
+		return "a plain call with these arguments did not answer" + statusNote(r) + fix
+	}
+	if d, ok := b.change(trialOf(res), false); ok {
+		b.oneCall = d
+	}
+	if len(b.base.Sinks) == 0 {
+		return ""
 	}
 	for name, n := range b.env.SinkRequests(b.base) {
 		if n > 0 {
@@ -63,6 +83,7 @@ func (b *battery) measure(t runner.ToolInfo, args map[string]any) {
 			b.perCall[name] = n
 		}
 	}
+	return ""
 }
 
 // sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
@@ -158,6 +179,8 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		switch {
 		case b.def.MCP == nil:
 			return &Cell{Check: id, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
+		case t.ReadOnly:
+			return b.readOnly(t, call("call", args))
 		case !t.Idempotent:
 			return &Cell{Check: id, Status: Skip, Reason: "no idempotentHint to check"}
 		}
@@ -185,15 +208,15 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 			call("first", args), reuse, SpecStep{Assert: "!reuse.ok"})
 		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
 		s.executions = 1
-		return b.mismatch(s)
+		return b.mismatch(s, t, other)
 	case DistinctKeys:
-		s := b.spec(t, id, "two keys with the same payload are two operations",
-			call("first", args), SpecStep{ID: "second", CallTool: t.Name, Args: args, Expect: "any"},
+		steps := append(b.stateSteps(call("first", args), SpecStep{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
 			SpecStep{Assert: "second.ok && !second.replayed"},
 			SpecStep{Assert: "toJSON(first.result) != toJSON(second.result)"})
+		s := b.spec(t, id, "two keys with the same payload are two operations", steps...)
 		s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
 		s.executions = 2
-		return b.distinct(s)
+		return b.distinct(s, t, args)
 	case MissingKey:
 		nokey := call("nokey", args)
 		nokey.WithoutKey, nokey.Expect = true, "any"
@@ -207,7 +230,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		if b.cfg.MissingKey == "accept" {
 			s.executions = -1
 		}
-		return b.missing(s)
+		return b.missing(s, t, args)
 	}
 	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
 }
@@ -225,18 +248,12 @@ func stateIDs(i int) (before, afterFirst, afterRetry string) {
 // withState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
 // retry leaves the state as the first call left it (when the first call visibly changed it).
 func (b *battery) withState(first, retry SpecStep) []SpecStep {
-	var before, mid, after, asserts []SpecStep
-	for i, tool := range b.snapshots {
+	var asserts []SpecStep
+	for i := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
-		read := func(id string) SpecStep { return SpecStep{ID: id, CallTool: tool, Expect: "any"} }
-		before, mid, after = append(before, read(b0)), append(mid, read(b1)), append(after, read(b2))
 		asserts = append(asserts, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result) || toJSON(%[2]s.result) == toJSON(%s.result)", b0, b1, b2)})
 	}
-	out := append(before, first)
-	out = append(out, mid...)
-	out = append(out, retry)
-	out = append(out, after...)
-	return append(out, asserts...)
+	return append(b.stateSteps(first, retry), asserts...)
 }
 
 // stateDetails shows what the changed snapshot tools answered after the first call and after
@@ -350,8 +367,7 @@ func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell)
 		}
 	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
 		c.Status = Inconclusive
-		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message +
-			"; give working arguments under check: {tools: {" + s.Tool + ": {args: …}}}"
+		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message + b.twice(s, first)
 	default:
 		return res, nil
 	}
@@ -411,6 +427,10 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 	j, done := b.judge(s, first, "retry")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
+		if b.overruled(c, res, "the retry") {
+			c.Details = details(res, trialOf(res))
+			return c
+		}
 		if res != nil && c.Status == Fail {
 			if moved, changed := b.state(trialOf(res)); len(changed) > 0 {
 				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
@@ -429,6 +449,9 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
 	case r.Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+statusNote(r)
+	case r.Outcome == scenario.Fail && firstFailed(tr, first):
+		c.Status, c.Evidence = Inconclusive, byStatus
+		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + statusNote(r) + " says nothing" + b.twice(s, first)
 	case r.Outcome == scenario.Fail:
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = "the retry was refused" + statusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
@@ -480,7 +503,7 @@ func (b *battery) rejected(c *Cell, r runner.Call, want int, what string) {
 	}
 }
 
-func (b *battery) mismatch(s *Spec) *Cell {
+func (b *battery) mismatch(s *Spec, t runner.ToolInfo, other map[string]any) *Cell {
 	j, done := b.judge(s, "first", "reuse")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -499,6 +522,7 @@ func (b *battery) mismatch(s *Spec) *Cell {
 		}
 	} else {
 		b.rejected(c, r, b.prof.mismatch, "another payload under a used key")
+		b.inconclusiveControl(c, t, other, "another payload under a used key")
 	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
@@ -506,7 +530,7 @@ func (b *battery) mismatch(s *Spec) *Cell {
 	return c
 }
 
-func (b *battery) distinct(s *Spec) *Cell {
+func (b *battery) distinct(s *Spec, t runner.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "first", "second")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -526,13 +550,14 @@ func (b *battery) distinct(s *Spec) *Cell {
 	default:
 		c.Status, c.Reason = Pass, "two keys, two executions"
 	}
+	b.distinctEvidence(c, tr, t, args)
 	if c.Status != Pass {
 		c.Details = details(res, tr)
 	}
 	return c
 }
 
-func (b *battery) missing(s *Spec) *Cell {
+func (b *battery) missing(s *Spec, t runner.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "", "nokey")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -546,6 +571,7 @@ func (b *battery) missing(s *Spec) *Cell {
 		c.Reason = "a call without a key executed" + statusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.missing, "a call without a key")
+		b.inconclusiveControl(c, t, args, "a call without a key")
 	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
@@ -557,13 +583,17 @@ func (b *battery) missing(s *Spec) *Cell {
 // done or the budget is spent. Only a round whose copies overlapped is evidence.
 func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural string) *Cell {
 	burst := SpecStep{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
-	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), burst)
+	steps := []SpecStep{burst}
+	if len(b.oneCall) > 0 {
+		steps = append(b.aroundOne(burst), b.burstAsserts()...)
+	}
+	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), steps...)
 	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.opts.Fanout)
 	s.executions = b.once(t)
 	c := &Cell{Check: Concurrent, Scenario: s}
 	var spreads []float64
 	var last *runner.ScenarioResult
-	okCopies, flightWrong, wrongStatus := 0, 0, 0
+	okCopies, flightWrong, wrongStatus, byState, answersDiffered := 0, 0, 0, 0, 0
 	deadline := time.Now().Add(b.opts.Budget)
 	for c.Rounds < b.opts.Rounds && (c.Rounds == 0 || time.Now().Before(deadline)) && b.ctx.Err() == nil {
 		s.Trials = 1
@@ -575,6 +605,20 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 		if res != nil {
 			c.Overlapped += res.Overlapped
 			spreads = append(spreads, res.SpreadsUS...)
+		}
+		switch n, why := b.burstState(res); {
+		case n > 1:
+			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Evidence: "state (" + strings.Join(b.snapshots, ", ") + ")", Reason: why}
+			cc.Details = details(res, trialOf(res))
+		case n == 1:
+			byState++
+			if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+				if answersDiffered == 0 {
+					stateDecides(s, "burst")
+				}
+				answersDiffered++
+				cc = nil
+			}
 		}
 		if cc == nil && len(s.sinkNames) > 0 {
 			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Reason: "the sinks heard another execution"}
@@ -606,6 +650,9 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	c.Evidence = byAnswers
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
 	switch {
+	case t.Natural && byState > 0 && c.Overlapped > 0:
+		c.Status, c.Evidence = Pass, "state ("+strings.Join(b.snapshots, ", ")+")"
+		c.Reason = fmt.Sprintf("idempotent by nature; in %d round(s) the burst changed the state as one call changes it: %s", byState, stats)
 	case t.Natural:
 		c.Status, c.Reason = Inconclusive, natural+"; "+stats
 	case okCopies == 0:
@@ -615,8 +662,15 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	case flightWrong > 0:
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", wrongStatus, b.prof.name, b.prof.flight, stats)
+	case answersDiffered > 0:
+		c.Status, c.Evidence = Warn, "state ("+strings.Join(b.snapshots, ", ")+"), answers"
+		c.Reason = fmt.Sprintf("the state changed as one call changes it in every round, but in %d round(s) copies answered differently, not as replays (the server deduplicates by content): %s", answersDiffered, stats)
 	default:
 		c.Status, c.Reason = Pass, "one execution per key: "+stats
+		if byState > 0 {
+			c.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+			c.Reason = fmt.Sprintf("one execution per key; in %d round(s) the state changed as one call changes it: %s", byState, stats)
+		}
 	}
 	if c.Status != Pass && !t.Natural && last != nil {
 		c.Details = details(last, trialOf(last))
@@ -635,6 +689,9 @@ func quantiles(xs []float64) (p50, maxv float64) {
 
 // maxHistory bounds the calls shown under a cell.
 const maxHistory = 12
+
+// Details explains a scenario's result: the runner's failure and the calls of trial t.
+func Details(res *runner.ScenarioResult, t *runner.Trial) []string { return details(res, t) }
 
 // details explains a cell: the runner's failure and the trial's calls.
 func details(res *runner.ScenarioResult, t *runner.Trial) []string {

@@ -220,7 +220,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			return nil, fmt.Errorf("--tool %s: endpoint %s has no mutating tool of that name; its mutating tools: %s", name, def.Name, strings.Join(names, ", "))
 		}
 	}
-	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: snapshotTools(tools)}
+	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
 	for _, t := range tools {
 		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
 			continue
@@ -230,7 +230,10 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		args, why := b.args(t, target)
 		row.Args = args
 		if why == "" {
-			b.measure(t, args)
+			why = b.skipReason(t)
+		}
+		if why == "" {
+			why = b.probe(t, args)
 		}
 		for _, id := range checks {
 			if ctx.Err() != nil {
@@ -239,13 +242,14 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			}
 			var c *Cell
 			if why != "" {
-				row.Skipped = why
+				row.Skipped = strings.ReplaceAll(why, "\n", " ")
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
 				start := time.Now()
 				c = b.run(id, t, args)
 				c.Duration = time.Since(start)
 			}
+			oneLine(c)
 			row.Cells = append(row.Cells, c)
 			if opts.OnCell != nil {
 				opts.OnCell(t.Name, c)
@@ -409,9 +413,9 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 // maxSnapshots bounds the read-only tools read before and after each retry.
 const maxSnapshots = 3
 
-// snapshotTools are the state idemtest can read without help: read-only tools (as the mutating
+// SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
 // decision has it) that the server describes and that need no argument.
-func snapshotTools(tools []runner.ToolInfo) []string {
+func SnapshotTools(tools []runner.ToolInfo) []string {
 	var out []string
 	for _, t := range tools {
 		if t.Mutating || t.InputSchema == nil {
@@ -427,4 +431,13 @@ func snapshotTools(tools []runner.ToolInfo) []string {
 		out = out[:maxSnapshots]
 	}
 	return out
+}
+
+// skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest
+// lacks.
+func (b *battery) skipReason(t runner.ToolInfo) string {
+	if t.TaskSupport == "required" {
+		return "needs MCP tasks, which idemtest does not support (tools/list says execution.taskSupport: required)"
+	}
+	return ""
 }

@@ -19,6 +19,8 @@ type Spec struct {
 	Tool    string `yaml:"-"`
 	Check   string `yaml:"-"`
 	Comment string `yaml:"-"`
+	// By names the command that wrote the file in its first line ("idemtest check" when "").
+	By string `yaml:"-"`
 	// executions is how many times the tool must execute in one trial (-1: not counted), for
 	// the sinks' evidence.
 	executions int
@@ -40,14 +42,18 @@ type SpecStep struct {
 	LoseResponse bool           `yaml:"lose_response,omitempty"`
 	WithoutKey   bool           `yaml:"without_key,omitempty"`
 	Expect       string         `yaml:"expect,omitempty"`
-	Assert       string         `yaml:"assert,omitempty"`
+	// Verdict "off" leaves the step's calls out of the exactly-once verdict: the state decides.
+	Verdict string `yaml:"verdict,omitempty"`
+	Assert  string `yaml:"assert,omitempty"`
 }
 
 // File is the name the scenario is written under.
 func (s *Spec) File() string { return safeName(s.Tool) + "." + s.Check + ".yaml" }
 
-// scenario builds the in-memory scenario, sharing base's endpoints, services, sinks and probes,
+// Scenario builds the in-memory scenario, sharing base's endpoints, services, sinks and probes,
 // as the loader would build it from the written file.
+func (s *Spec) Scenario(base *scenario.Scenario) (*scenario.Scenario, error) { return s.scenario(base) }
+
 func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 	where := "check " + s.Tool + " " + s.Check
 	sc := &scenario.Scenario{
@@ -80,6 +86,7 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		}
 		tools[st.ID] = st.Tool
 		st.RetryOf, st.LoseResponse, st.WithoutKey = ss.RetryOf, ss.LoseResponse, ss.WithoutKey
+		st.VerdictOff = ss.Verdict == "off"
 		st.Fanout, st.Sync = max(ss.Fanout, 1), "last-byte"
 		st.Expect = scenario.OK
 		if ss.Expect != "" {

@@ -39,7 +39,11 @@ func Marshal(s *Spec, endpoints map[string]any) ([]byte, error) {
 		Endpoints map[string]any `yaml:"endpoints,omitempty"`
 	}{s, endpoints}
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# Written by idemtest check (%s, check %s).\n", s.Tool, s.Check)
+	by := s.By
+	if by == "" {
+		by = "idemtest check"
+	}
+	fmt.Fprintf(&buf, "# Written by %s (%s, check %s).\n", by, s.Tool, s.Check)
 	for _, l := range wrap(s.Comment, 95) {
 		fmt.Fprintf(&buf, "# %s\n", l)
 	}

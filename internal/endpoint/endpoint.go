@@ -3,18 +3,18 @@ package endpoint
 import (
 	"context"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // Outcome is what a caller can know about whether a call took effect.
-type Outcome string
+type Outcome = outcome.Outcome
 
+// The outcomes a call ends with (outcome.Any is only expected, never the result of a call).
 const (
-	// OK: the call definitely happened.
-	OK Outcome = "ok"
-	// Fail: the call definitely did not happen (4xx, refused before sending).
-	Fail Outcome = "fail"
-	// Info: indeterminate (5xx, timeout, connection lost after sending, response discarded).
-	Info Outcome = "info"
+	OK   = outcome.OK
+	Fail = outcome.Fail
+	Info = outcome.Info
 )
 
 // Request is one tool call.

@@ -12,22 +12,25 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/idemtest/idemtest/internal/outcome"
 )
+
+// Sync is how a fan-out's copies are released (defined in package outcome, which the scenario
+// model shares).
+type Sync = outcome.Sync
 
 // Sync modes of a fan-out.
 const (
-	// SyncBarrier: every copy on its own ready connection, all released by one signal, each
-	// writing its whole request.
-	SyncBarrier = "barrier"
-	// SyncLastByte: every copy written but its held-back bytes beforehand; the final bytes are
-	// then written back to back from one goroutine.
-	SyncLastByte = "last-byte"
+	SyncBarrier      = outcome.SyncBarrier
+	SyncLastByte     = outcome.SyncLastByte
+	SyncSinglePacket = outcome.SyncSinglePacket
 )
 
 // FanoutOptions say how copies are released.
 type FanoutOptions struct {
 	Copies int
-	Sync   string
+	Sync   outcome.Sync
 	Hold   Hold
 	// StaggerMin and StaggerMax spread the releases: each copy gets a random offset in the
 	// range, new for every fan-out.

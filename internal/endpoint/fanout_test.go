@@ -113,8 +113,8 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 // is the distance between the first and the last release, and copies that all reached a server
 // which answers none before the last arrived overlapped.
 func TestFanoutReportsItsSpread(t *testing.T) {
-	for _, syncMode := range []string{SyncBarrier, SyncLastByte} {
-		t.Run(syncMode, func(t *testing.T) {
+	for _, syncMode := range []Sync{SyncBarrier, SyncLastByte} {
+		t.Run(string(syncMode), func(t *testing.T) {
 			srv := newArrivalServer(t, 8)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
 			defer ep.Close()
@@ -341,8 +341,8 @@ func newInstantServer(t *testing.T) *instantServer {
 // the second request more than 2 ms after it had written the first answer did not overlap.
 func TestStaggeredCopiesAgainstAnInstantServer(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	for _, sync := range []string{SyncBarrier, SyncLastByte} {
-		t.Run(sync, func(t *testing.T) {
+	for _, sync := range []Sync{SyncBarrier, SyncLastByte} {
+		t.Run(string(sync), func(t *testing.T) {
 			srv := newInstantServer(t)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
 			defer ep.Close()

@@ -20,11 +20,6 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// SyncSinglePacket releases HTTP/2 copies with one write: every stream's headers and body are
-// sent beforehand on one connection, and the final (END_STREAM) frames of all streams go out
-// together, so the server reads them from one packet.
-const SyncSinglePacket = "single-packet"
-
 // h2Stream is one copy's stream.
 type h2Stream struct {
 	id       uint32

@@ -79,6 +79,9 @@ type Tool struct {
 	KeyHeader string `json:"key_header,omitempty"`
 	// Finding is what the document lacks for retry safety ("no idempotency key declared").
 	Finding string `json:"finding,omitempty"`
+	// TaskSupport is the tool's execution.taskSupport in tools/list ("required": it runs only
+	// as an MCP task, which idemtest does not support).
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // AcceptsArg reports whether the input schema declares the argument name.
@@ -207,6 +210,7 @@ func (e *MCP) Tools(ctx context.Context) ([]Tool, error) {
 		defer e.mu.Unlock()
 		return sortedTools(e.tools), nil
 	}
+	conn := e.conn
 	e.mu.Unlock()
 	tools := map[string]Tool{}
 	for t, err := range cs.Tools(ctx, nil) {
@@ -220,6 +224,7 @@ func (e *MCP) Tools(ctx context.Context) ([]Tool, error) {
 		if m, ok := t.InputSchema.(map[string]any); ok {
 			tool.InputSchema = m
 		}
+		tool.TaskSupport = conn.taskSupport(t.Name)
 		tools[t.Name] = tool
 	}
 	e.mu.Lock()
@@ -493,12 +498,24 @@ type losingConn struct {
 	wrote  map[int64]bool // by call marker: whether the call was written
 	capped func(id any) bool
 	closed chan struct{}
+	// lists are the ids of tools/list requests in flight; tasks is each listed tool's
+	// execution.taskSupport, a field the SDK's Tool type does not keep.
+	lists map[any]bool
+	tasks map[string]string
 
 	closeOnce sync.Once
 }
 
 func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	var call int64
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
+		c.mu.Lock()
+		if c.lists == nil {
+			c.lists = map[any]bool{}
+		}
+		c.lists[req.ID.Raw()] = true
+		c.mu.Unlock()
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
 		var params map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &params) == nil {
@@ -557,7 +574,12 @@ func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.mu.Lock()
 		lost := c.drop[resp.ID.Raw()]
 		delete(c.drop, resp.ID.Raw())
+		list := c.lists[resp.ID.Raw()]
+		delete(c.lists, resp.ID.Raw())
 		c.mu.Unlock()
+		if list && resp.Error == nil {
+			c.noteTasks(resp.Result)
+		}
 		switch {
 		case c.capped != nil && c.capped(resp.ID.Raw()):
 			// The SDK reports an SSE answer cut off at the limit as a stream that ended early.
@@ -572,6 +594,42 @@ func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return msg, err
+}
+
+// noteTasks keeps execution.taskSupport of each tool in a raw tools/list result.
+func (c *losingConn) noteTasks(raw json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(raw, &page) != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range page.Tools {
+		if t.Execution.TaskSupport == "" {
+			continue
+		}
+		if c.tasks == nil {
+			c.tasks = map[string]string{}
+		}
+		c.tasks[t.Name] = t.Execution.TaskSupport
+	}
+}
+
+// taskSupport is the tool's execution.taskSupport as tools/list gave it ("" when not given).
+func (c *losingConn) taskSupport(name string) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks[name]
 }
 
 func (c *losingConn) Close() error {

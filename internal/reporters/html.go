@@ -161,7 +161,7 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 
 func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	f := r.Failure
-	hf := &htmlFailure{Kind: f.Kind, Pos: f.Pos.String(), Step: stepLabel(f.Step), Message: EscapeText(f.Message), Expression: EscapeText(f.Expression)}
+	hf := &htmlFailure{Kind: string(f.Kind), Pos: f.Pos.String(), Step: stepLabel(f.Step), Message: EscapeText(f.Message), Expression: EscapeText(f.Expression)}
 	switch f.Kind {
 	case "verdict":
 		hf.Title = "exactly-once verdict"

@@ -93,12 +93,12 @@ func spreadOf(samples []float64) *JSONSpread {
 
 // JSONFailure points at the scenario line that failed and explains it.
 type JSONFailure struct {
-	Kind        string       `json:"kind"`
-	Step        string       `json:"step"`
-	Pos         scenario.Pos `json:"pos"`
-	Message     string       `json:"message"`
-	Expression  string       `json:"expression,omitempty"`
-	Explanation []string     `json:"explanation,omitempty"`
+	Kind        runner.FailureKind `json:"kind"`
+	Step        string             `json:"step"`
+	Pos         scenario.Pos       `json:"pos"`
+	Message     string             `json:"message"`
+	Expression  string             `json:"expression,omitempty"`
+	Explanation []string           `json:"explanation,omitempty"`
 	// ServiceOutput is what each service wrote while the failing trial ran, by name.
 	ServiceOutput map[string]string `json:"service_output,omitempty"`
 }
@@ -129,7 +129,9 @@ type JSONCall struct {
 	Replayed bool             `json:"replayed"`
 	Conflict bool             `json:"conflict"`
 	Lost     bool             `json:"lost"`
-	Error    string           `json:"error,omitempty"`
+	// Discarded is the outcome the answer lose_response discarded had (ok when it executed).
+	Discarded scenario.Outcome `json:"discarded,omitempty"`
+	Error     string           `json:"error,omitempty"`
 	// Answer is the decoded answer (JSON body, MCP structured or text content), also when
 	// lose_response discarded it; AnswerBytes is set when it was cut to MaxJSONAnswer.
 	Answer      any      `json:"answer,omitempty"`
@@ -179,7 +181,7 @@ func jsonTrial(t *runner.Trial, cut bool) JSONTrial {
 	for _, c := range t.Calls {
 		jc := JSONCall{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Copy: c.Copy, Attempt: c.Attempt, Key: c.Key,
 			Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
-			Error: c.Error, StartUS: us(c.Start.Sub(t0)), SentUS: at(c.Sent), AnsweredUS: at(c.Answered), DurationUS: us(c.Duration)}
+			Discarded: c.Discarded, Error: c.Error, StartUS: us(c.Start.Sub(t0)), SentUS: at(c.Sent), AnsweredUS: at(c.Answered), DurationUS: us(c.Duration)}
 		if jc.Args == nil {
 			jc.Args = map[string]any{}
 		}
@@ -381,7 +383,7 @@ func runnerTrial(jt JSONTrial) *runner.Trial {
 		}
 		t.Calls = append(t.Calls, runner.Call{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Copy: c.Copy, Attempt: c.Attempt,
 			Key: c.Key, Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
-			Error: c.Error, Start: jt.Start.Add(fromUS(c.StartUS)), Duration: fromUS(c.DurationUS), Sent: at(c.SentUS),
+			Discarded: c.Discarded, Error: c.Error, Start: jt.Start.Add(fromUS(c.StartUS)), Duration: fromUS(c.DurationUS), Sent: at(c.SentUS),
 			Answered: at(c.AnsweredUS), Result: c.Answer})
 	}
 	return t

@@ -120,7 +120,7 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 			if r.TrialsRun > 1 {
 				msg = fmt.Sprintf("failed in %d/%d trials: %s", r.TrialsFailed, r.TrialsRun, msg)
 			}
-			tc.Failure = &JUnitMessage{Message: clean(msg), Type: r.Failure.Kind, Text: clean(FailureText(r.Failure))}
+			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(FailureText(r.Failure))}
 			s.Failures++
 		case runner.Errored:
 			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(FailureText(r.Failure))}

@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/sweep"
 )
 
 // ValidateJUnit checks a JUnit report against the Jenkins xUnit plugin's schema
@@ -52,6 +55,14 @@ func TestJUnitSchema(t *testing.T) {
 			return WriteJUnit(b, &runner.Report{Start: t0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
 		}},
 		{"check battery", func(b *bytes.Buffer) error { return WriteCheckJUnit(b, recordedCheck(t)) }},
+		{"sweep", func(b *bytes.Buffer) error {
+			return WriteSweepJUnit(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: t0, Duration: 2 * time.Second,
+				Baseline: &sweep.Cell{Status: check.Pass, Reason: "the trace replayed"},
+				Cells: []*sweep.Cell{
+					{Seq: 1, Tool: "issue_refund", Fault: "lost-response", Status: check.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
+					{Seq: 1, Tool: "issue_refund", Fault: "timeout", Status: check.Inconclusive, Reason: "no retry"},
+				}})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -31,7 +31,7 @@ func (r *runner) preflight(st *trialState) *Failure {
 		first = sc.Steps[0]
 	}
 	fail := func(pos scenario.Pos, msg string) *Failure {
-		f := &Failure{Kind: "error", Pos: pos, Message: msg}
+		f := &Failure{Kind: FailError, Pos: pos, Message: msg}
 		if first != nil {
 			f.Step = first.ID
 		}
@@ -44,7 +44,7 @@ func (r *runner) preflight(st *trialState) *Failure {
 		}
 		seen[step.Endpoint] = true
 		if _, _, err := r.endpoint(sc, step.Endpoint); err != nil {
-			return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+			return stepError(step, err)
 		}
 	}
 	policy := netguard.New(sc.AllowHosts)

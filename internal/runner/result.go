@@ -90,10 +90,7 @@ type Trial struct {
 
 // Failure says why a trial failed, pointing at the scenario line.
 type Failure struct {
-	// Kind is "assert" (an assertion was false), "expect" (a call's outcome was not the one
-	// expected), "verdict" (a key was not executed exactly once, DESIGN §8) or "error" (the step
-	// could not run).
-	Kind        string
+	Kind        FailureKind
 	Step        string
 	Pos         scenario.Pos
 	Message     string
@@ -101,6 +98,30 @@ type Failure struct {
 	Explanation []string
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
+}
+
+// FailureKind says what failed a trial.
+type FailureKind string
+
+const (
+	// FailAssert: an assertion was false.
+	FailAssert FailureKind = "assert"
+	// FailExpect: a call's outcome was not the one expected.
+	FailExpect FailureKind = "expect"
+	// FailVerdict: a key was not executed exactly once (DESIGN §8).
+	FailVerdict FailureKind = "verdict"
+	// FailError: the step could not run.
+	FailError FailureKind = "error"
+)
+
+// stepFailure is a failure of kind at step, with msg as its message.
+func stepFailure(kind FailureKind, step *scenario.Step, msg string) *Failure {
+	return &Failure{Kind: kind, Step: step.ID, Pos: step.Pos, Message: msg}
+}
+
+// stepError is the failure of a step that could not run because of err.
+func stepError(step *scenario.Step, err error) *Failure {
+	return stepFailure(FailError, step, err.Error())
 }
 
 // Call is one request in a trial's history.
@@ -119,10 +140,12 @@ type Call struct {
 	Conflict bool             `json:"conflict"`
 	// Lost marks a response the harness discarded (lose_response); Outcome is then info and
 	// Status what the server really answered.
-	Lost     bool          `json:"lost,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Start    time.Time     `json:"start"`
-	Duration time.Duration `json:"duration_ns"`
+	Lost bool `json:"lost,omitempty"`
+	// Discarded is the outcome of the answer lose_response discarded ("" when none was).
+	Discarded scenario.Outcome `json:"discarded,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	Start     time.Time        `json:"start"`
+	Duration  time.Duration    `json:"duration_ns"`
 	// Sent is when the request's last byte left; Answered when its answer began to arrive.
 	Sent     time.Time `json:"sent,omitzero"`
 	Answered time.Time `json:"answered,omitzero"`

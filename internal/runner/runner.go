@@ -36,13 +36,25 @@ type Options struct {
 
 // Event is a progress notification.
 type Event struct {
-	Kind     string // "scenario-start", "scenario-end", "call"
+	Kind     EventKind
 	Scenario *scenario.Scenario
 	Result   *ScenarioResult
 	Call     *Call
 	Trial    int
 	Session  string
 }
+
+// EventKind says what an Event reports.
+type EventKind string
+
+const (
+	// EventScenarioStart: a scenario's first trial starts.
+	EventScenarioStart EventKind = "scenario-start"
+	// EventScenarioEnd: a scenario is done; Result holds its result.
+	EventScenarioEnd EventKind = "scenario-end"
+	// EventCall: a call was answered (or not); Call holds it.
+	EventCall EventKind = "call"
+)
 
 // Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
 // matches run (any when nil).
@@ -134,9 +146,9 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 				return nil
 			}
 			res := rep.Scenarios[i]
-			r.emit(Event{Kind: "scenario-start", Scenario: sc})
+			r.emit(Event{Kind: EventScenarioStart, Scenario: sc})
 			r.scenario(runCtx, sc, res)
-			r.emit(Event{Kind: "scenario-end", Scenario: sc, Result: res})
+			r.emit(Event{Kind: EventScenarioEnd, Scenario: sc, Result: res})
 			if opts.FailFast && (res.Status == Failed || res.Status == Errored) {
 				stopAll()
 			}
@@ -215,117 +227,144 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	if ep, ok := r.endpoints[cacheKey]; ok {
 		return ep, def, nil
 	}
-	str := func(t *assert.Template, what string) (string, error) {
-		v, err := t.Eval(env)
-		if err != nil {
-			return "", fmt.Errorf("endpoint %s: %s: %w", name, what, err)
-		}
-		return assert.Text(v), nil
-	}
-	strs := func(m map[string]*assert.Template, what string) (map[string]string, error) {
-		out := map[string]string{}
-		for k, t := range m {
-			v, err := str(t, what+" "+k)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = v
-		}
-		return out, nil
-	}
-	checkHost := func(url string) error {
-		if herr := scenario.CheckHost(url, allow); herr != nil {
-			return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", name, herr, herr.Host)
-		}
-		return nil
-	}
+	rd := endpointRender{name: name, env: env, allow: allow}
 	var ep endpoint.Endpoint
-	switch {
-	case def.MCP != nil:
-		m := def.MCP
-		cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-			Stderr: proc.NewTail(16 << 10), Policy: netguard.New(allow), MaxResponseBytes: m.MaxResponseBytes}
-		if m.ConflictMatch != "" {
-			cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
-		}
-		var err error
-		if m.URL != nil {
-			if cfg.URL, err = str(m.URL, "url"); err != nil {
-				return nil, def, err
-			}
-			if err := checkHost(cfg.URL); err != nil {
-				return nil, def, err
-			}
-			if cfg.Headers, err = strs(m.Headers, "header"); err != nil {
-				return nil, def, err
-			}
-		}
-		for _, t := range m.Command {
-			v, err := str(t, "command")
-			if err != nil {
-				return nil, def, err
-			}
-			cfg.Command = append(cfg.Command, v)
-		}
-		envs, err := strs(m.Env, "env")
-		if err != nil {
+	var err error
+	if def.MCP != nil {
+		var cfg endpoint.MCPConfig
+		if cfg, err = rd.mcpConfig(def); err != nil {
 			return nil, def, err
-		}
-		for k, v := range envs {
-			cfg.Env = append(cfg.Env, k+"="+v)
 		}
 		ep = endpoint.NewMCP(cfg)
 		r.stderr[name] = cfg.Stderr
-	default:
-		var url string
-		if def.HTTP.URL != nil {
-			var err error
-			if url, err = str(def.HTTP.URL, "url"); err != nil {
-				return nil, def, err
-			}
-		}
-		spec, err := r.openAPI(def, str, checkHost, allow)
-		if err != nil {
-			return nil, def, err
-		}
-		fromSpec := spec != nil && url == ""
-		if fromSpec {
-			if url, err = specServer(def, spec, r.listOnly); err != nil {
-				return nil, def, err
-			}
-		}
-		// Listing a document's operations sends nothing: its server is checked when called
-		// (the outbound policy refuses it then).
-		if !(fromSpec && r.listOnly) {
-			if err := checkHost(url); err != nil {
-				return nil, def, err
-			}
-		}
-		headers, err := strs(def.HTTP.Headers, "header")
-		if err != nil {
-			return nil, def, err
-		}
-		cfg := endpoint.HTTPConfig{
-			URL: url, Method: def.HTTP.Method, Headers: headers,
-			KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
-			Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
-			Policy: netguard.New(allow),
-		}
-		var tools []endpoint.Tool
-		if spec != nil {
-			cfg.Operations, tools = specOperations(spec, url)
-		}
-		h, err := endpoint.NewHTTP(cfg)
-		if err != nil {
-			return nil, def, fmt.Errorf("endpoint %s: %w", name, err)
-		}
-		ep = h
-		if spec != nil {
-			ep = &endpoint.ListedHTTP{HTTP: h, List: tools}
-		}
+	} else if ep, err = r.httpEndpoint(def, rd); err != nil {
+		return nil, def, err
 	}
 	r.endpoints[cacheKey] = ep
 	return ep, def, nil
+}
+
+// endpointRender evaluates the templates of one endpoint definition for a scenario, and checks
+// the hosts they name against what the endpoint may reach.
+type endpointRender struct {
+	name  string
+	env   map[string]any
+	allow []string
+}
+
+func (rd endpointRender) str(t *assert.Template, what string) (string, error) {
+	v, err := t.Eval(rd.env)
+	if err != nil {
+		return "", fmt.Errorf("endpoint %s: %s: %w", rd.name, what, err)
+	}
+	return assert.Text(v), nil
+}
+
+func (rd endpointRender) strs(m map[string]*assert.Template, what string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, t := range m {
+		v, err := rd.str(t, what+" "+k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (rd endpointRender) checkHost(url string) error {
+	if herr := scenario.CheckHost(url, rd.allow); herr != nil {
+		return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", rd.name, herr, herr.Host)
+	}
+	return nil
+}
+
+// mcpConfig renders an MCP endpoint's settings.
+func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (endpoint.MCPConfig, error) {
+	m := def.MCP
+	cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
+		Stderr: proc.NewTail(16 << 10), Policy: netguard.New(rd.allow), MaxResponseBytes: m.MaxResponseBytes}
+	if m.ConflictMatch != "" {
+		cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
+	}
+	var err error
+	if m.URL != nil {
+		if cfg.URL, err = rd.str(m.URL, "url"); err != nil {
+			return cfg, err
+		}
+		if err := rd.checkHost(cfg.URL); err != nil {
+			return cfg, err
+		}
+		if cfg.Headers, err = rd.strs(m.Headers, "header"); err != nil {
+			return cfg, err
+		}
+	}
+	for _, t := range m.Command {
+		v, err := rd.str(t, "command")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Command = append(cfg.Command, v)
+	}
+	envs, err := rd.strs(m.Env, "env")
+	if err != nil {
+		return cfg, err
+	}
+	for k, v := range envs {
+		cfg.Env = append(cfg.Env, k+"="+v)
+	}
+	return cfg, nil
+}
+
+// httpEndpoint builds an HTTP endpoint: a URL template, or the operations of an OpenAPI
+// document.
+func (r *runner) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoint.Endpoint, error) {
+	var url string
+	if def.HTTP.URL != nil {
+		var err error
+		if url, err = rd.str(def.HTTP.URL, "url"); err != nil {
+			return nil, err
+		}
+	}
+	spec, err := r.openAPI(def, rd.str, rd.checkHost, rd.allow)
+	if err != nil {
+		return nil, err
+	}
+	fromSpec := spec != nil && url == ""
+	if fromSpec {
+		if url, err = specServer(def, spec, r.listOnly); err != nil {
+			return nil, err
+		}
+	}
+	// Listing a document's operations sends nothing: its server is checked when called
+	// (the outbound policy refuses it then).
+	if !(fromSpec && r.listOnly) {
+		if err := rd.checkHost(url); err != nil {
+			return nil, err
+		}
+	}
+	headers, err := rd.strs(def.HTTP.Headers, "header")
+	if err != nil {
+		return nil, err
+	}
+	cfg := endpoint.HTTPConfig{
+		URL: url, Method: def.HTTP.Method, Headers: headers,
+		KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
+		Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
+		Policy: netguard.New(rd.allow),
+	}
+	var tools []endpoint.Tool
+	if spec != nil {
+		cfg.Operations, tools = specOperations(spec, url)
+	}
+	h, err := endpoint.NewHTTP(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s: %w", rd.name, err)
+	}
+	if spec != nil {
+		return &endpoint.ListedHTTP{HTTP: h, List: tools}, nil
+	}
+	return h, nil
 }
 
 // templateEnv is the environment of a scenario's endpoint, service and probe settings.
@@ -444,7 +483,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			r.mcpStderr(sc, marks.mcp, t.Failure)
 			res.Status = Failed
 		}
-		if t.Failure.Kind == "error" {
+		if t.Failure.Kind == FailError {
 			// The scenario could not run (a service died, an endpoint is misconfigured): more
 			// trials would only repeat that.
 			res.Status = Errored
@@ -523,11 +562,11 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 	}
 	for _, step := range sc.Steps {
 		if err := r.svcs.dead(); err != nil {
-			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+			t.Failure = stepError(step, err)
 			return t
 		}
 		if ctx.Err() != nil {
-			t.Failure = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
+			t.Failure = stepFailure(FailError, step, "interrupted")
 			return t
 		}
 		var f *Failure
@@ -543,10 +582,10 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 			}
 		}
 		if f != nil {
-			if f.Kind != "error" {
+			if f.Kind != FailError {
 				// A dead service explains a failed call better than the call does.
 				if err := r.svcs.dead(); err != nil {
-					f = &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+					f = stepError(step, err)
 				}
 			}
 			t.Failure = f
@@ -572,7 +611,8 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 			err = perr
 		}
 		if time.Now().After(deadline) {
-			f := &Failure{Kind: "assert", Step: step.ID, Pos: step.Pos, Expression: step.Assert.Source}
+			f := stepFailure(FailAssert, step, "")
+			f.Expression = step.Assert.Source
 			if err != nil {
 				f.Message = "assertion could not be evaluated: " + err.Error()
 			} else {
@@ -596,7 +636,7 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 
 // interrupted is the failure of a step that Ctrl-C cut short: not a verdict on the tool.
 func interrupted(step *scenario.Step) *Failure {
-	return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
+	return stepFailure(FailError, step, "interrupted")
 }
 
 // usesName reports whether a template in v refers to name.
@@ -686,10 +726,10 @@ func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutati
 func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
 	ep, def, err := r.endpoint(st.sc, step.Endpoint)
 	if err != nil {
-		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+		return stepError(step, err)
 	}
 	if err := r.observe(ctx, st, func(name string) bool { return usesName(step.Args, name) || (step.Key != nil && step.Key.Uses(name)) }); err != nil {
-		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+		return stepError(step, err)
 	}
 	var args map[string]any
 	if step.Args == nil && step.RetryOf != "" {
@@ -700,20 +740,20 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 			return interrupted(step)
 		}
 		if err != nil {
-			return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "args: " + err.Error()}
+			return stepFailure(FailError, step, "args: "+err.Error())
 		}
 		args, _ = rv.(map[string]any)
 	}
 	mutating, err := r.mutating(ctx, ep, def, step.Tool)
 	if err != nil {
-		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+		return stepError(step, err)
 	}
 	key, err := evaluate(ctx, func() (string, error) { return st.keyFor(step, def, mutating, args) })
 	if ctx.Err() != nil {
 		return interrupted(step)
 	}
 	if err != nil {
-		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: err.Error()}
+		return stepError(step, err)
 	}
 	st.exempt[step.ID] = step.VerdictOff || r.natural(ctx, ep, def, step.Tool)
 	if key != "" && def.Key.Arg != "" && args != nil {
@@ -752,8 +792,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	st.env[step.ID] = out
 	got := scenario.Outcome(out.Outcome)
 	if step.Expect != scenario.Any && got != step.Expect {
-		return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
-			Message: fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res))}
+		return stepFailure(FailExpect, step, fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res)))
 	}
 	return nil
 }
@@ -773,19 +812,19 @@ func describeResult(res endpoint.Result) string {
 func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 	for _, on := range p.On {
 		switch on {
-		case "info":
+		case scenario.RetryInfo:
 			if res.Outcome == endpoint.Info {
 				return true
 			}
-		case "conflict":
+		case scenario.RetryConflict:
 			if res.Conflict {
 				return true
 			}
-		case "5xx":
+		case scenario.Retry5xx:
 			if res.Status >= 500 {
 				return true
 			}
-		case "fail":
+		case scenario.RetryFail:
 			if res.Outcome == endpoint.Fail {
 				return true
 			}
@@ -798,9 +837,9 @@ func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, args map[string]any, res endpoint.Result) {
 	c := Call{
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key, Args: args,
-		Outcome: scenario.Outcome(res.Outcome), Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
+		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
-		Sent: res.Sent, Answered: res.Answered, Result: res.Result,
+		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: scenario.Outcome(res.Discarded),
 	}
 	st.mu.Lock()
 	st.trial.Calls = append(st.trial.Calls, c)
@@ -841,7 +880,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Lost: res.Lost, Replayed: res.Replayed, Answer: res.Result, Ignore: ignore, Exempt: st.exempt[step.ID],
 	})
 	st.mu.Unlock()
-	r.emit(Event{Kind: "call", Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})
+	r.emit(Event{Kind: EventCall, Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})
 }
 
 // callResult is what assertions see of a call.
@@ -882,12 +921,11 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		Copies: n, Sync: step.Sync, StaggerMin: step.StaggerMin, StaggerMax: step.StaggerMax,
 	})
 	if ctx.Err() != nil {
-		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos, Message: "interrupted"}
+		return stepFailure(FailError, step, "interrupted")
 	}
 	if fo.Err != nil {
 		// Not an answer of the tool: the copies never left, so the step cannot say anything.
-		return &Failure{Kind: "error", Step: step.ID, Pos: step.Pos,
-			Message: fmt.Sprintf("%s: fan-out of %d not sent: %v", step.Tool, n, fo.Err)}
+		return stepFailure(FailError, step, fmt.Sprintf("%s: fan-out of %d not sent: %v", step.Tool, n, fo.Err))
 	}
 	out := assert.FanoutResult{Calls: make([]assert.CopyResult, n), SpreadUS: fo.SpreadUS, Overlapped: fo.Overlapped, Key: req.Key, Fanout: n}
 	var firstSent time.Time
@@ -934,9 +972,8 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	st.env[step.ID] = out
 	if step.Expect != scenario.Any {
 		for i, res := range fo.Results {
-			if scenario.Outcome(res.Outcome) != step.Expect {
-				return &Failure{Kind: "expect", Step: step.ID, Pos: step.Pos,
-					Message: fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res))}
+			if res.Outcome != step.Expect {
+				return stepFailure(FailExpect, step, fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res)))
 			}
 		}
 	}

@@ -52,8 +52,8 @@ func (r *runner) judge(st *trialState) {
 	if t.Failure == nil {
 		first := j.Violations[0]
 		step := st.step(st.judged[first.First].Step)
-		f := &Failure{Kind: "verdict", Step: step.ID, Pos: step.Pos, Message: verdictLine(first), Explanation: first.Explain()}
-		f.Explanation = append(f.Explanation, st.more(j.Violations[1:])...)
+		f := stepFailure(FailVerdict, step, verdictLine(first))
+		f.Explanation = append(first.Explain(), st.more(j.Violations[1:])...)
 		t.Failure, t.Passed = f, false
 		return
 	}

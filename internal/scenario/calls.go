@@ -1,13 +1,14 @@
 package scenario
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // callStep decodes a call step's fields and derives the outcome it expects.
@@ -40,18 +41,12 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 		st.Fanout = f.integer(x, "fanout", 1, MaxFanout)
 	}
 	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
-	st.Sync = "last-byte"
+	st.Sync = outcome.SyncLastByte
 	if x := m["sync"]; x != nil {
 		st.syncPos = f.pos(x)
-		switch v := f.str(x, "sync"); v {
-		case "barrier", "last-byte", "single-packet":
+		if v, ok := choice(f, x, "sync", outcome.Syncs,
+			"sync is last-byte (all but the final byte beforehand), barrier (each copy writes its whole request at the release) or single-packet (HTTP/2: every stream's end in one write)"); ok {
 			st.Sync = v
-		default:
-			hint := "sync is last-byte (all but the final byte beforehand), barrier (each copy writes its whole request at the release) or single-packet (HTTP/2: every stream's end in one write)"
-			if c := closest(v, []string{"barrier", "last-byte", "single-packet"}); c != "" {
-				hint = fmt.Sprintf("did you mean %q?", c)
-			}
-			f.errf(x, hint, "unknown sync %q", v)
 		}
 	}
 	if x := m["stagger"]; x != nil {
@@ -73,17 +68,8 @@ func (f *file) callStep(st *Step, m map[string]*yaml.Node, env assert.Env) {
 		st.Retry = f.retry(x)
 	}
 	if x := m["verdict"]; x != nil {
-		switch v := f.str(x, "verdict"); v {
-		case "on":
-		case "off":
-			st.VerdictOff = true
-		default:
-			hint := "verdict is on (the default) or off (this step's calls are not judged for exactly-once)"
-			if c := closest(v, []string{"on", "off"}); c != "" {
-				hint = fmt.Sprintf("did you mean %q?", c)
-			}
-			f.errf(x, hint, "unknown verdict %q", v)
-		}
+		v, _ := choice(f, x, "verdict", []string{"on", "off"}, "verdict is on (the default) or off (this step's calls are not judged for exactly-once)")
+		st.VerdictOff = v == "off"
 	}
 	switch {
 	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:
@@ -165,14 +151,15 @@ func (f *file) retry(n *yaml.Node) *Retry {
 	if !ok {
 		return nil
 	}
-	r := &Retry{Attempts: 3, On: []string{"info", "conflict"}, Backoff: 100 * time.Millisecond}
+	r := &Retry{Attempts: 3, On: []RetryOn{RetryInfo, RetryConflict}, Backoff: 100 * time.Millisecond}
 	if x := m["attempts"]; x != nil {
 		r.Attempts = f.integer(x, "retry.attempts", 1, 100)
 	}
 	if x := m["on"]; x != nil {
-		r.On = f.strings(x, "retry.on")
-		for i, o := range r.On {
-			if !contains([]string{"info", "conflict", "5xx", "fail"}, o) {
+		r.On = nil
+		for i, o := range f.strings(x, "retry.on") {
+			r.On = append(r.On, RetryOn(o))
+			if !slices.Contains(retryOns, RetryOn(o)) {
 				f.errAt(f.pos(x.Content[min(i, len(x.Content)-1)]), "retry.on lists info, conflict, 5xx or fail", "unknown retry condition %q", o)
 			}
 		}

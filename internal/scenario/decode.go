@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -312,6 +314,16 @@ func (f *file) template(n *yaml.Node, what string, env assert.Env) *assert.Templ
 	return t
 }
 
+// dir decodes a working directory. A relative one is relative to the file that declares it, so
+// a config works from anywhere.
+func (f *file) dir(n *yaml.Node) string {
+	d := f.str(n, "dir")
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(filepath.Dir(f.path), d)
+	}
+	return d
+}
+
 // templateMap decodes a mapping of names to templates (headers, env); a value is named
 // "label NAME" in errors. With refs, services.NAME and sinks.NAME uses are recorded for checkRefs.
 func (f *file) templateMap(n *yaml.Node, what, label string, env assert.Env, refs bool) map[string]*assert.Template {
@@ -323,6 +335,24 @@ func (f *file) templateMap(n *yaml.Node, what, label string, env assert.Env, ref
 		}
 	}
 	return out
+}
+
+// choice decodes a string that must be one of allowed. Another value is reported as "unknown
+// what" with the nearest allowed one, or with hint when none is near; ok is false then.
+func choice[T ~string](f *file, n *yaml.Node, what string, allowed []T, hint string) (v T, ok bool) {
+	v = T(f.str(n, what))
+	if slices.Contains(allowed, v) {
+		return v, true
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	if c := closest(string(v), names); c != "" {
+		hint = fmt.Sprintf("did you mean %q?", c)
+	}
+	f.errf(n, hint, "unknown %s %q", what, v)
+	return v, false
 }
 
 // exprError reports an expression error at its position inside the scalar n.

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -164,10 +163,7 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 		e.Env = f.templateMap(v, "env", "env", configEnv(), false)
 	}
 	if v := m["dir"]; v != nil {
-		e.Dir = f.str(v, "dir")
-		if !filepath.IsAbs(e.Dir) {
-			e.Dir = filepath.Join(filepath.Dir(f.path), e.Dir)
-		}
+		e.Dir = f.dir(v)
 	}
 	if v := m["headers"]; v != nil {
 		e.Headers = f.templateMap(v, "headers", "header", configEnv(), false)

@@ -1,6 +1,10 @@
 package scenario
 
-import "go.yaml.in/yaml/v3"
+import (
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/outcome"
+)
 
 // An option that would be accepted and then have no effect is refused when the file loads: a
 // scenario that reads as a retried fan-out or a synchronised call must not quietly test less.
@@ -26,7 +30,7 @@ func (f *file) refuseIgnored(st *Step, m map[string]*yaml.Node) {
 // refuseSinglePacket reports sync: single-packet on an MCP endpoint, whose copies are requests
 // of one session and cannot be released as HTTP/2 streams.
 func (f *file) refuseSinglePacket(st *Step, ep *Endpoint) {
-	if st.Sync != "single-packet" || ep == nil || ep.MCP == nil {
+	if st.Sync != outcome.SyncSinglePacket || ep == nil || ep.MCP == nil {
 		return
 	}
 	f.errAt(st.syncPos, "use sync: barrier or last-byte for an MCP endpoint; single-packet is for HTTP endpoints that speak HTTP/2",

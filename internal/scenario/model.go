@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/openapi"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/redact"
 )
 
@@ -44,14 +45,15 @@ const (
 	SleepStep
 )
 
-// Outcome is a call's outcome in Jepsen's sense (DESIGN §2).
-type Outcome string
+// Outcome is a call's outcome in Jepsen's sense (DESIGN §2), defined in package outcome.
+type Outcome = outcome.Outcome
 
+// The outcomes a step may expect.
 const (
-	OK   Outcome = "ok"
-	Fail Outcome = "fail"
-	Info Outcome = "info"
-	Any  Outcome = "any"
+	OK   = outcome.OK
+	Fail = outcome.Fail
+	Info = outcome.Info
+	Any  = outcome.Any
 )
 
 // Step is one step in either written form; after loading nothing knows which form it was.
@@ -70,7 +72,7 @@ type Step struct {
 	Key      *assert.Template
 	RetryOf  string
 	Fanout   int
-	Sync     string
+	Sync     outcome.Sync
 	// StaggerMin and StaggerMax spread a fan-out's releases over random offsets in the range.
 	StaggerMin, StaggerMax time.Duration
 	Timeout                time.Duration
@@ -97,10 +99,27 @@ type Step struct {
 // Retry is the agent framework's retry loop: the same key on every attempt.
 type Retry struct {
 	Attempts int
-	// On lists what is retried: info, conflict, 5xx, fail.
-	On      []string
+	// On lists what is retried.
+	On      []RetryOn
 	Backoff time.Duration
 }
+
+// RetryOn is a condition on which a retry loop tries again.
+type RetryOn string
+
+const (
+	// RetryInfo: the outcome was indeterminate.
+	RetryInfo RetryOn = "info"
+	// RetryConflict: the server said a request with this key is in progress.
+	RetryConflict RetryOn = "conflict"
+	// Retry5xx: the server answered with a 5xx status.
+	Retry5xx RetryOn = "5xx"
+	// RetryFail: the call failed.
+	RetryFail RetryOn = "fail"
+)
+
+// retryOns are the conditions retry.on may list.
+var retryOns = []RetryOn{RetryInfo, RetryConflict, Retry5xx, RetryFail}
 
 // Endpoint is a named tool server.
 type Endpoint struct {

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -60,11 +59,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 		s.Env = f.templateMap(v, "env", "env", configEnv(), true)
 	}
 	if v := m["dir"]; v != nil {
-		// dir is relative to the file that declares the service, so a config works from anywhere.
-		s.Dir = f.str(v, "dir")
-		if !filepath.IsAbs(s.Dir) {
-			s.Dir = filepath.Join(filepath.Dir(f.path), s.Dir)
-		}
+		s.Dir = f.dir(v)
 	}
 	if v := m["ready"]; v != nil {
 		rm, ok := f.fields(v, "ready", readyFields)

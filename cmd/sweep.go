@@ -1,0 +1,165 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/sweep"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// SweepOptions are the inputs of idemtest sweep.
+type SweepOptions struct {
+	IO      *IOStreams
+	Version string
+	EndpointOptions
+	Trace       string
+	FreshPerRun bool
+	JUnit       string
+	JSON        string
+	Write       string
+	NoColor     bool
+}
+
+// NewCmdSweep builds idemtest sweep; runF replaces the action in tests.
+func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *cobra.Command {
+	opts := &SweepOptions{IO: f.IO, Version: f.Version}
+	c := &cobra.Command{
+		Use:   "sweep TRACE",
+		Short: "Replay a recorded agent session with a fault on each mutating call",
+		Long: `sweep replays the calls of a trace (written by idemtest proxy --record or run --trace)
+against an endpoint: run 0 replays them in order with fresh keys; then, for each mutating
+call, one run loses that call's response and retries it with its key, and one sends it as two
+concurrent copies with one key. Each run is an ordinary scenario, and its evidence (the
+exactly-once verdict, every call's outcome, the state read-only tools show) must equal run 0's.
+A value an earlier answer showed and the recording passed into a later call's arguments is
+taken from the new run's answer instead.
+
+Without an endpoint flag, the trace's own MCP server is used (its header names it).
+Exit code 1 on any ✗ (a run diverged from run 0), 2 on bad input.`,
+		Example: `  idemtest proxy --record session.jsonl -- node server.js   # the agent's session
+  idemtest sweep session.jsonl
+  idemtest sweep session.jsonl --endpoint refunds --fresh-per-run --junit sweep.xml
+  idemtest sweep session.jsonl --mcp-url http://127.0.0.1:3000/mcp --write scenarios/sweep`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Trace = args[0]
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runSweep(c.Context(), opts)
+		},
+	}
+	opts.flags(c)
+	fl := c.Flags()
+	fl.BoolVar(&opts.FreshPerRun, "fresh-per-run", false, "start the config's services, sinks and a stdio MCP server afresh for every run (else runs share them)")
+	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a case per call and fault)")
+	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
+	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	return c
+}
+
+func runSweep(ctx context.Context, opts *SweepOptions) error {
+	h, calls, err := trace.ReadFile(opts.Trace)
+	if err != nil {
+		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, unwrapPath(err))}
+	}
+	if err := opts.fromTrace(h); err != nil {
+		return err
+	}
+	sc, name, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	red := redact.New(sc.Secrets)
+	opts.IO.Redact(red)
+	if opts.JUnit == "-" || opts.JSON == "-" {
+		return &exitError{ExitUsage, errors.New("sweep writes its reports to files: give --junit/--json a path, not -")}
+	}
+	reports, err := openReports(opts.JUnit, opts.JSON, "")
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer reports.close()
+	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
+		Endpoint: name, FreshPerRun: opts.FreshPerRun,
+		OnCell: func(c *sweep.Cell) {
+			if opts.IO.ErrTTY {
+				fmt.Fprintf(opts.IO.ErrOut, "%s call %d %s %s\n", c.Status.Symbol(), c.Seq, c.Tool, c.Fault)
+			}
+		},
+	})
+	if err != nil && (rep == nil || len(rep.Cells) == 0) {
+		if ctx.Err() != nil {
+			return silentExit(ExitInterrupted)
+		}
+		if te := (*sweep.TraceError)(nil); errors.As(err, &te) {
+			return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, err)}
+		}
+		if rep != nil {
+			reporters.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+		}
+		return &exitError{ExitFailed, err}
+	}
+	reporters.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
+	werr := opts.writeReports(rep, reports, red)
+	switch {
+	case rep.Interrupted:
+		if werr != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
+		}
+		return silentExit(ExitInterrupted)
+	case werr != nil:
+		return &exitError{ExitFailed, werr}
+	case rep.Failed():
+		return silentExit(ExitFailed)
+	}
+	return nil
+}
+
+// fromTrace takes the endpoint from the trace's header when no flag names one: the MCP server
+// the session was recorded against.
+func (o *SweepOptions) fromTrace(h trace.Header) error {
+	if o.Endpoint != "" || o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
+		return nil
+	}
+	switch h.Transport {
+	case "mcp-stdio":
+		o.MCPCommand = h.Endpoint
+	case "mcp-http":
+		o.MCPURL = h.Endpoint
+	default:
+		return &exitError{ExitUsage, fmt.Errorf("%s was recorded against %s (%s): name the endpoint to sweep with --endpoint, --mcp-command, --mcp-url or --http-url", o.Trace, h.Endpoint, h.Transport)}
+	}
+	return nil
+}
+
+func (o *SweepOptions) writeReports(rep *sweep.Report, reports *reportFiles, red *redact.Redactor) error {
+	var werr error
+	if f := reports.junit; f != nil {
+		reports.junit = nil
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteSweepJUnit(w, rep) })))
+	}
+	if f := reports.json; f != nil {
+		reports.json = nil
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteSweepJSON(w, rep, o.Version) })))
+	}
+	if o.Write != "" {
+		paths, err := check.Write(o.Write, rep.Specs(), o.inline(rep.Endpoint))
+		werr = errors.Join(werr, err)
+		if err == nil {
+			fmt.Fprintf(o.IO.ErrOut, "wrote %d scenarios to %s\n", len(paths), o.Write)
+		}
+	}
+	return werr
+}

@@ -1,0 +1,258 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/verdict"
+)
+
+// A read is compared as the change it shows: what a read-only call answered at its place in the
+// run against what the same call answered when the run began. Runs sharing a server then compare
+// what each run did, not what earlier runs left behind.
+
+// delta is how after differs from before: objects by key, arrays as the items added ("+") and
+// removed ("-") whatever their order, any other change as the new value ("="). nil: unchanged.
+func delta(before, after any) any {
+	if canon(before) == canon(after) {
+		return nil
+	}
+	bm, bok := before.(map[string]any)
+	am, aok := after.(map[string]any)
+	if bok && aok {
+		out := map[string]any{}
+		for k := range union(bm, am) {
+			if d := delta(bm[k], am[k]); d != nil {
+				out[k] = d
+			}
+		}
+		return out
+	}
+	bl, bok := before.([]any)
+	al, aok := after.([]any)
+	if bok && aok {
+		added, removed := multisetDiff(bl, al)
+		out := map[string]any{}
+		if len(added) > 0 {
+			out["+"] = added
+		}
+		if len(removed) > 0 {
+			out["-"] = removed
+		}
+		return out
+	}
+	return map[string]any{"=": after}
+}
+
+func union(a, b map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// multisetDiff returns the items of after that before lacks and those of before that after
+// lacks, counting repeats.
+func multisetDiff(before, after []any) (added, removed []any) {
+	left := map[string]int{}
+	for _, v := range before {
+		left[canon(v)]++
+	}
+	for _, v := range after {
+		c := canon(v)
+		if left[c] > 0 {
+			left[c]--
+			continue
+		}
+		added = append(added, v)
+	}
+	right := map[string]int{}
+	for _, v := range after {
+		right[canon(v)]++
+	}
+	for _, v := range before {
+		c := canon(v)
+		if right[c] > 0 {
+			right[c]--
+			continue
+		}
+		removed = append(removed, v)
+	}
+	return added, removed
+}
+
+// canon is a value's canonical JSON (encoding/json sorts object keys).
+func canon(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%#v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// masker hides what legitimately differs per run: the run's session (in its keys), values the
+// server minted in this run (ids in the answers of its mutating calls that no recorded argument
+// holds) and timestamps.
+type masker struct {
+	session string
+	minted  map[string]bool
+}
+
+func (m masker) mask(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = m.mask(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = m.mask(e)
+		}
+		// Items added or removed compare as a multiset: their order is the server's.
+		keys := make([]string, len(out))
+		for i, e := range out {
+			keys[i] = canon(e)
+		}
+		sort.Sort(byKey{out, keys})
+		return out
+	case string:
+		switch {
+		case m.session != "" && strings.Contains(x, m.session):
+			return "<session>"
+		case m.minted[x]:
+			return "<minted>"
+		case isTime(x):
+			return "<time>"
+		}
+	}
+	return v
+}
+
+// byKey sorts values by precomputed keys.
+type byKey struct {
+	vals []any
+	keys []string
+}
+
+func (b byKey) Len() int           { return len(b.vals) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+}
+
+func isTime(s string) bool {
+	if len(s) < 10 || s[4] != '-' {
+		return false
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateTime, time.DateOnly} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// read is one piece of state evidence: a read-only call before and after (or where the trace
+// made it).
+type read struct {
+	// label names it in reports: "list_refunds (state after the run)", "call 5 list_refunds".
+	label string
+	// before, after are step ids; before is "" when there is no baseline.
+	before, after string
+}
+
+// observed is what one read showed in one run.
+type observed struct {
+	ok, beforeOK bool
+	value, delta any // masked
+}
+
+// compareRead decides whether run k's read shows what run 0's showed. When the baseline read
+// worked in both runs, the changes since the run began are compared; else the reads themselves.
+func compareRead(r read, base, got observed) (bool, []string) {
+	if base.ok != got.ok {
+		return false, []string{fmt.Sprintf("%s: %s in run 0, %s here", r.label, okWord(base.ok), okWord(got.ok))}
+	}
+	a, b, what := base.delta, got.delta, "the change"
+	if r.before == "" || !base.beforeOK || !got.beforeOK {
+		a, b, what = base.value, got.value, "the answer"
+	}
+	if canon(a) == canon(b) {
+		return true, nil
+	}
+	var at, items []string
+	for _, p := range verdict.Differ(a, b) {
+		x, xok := lookupDotted(a, p).([]any)
+		y, yok := lookupDotted(b, p).([]any)
+		if xok && yok {
+			p += fmt.Sprintf(" (%d → %d items)", len(x), len(y))
+			// Lists are shown by the items that differ, not whole.
+			more, fewer := multisetDiff(x, y)
+			for _, v := range more {
+				items = append(items, "  only here:     "+show(v))
+			}
+			for _, v := range fewer {
+				items = append(items, "  only in run 0: "+show(v))
+			}
+		}
+		at = append(at, p)
+	}
+	head := fmt.Sprintf("%s: %s differs from run 0's at %s", r.label, what, strings.Join(at, ", "))
+	if len(items) > 0 {
+		return false, append([]string{head}, items...)
+	}
+	return false, []string{head, "  run 0: " + show(a), "  here:  " + show(b)}
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "answered"
+	}
+	return "not answered"
+}
+
+// maxShow bounds a value shown in a report line.
+const maxShow = 400
+
+func show(v any) string {
+	s := canon(v)
+	if len(s) > maxShow {
+		s = s[:maxShow] + "…"
+	}
+	return s
+}
+
+// lookupDotted reads a dotted path (as verdict.Differ reports it) from a decoded JSON value.
+func lookupDotted(v any, path string) any {
+	if path == "" || path == "(the whole answer)" {
+		return v
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

@@ -1,0 +1,285 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// The faults a sweep applies to each mutating call, and the clean run 0.
+const (
+	Clean        = "clean"
+	LostResponse = "lost-response"
+	Duplicate    = "duplicate"
+)
+
+// Faults lists the faults applied to each mutating call, in table order.
+var Faults = []string{LostResponse, Duplicate}
+
+// Carry is one value carried over: the recording passed a value that call From's answer held at
+// Path into call To's arguments at Arg, so every run passes its own answer's value there.
+type Carry struct {
+	From  int    `json:"from"`
+	Path  string `json:"path"`
+	To    int    `json:"to"`
+	Arg   string `json:"arg"`
+	Value string `json:"value"`
+}
+
+// carried marks an argument filled in at run time from an earlier step's answer.
+type carried struct {
+	from string // step id of the answering call
+	path []any  // in the answer: string keys and int indexes
+}
+
+// planCall is one call of the trace as every run replays it.
+type planCall struct {
+	seq      int
+	id       string // step id: c<seq>
+	tool     string
+	mutating bool
+	// args are the recorded arguments without the key; carried values are *carried.
+	args map[string]any
+	// retryOf is the step id of the earlier call whose key this call reused (a recorded retry).
+	retryOf string
+}
+
+// plan is a trace ready to be replayed.
+type plan struct {
+	calls   []*planCall
+	carries []Carry
+	// literals are the string values the recording's arguments and answers hold: a value the
+	// server answers in a new run that is none of them was made up for that run (an id).
+	literals map[string]bool
+}
+
+// TraceError is a trace that cannot be replayed: no calls, arguments that are not an object.
+type TraceError struct{ Msg string }
+
+func (e *TraceError) Error() string { return e.Msg }
+
+// newPlan reads the calls of a trace in order. keyArg is the endpoint's key argument (removed
+// from the recorded arguments: every run sends its own keys).
+func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
+	if len(calls) == 0 {
+		return nil, &TraceError{"the trace has no calls"}
+	}
+	sorted := append([]trace.Call(nil), calls...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	p := &plan{literals: map[string]bool{}}
+	byKey := map[string]string{}
+	// origin maps a string value to where an answer first showed it.
+	type where struct {
+		call *planCall
+		path []any
+	}
+	origin := map[string]where{}
+	known := map[string]bool{} // values the agent sent before they appeared in an answer
+	for _, tc := range sorted {
+		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating}
+		if tc.Seq < 0 {
+			pc.id = fmt.Sprintf("c_%d", -tc.Seq)
+		}
+		args, err := decodeArgs(tc.Args)
+		if err != nil {
+			return nil, &TraceError{fmt.Sprintf("call seq %d (%s): args: %v", tc.Seq, tc.Tool, err)}
+		}
+		for _, name := range keyArgs(tc.KeyCarrier, keyArg) {
+			delete(args, name)
+		}
+		if prev, ok := byKey[tc.Tool+"\x00"+tc.Key]; ok && tc.Key != "" {
+			pc.retryOf = prev
+		} else if tc.Key != "" {
+			byKey[tc.Tool+"\x00"+tc.Key] = pc.id
+		}
+		walk(args, nil, func(path []any, v any) any {
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return v
+			}
+			if o, ok := origin[s]; ok && !known[s] {
+				p.carries = append(p.carries, Carry{From: o.call.seq, Path: dotted(o.path), To: tc.Seq, Arg: dotted(path), Value: s})
+				return &carried{from: o.call.id, path: o.path}
+			}
+			known[s] = true
+			p.literals[s] = true
+			return v
+		})
+		pc.args = args
+		p.calls = append(p.calls, pc)
+		if tc.Outcome != "ok" || len(tc.Result) == 0 {
+			continue
+		}
+		var res any
+		if json.Unmarshal(tc.Result, &res) != nil {
+			continue
+		}
+		walk(res, nil, func(path []any, v any) any {
+			if s, ok := v.(string); ok {
+				p.literals[s] = true
+			}
+			if s, ok := v.(string); ok && s != "" && !known[s] {
+				if _, seen := origin[s]; !seen {
+					origin[s] = where{pc, append([]any(nil), path...)}
+				}
+			}
+			return v
+		})
+	}
+	return p, nil
+}
+
+// keyArgs are the argument names the key travelled in: the recorded carrier's and the
+// endpoint's.
+func keyArgs(carrier, endpointArg string) []string {
+	var out []string
+	if name, ok := strings.CutPrefix(carrier, "arg "); ok {
+		out = append(out, name)
+	}
+	if endpointArg != "" {
+		out = append(out, endpointArg)
+	}
+	return out
+}
+
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// walk visits every leaf of a decoded JSON value in a stable order and replaces it with what f
+// returns.
+func walk(v any, path []any, f func(path []any, v any) any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			x[k] = walk(x[k], append(path, k), f)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = walk(x[i], append(path, i), f)
+		}
+		return x
+	}
+	return f(path, v)
+}
+
+// dotted writes a path as verdict.Differ does: keys and indexes joined by dots.
+func dotted(path []any) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = fmt.Sprint(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// exprPath writes a path as an expression suffix: .refundId, ["a-b"], [0].
+func exprPath(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch x := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", x)
+		case string:
+			if ident.MatchString(x) {
+				b.WriteString("." + x)
+			} else {
+				b.WriteString("[" + strconv.Quote(x) + "]")
+			}
+		}
+	}
+	return b.String()
+}
+
+// run describes one run of the sweep: no fault (call 0), or one fault on one call.
+type run struct {
+	fault string
+	call  *planCall // nil for the clean run
+}
+
+// retryID is the step id of the retry that follows a lost response.
+func retryID(id string) string { return id + "_retry" }
+
+// answerExpr is how a run reads the answer of step id: a lost answer through its retry, a
+// duplicated call through its first successful copy.
+func (r run) answerExpr(id string) string {
+	if r.call == nil || r.call.id != id {
+		return id + ".result"
+	}
+	switch r.fault {
+	case LostResponse:
+		return retryID(id) + ".result"
+	case Duplicate:
+		return "(first(filter(" + id + ".calls, .ok)) ?? " + id + ".calls[0]).result"
+	}
+	return id + ".result"
+}
+
+// render turns carried markers into templates for this run.
+func (r run) render(v any) any {
+	switch x := v.(type) {
+	case *carried:
+		return "{{ " + r.answerExpr(x.from) + exprPath(x.path) + " }}"
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = r.render(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.render(e)
+		}
+		return out
+	}
+	return v
+}
+
+// steps are the run's call steps for the trace, without the state reads.
+func (r run) steps(p *plan) []check.SpecStep {
+	var out []check.SpecStep
+	for _, pc := range p.calls {
+		args, _ := r.render(pc.args).(map[string]any)
+		st := check.SpecStep{ID: pc.id, CallTool: pc.tool, Args: args, Expect: "any"}
+		if pc.retryOf != "" {
+			st.CallTool, st.RetryOf = "", pc.retryOf
+		}
+		if r.call != pc {
+			out = append(out, st)
+			continue
+		}
+		switch r.fault {
+		case LostResponse:
+			st.LoseResponse = true
+			out = append(out, st, check.SpecStep{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any"})
+		case Duplicate:
+			st.Fanout = 2
+			out = append(out, st)
+		}
+	}
+	return out
+}

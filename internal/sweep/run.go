@@ -1,0 +1,369 @@
+package sweep
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// callOutcome is what the agent would have learnt from one call of the trace in one run.
+type callOutcome struct {
+	sent    bool
+	outcome scenario.Outcome
+	why     string // the error, or why it was not sent
+}
+
+// result is one run's evidence.
+type result struct {
+	cell  *Cell
+	res   *runner.ScenarioResult
+	trial *runner.Trial
+	// broken says why the run is no evidence ("" when it is).
+	broken string
+	calls  map[string]callOutcome
+	reads  []observed
+	sinks  map[string]int
+	// verdict holds the exactly-once verdict's lines when a key executed more than once.
+	verdict []string
+	// faultUnknown is set when the faulted call's final outcome (retry, copies) is unknown.
+	faultUnknown string
+	plan         *plan
+	reads0       []read
+}
+
+// spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
+func (s *sweeper) spec(r run) *check.Spec {
+	var steps []check.SpecStep
+	for i, tool := range s.snapshots {
+		steps = append(steps, check.SpecStep{ID: s.reads[i].before, CallTool: tool, Expect: "any"})
+	}
+	for _, pc := range s.plan.calls {
+		if !pc.mutating && !hasCarried(pc.args) {
+			steps = append(steps, check.SpecStep{ID: pc.id + "_before", CallTool: pc.tool, Args: pc.args, Expect: "any"})
+		}
+	}
+	steps = append(steps, r.steps(s.plan)...)
+	for i, tool := range s.snapshots {
+		steps = append(steps, check.SpecStep{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
+	}
+	if r.call != nil {
+		steps = append(steps, s.okAsserts(r)...)
+	}
+	sp := &check.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
+	switch {
+	case r.call == nil:
+		sp.Name = fmt.Sprintf("sweep %s: run 0, the trace replayed without a fault", s.name)
+		sp.Tool, sp.Comment = "run0", "The recorded calls in order with fresh keys: the run every faulty run is compared with."
+	case r.fault == LostResponse:
+		sp.Name = fmt.Sprintf("sweep %s: call %d %s loses its response and is retried with its key", s.name, r.call.seq, r.call.tool)
+		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
+		sp.Comment = fmt.Sprintf("The recorded calls in order; call %d (%s) completes on the server but its answer is lost, and the agent retries it with the same key. The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool)
+	default:
+		sp.Name = fmt.Sprintf("sweep %s: call %d %s is sent twice at once with one key", s.name, r.call.seq, r.call.tool)
+		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
+		sp.Comment = fmt.Sprintf("The recorded calls in order; call %d (%s) is sent as two concurrent copies with one key. The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool)
+	}
+	return sp
+}
+
+// okAsserts are the assertions that every call that succeeded in run 0 succeeds in run r too
+// (through its retry or one of its copies), so a saved run fails where it diverged in outcome.
+func (s *sweeper) okAsserts(r run) []check.SpecStep {
+	var out []check.SpecStep
+	for _, pc := range s.plan.calls {
+		if !s.ok0[pc.id] {
+			continue
+		}
+		expr := pc.id + ".ok"
+		if r.call == pc {
+			switch r.fault {
+			case LostResponse:
+				expr = retryID(pc.id) + ".ok"
+			case Duplicate:
+				expr = pc.id + ".ok > 0"
+			}
+		}
+		out = append(out, check.SpecStep{Assert: expr})
+	}
+	return out
+}
+
+// execute runs one run through the runner and gathers its evidence.
+func (s *sweeper) execute(r run) *result {
+	start := time.Now()
+	sp := s.spec(r)
+	out := &result{cell: &Cell{Fault: r.fault, Scenario: sp}, plan: s.plan, reads0: s.reads}
+	if r.call != nil {
+		out.cell.Seq, out.cell.Tool = r.call.seq, r.call.tool
+	}
+	defer func() { out.cell.Duration = time.Since(start) }()
+	if s.opts.FreshPerRun && r.call != nil {
+		s.env.Close()
+		s.env = nil
+		env, err := runner.Start(s.ctx, []*scenario.Scenario{s.base})
+		if err != nil {
+			out.broken = "could not start the environment: " + err.Error()
+			return out
+		}
+		s.env = env
+	}
+	sc, err := sp.Scenario(s.base)
+	if err != nil {
+		out.broken = "could not build the scenario: " + err.Error()
+		return out
+	}
+	rep := s.env.Run(s.ctx, []*scenario.Scenario{sc}, runner.Options{})
+	switch {
+	case rep.Err != nil:
+		out.broken = "could not run: " + rep.Err.Error()
+		return out
+	case len(rep.Scenarios) == 0:
+		out.broken = "nothing ran"
+		return out
+	}
+	out.res = rep.Scenarios[0]
+	out.trial = out.res.FailedTrial
+	if out.trial == nil {
+		out.trial = out.res.Trial1
+	}
+	if out.res.Status == runner.Interrupted || out.trial == nil {
+		out.broken = "interrupted"
+		return out
+	}
+	s.observe(r, out)
+	return out
+}
+
+// observe reads the run's outcomes, state and verdict from its trial.
+func (s *sweeper) observe(r run, out *result) {
+	t := out.trial
+	byStep := map[string][]runner.Call{}
+	for _, c := range t.Calls {
+		byStep[c.Step] = append(byStep[c.Step], c)
+	}
+	notSent := "not sent"
+	if f := out.res.Failure; f != nil && f.Kind == "error" {
+		notSent = "not sent: " + f.Message
+	}
+	out.calls = map[string]callOutcome{}
+	for _, pc := range s.plan.calls {
+		cs := byStep[pc.id]
+		if r.call == pc && r.fault == LostResponse {
+			cs = byStep[retryID(pc.id)]
+		}
+		co := callOutcome{why: notSent}
+		if len(cs) > 0 {
+			co = combine(cs)
+		}
+		out.calls[pc.id] = co
+		if r.call == pc && co.sent && co.outcome == scenario.Info {
+			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
+		}
+	}
+	m := masker{session: t.Session, minted: s.minted(t, byStep)}
+	for _, rd := range s.reads {
+		var o observed
+		if cs := byStep[rd.after]; len(cs) > 0 && cs[len(cs)-1].Outcome == scenario.OK {
+			o.ok, o.value = true, m.mask(cs[len(cs)-1].Result)
+		}
+		var before any
+		if cs := byStep[rd.before]; rd.before != "" && len(cs) > 0 && cs[0].Outcome == scenario.OK {
+			o.beforeOK, before = true, cs[0].Result
+		}
+		if o.ok {
+			o.delta = m.mask(delta(before, byStep[rd.after][len(byStep[rd.after])-1].Result))
+		}
+		out.reads = append(out.reads, o)
+	}
+	if len(s.base.Sinks) > 0 {
+		out.sinks = s.env.SinkRequests(s.base)
+	}
+	if out.res.Metrics.DuplicateExecutions > 0 || out.res.Metrics.ReplaysDiffer > 0 {
+		out.verdict = []string{fmt.Sprintf("%d duplicate execution(s)", out.res.Metrics.DuplicateExecutions)}
+		if out.res.Metrics.DuplicateExecutions == 0 {
+			out.verdict = []string{"a replay differs from the stored answer"}
+		}
+		if f := out.res.Failure; f != nil && f.Kind == "verdict" {
+			// Its explanation is in the call history's failure lines.
+			out.verdict = []string{f.Message}
+		}
+	}
+}
+
+// combine is the agent's view of a step's calls: a fan-out succeeded when a copy did.
+func combine(cs []runner.Call) callOutcome {
+	co := callOutcome{sent: true, outcome: cs[len(cs)-1].Outcome, why: cs[len(cs)-1].Error}
+	if len(cs) > 1 {
+		for _, c := range cs {
+			if c.Outcome == scenario.OK {
+				return callOutcome{sent: true, outcome: scenario.OK}
+			}
+		}
+	}
+	if co.why == "" && co.outcome != scenario.OK {
+		co.why = fmt.Sprintf("status %d", cs[len(cs)-1].Status)
+	}
+	return co
+}
+
+// minted are the strings the server made up in this run: values in the answers of its mutating
+// calls that the recording holds nowhere (a new id, not a currency the recording saw too).
+func (s *sweeper) minted(t *runner.Trial, byStep map[string][]runner.Call) map[string]bool {
+	mutating := map[string]bool{}
+	for _, pc := range s.plan.calls {
+		if pc.mutating {
+			mutating[pc.id], mutating[retryID(pc.id)] = true, true
+		}
+	}
+	out := map[string]bool{}
+	for _, c := range t.Calls {
+		if !mutating[c.Step] {
+			continue
+		}
+		walk(copyJSON(c.Result), nil, func(_ []any, v any) any {
+			if str, ok := v.(string); ok && !s.plan.literals[str] {
+				out[str] = true
+			}
+			return v
+		})
+	}
+	return out
+}
+
+// copyJSON copies a decoded JSON value so walk cannot change the runner's.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyJSON(e)
+		}
+		return out
+	}
+	return v
+}
+
+// brokenBaseline says why run 0 is no evidence ("" when it is).
+func brokenBaseline(b *result) string {
+	if b.broken != "" {
+		return b.broken
+	}
+	for _, pc := range b.plan.calls {
+		if co := b.calls[pc.id]; !co.sent {
+			return fmt.Sprintf("call %d %s was %s", pc.seq, pc.tool, co.why)
+		}
+	}
+	if len(b.verdict) > 0 {
+		return "run 0 itself broke the exactly-once verdict: " + b.verdict[0]
+	}
+	return ""
+}
+
+// compare decides got's cell against run 0 (base), and base's own cell.
+func compare(base, got *result) {
+	c := got.cell
+	if why := brokenBaseline(base); why != "" {
+		c.Status, c.Reason = check.Inconclusive, "run 0 is no evidence: "+why
+		return
+	}
+	if got.broken != "" {
+		c.Status, c.Reason = check.Inconclusive, got.broken
+		return
+	}
+	var lines []string
+	if len(got.verdict) > 0 {
+		lines = append(lines, got.verdict...)
+	}
+	for _, pc := range got.plan.calls {
+		a, b := base.calls[pc.id], got.calls[pc.id]
+		switch {
+		case !b.sent:
+			lines = append(lines, fmt.Sprintf("call %d %s was %s", pc.seq, pc.tool, b.why))
+		case b.outcome == scenario.Info:
+			// Unknown is no evidence either way (Jepsen).
+		case a.outcome != b.outcome:
+			lines = append(lines, fmt.Sprintf("call %d %s: %s in run 0, %s here%s", pc.seq, pc.tool, a.outcome, b.outcome, because(b)))
+		}
+	}
+	shown := map[string]bool{}
+	for i, rd := range got.reads0 {
+		if same, diff := compareRead(rd, base.reads[i], got.reads[i]); !same {
+			// Two reads of one tool that show the same difference are shown once.
+			if k := strings.Join(diff[1:], "\n"); !shown[k] {
+				shown[k] = true
+				lines = append(lines, diff...)
+			}
+		}
+	}
+	for _, name := range sortedNames(base.sinks) {
+		if base.sinks[name] != got.sinks[name] {
+			lines = append(lines, fmt.Sprintf("sink %s received %d requests, %d in run 0", name, got.sinks[name], base.sinks[name]))
+		}
+	}
+	switch {
+	case len(lines) > 0:
+		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
+		c.Details = append(lines[1:], check.Details(got.res, got.trial)...)
+	case got.faultUnknown != "":
+		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
+		c.Details = check.Details(got.res, got.trial)
+	default:
+		c.Status, c.Reason = check.Pass, "same state as run 0"
+	}
+}
+
+func because(co callOutcome) string {
+	if co.why == "" {
+		return ""
+	}
+	return " (" + co.why + ")"
+}
+
+func sortedNames(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// baselineCell decides run 0's own cell.
+func baselineCell(b *result) {
+	c := b.cell
+	if why := brokenBaseline(b); why != "" {
+		c.Status, c.Reason = check.Inconclusive, why
+		if b.broken == "" && len(b.verdict) > 0 {
+			// The recorded session itself executes a key twice (a retry the agent made): a
+			// finding on its own, though no fault's run can be compared with it.
+			c.Status = check.Fail
+		}
+		if b.res != nil {
+			c.Details = check.Details(b.res, b.trial)
+		}
+		return
+	}
+	n := 0
+	var failed []string
+	for _, pc := range b.plan.calls {
+		n++
+		if co := b.calls[pc.id]; co.outcome != scenario.OK {
+			failed = append(failed, fmt.Sprintf("%d %s", pc.seq, co.outcome))
+		}
+	}
+	c.Status, c.Reason = check.Pass, fmt.Sprintf("%d calls replayed", n)
+	if len(failed) > 0 {
+		c.Reason += "; not ok (as the faulty runs must match): " + strings.Join(failed, ", ")
+	}
+}

@@ -1,0 +1,253 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// Options control a sweep.
+type Options struct {
+	// Endpoint names the endpoint of the base scenario the trace is replayed against.
+	Endpoint string
+	// FreshPerRun starts a new environment for every run: the config's services and sinks, and
+	// an MCP server over stdio, so each run begins from the server's initial state.
+	FreshPerRun bool
+	// OnCell, when set, is told about each cell (run 0 included) as it is decided.
+	OnCell func(c *Cell)
+}
+
+// Cell is one run of the sweep: one fault on one call, or the clean run 0.
+type Cell struct {
+	// Seq is the trace's sequence number of the faulted call (0 for run 0).
+	Seq    int          `json:"seq"`
+	Tool   string       `json:"tool,omitempty"`
+	Fault  string       `json:"fault"`
+	Status check.Status `json:"status"`
+	// Reason is one line: why the cell is what it is.
+	Reason string `json:"reason"`
+	// Details explain a cell that is not ✓: the structural differences and the call history.
+	Details  []string      `json:"details,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// Scenario is what ran.
+	Scenario *check.Spec `json:"-"`
+}
+
+// CallInfo is one call of the trace as the report lists it.
+type CallInfo struct {
+	Seq      int    `json:"seq"`
+	Tool     string `json:"tool"`
+	Mutating bool   `json:"mutating"`
+	// RetryOf is the seq of the call whose key this one reused in the recording (0: none).
+	RetryOf int `json:"retry_of,omitempty"`
+}
+
+// Report is a sweep's outcome.
+type Report struct {
+	Trace    string     `json:"trace"`
+	Endpoint string     `json:"endpoint"`
+	Faults   []string   `json:"faults"`
+	Calls    []CallInfo `json:"calls"`
+	Carried  []Carry    `json:"carried,omitempty"`
+	// Evidence names what every run is compared on.
+	Evidence []string `json:"evidence"`
+	// Baseline is run 0; Cells are the faulty runs, call by call in fault order.
+	Baseline    *Cell         `json:"baseline"`
+	Cells       []*Cell       `json:"cells"`
+	FreshPerRun bool          `json:"fresh_per_run"`
+	Start       time.Time     `json:"start"`
+	Duration    time.Duration `json:"duration_ns"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+}
+
+// Failed reports whether any run diverged from run 0, or run 0 itself executed a key twice.
+func (r *Report) Failed() bool {
+	if r.Baseline != nil && r.Baseline.Status == check.Fail {
+		return true
+	}
+	for _, c := range r.Cells {
+		if c.Status == check.Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// Specs returns the scenarios of the faulty runs, to save with --write.
+func (r *Report) Specs() []*check.Spec {
+	var out []*check.Spec
+	for _, c := range r.Cells {
+		if c.Scenario != nil {
+			out = append(out, c.Scenario)
+		}
+	}
+	return out
+}
+
+// sweeper holds what every run of one sweep shares.
+type sweeper struct {
+	ctx   context.Context
+	base  *scenario.Scenario
+	def   *scenario.Endpoint
+	opts  Options
+	plan  *plan
+	name  string // the trace's file name, for scenario names
+	env   *runner.Env
+	reads []read
+	// snapshots are the read-only tools without required arguments, read before and after.
+	snapshots []string
+	// ok0 holds the step ids of the calls that succeeded in run 0.
+	ok0 map[string]bool
+}
+
+// Run replays the trace's calls against the endpoint of base: once clean (run 0), then for each
+// mutating call once with its response lost and retried with its key and once sent as a 2-way
+// concurrent duplicate, each an ordinary scenario run by the runner; every run's evidence must
+// equal run 0's.
+func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls []trace.Call, opts Options) (*Report, error) {
+	def := base.Endpoints[opts.Endpoint]
+	if def == nil {
+		return nil, fmt.Errorf("no endpoint %q", opts.Endpoint)
+	}
+	p, err := newPlan(calls, def.Key.Arg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Trace: tracePath, Endpoint: opts.Endpoint, Faults: Faults, Carried: p.carries, FreshPerRun: opts.FreshPerRun, Start: time.Now()}
+	defer func() { rep.Duration = time.Since(rep.Start) }()
+	s := &sweeper{ctx: ctx, base: base, def: def, opts: opts, plan: p, name: filepath.Base(tracePath)}
+	env, err := runner.Start(ctx, []*scenario.Scenario{base})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if s.env != nil {
+			s.env.Close()
+		}
+	}()
+	s.env = env
+	if err := s.decide(); err != nil {
+		return nil, err
+	}
+	rep.Calls, rep.Evidence = s.callInfos(), s.evidence()
+
+	base0 := s.execute(run{fault: Clean})
+	baselineCell(base0)
+	s.ok0 = map[string]bool{}
+	for id, co := range base0.calls {
+		s.ok0[id] = co.sent && co.outcome == scenario.OK
+	}
+	rep.Baseline = base0.cell
+	s.tell(base0.cell)
+	for _, pc := range p.calls {
+		if !pc.mutating {
+			continue
+		}
+		for _, f := range Faults {
+			if ctx.Err() != nil {
+				rep.Interrupted = true
+				return rep, nil
+			}
+			got := s.execute(run{fault: f, call: pc})
+			compare(base0, got)
+			rep.Cells = append(rep.Cells, got.cell)
+			s.tell(got.cell)
+		}
+	}
+	if ctx.Err() != nil {
+		rep.Interrupted = true
+	}
+	if len(rep.Cells) == 0 {
+		return rep, errors.New("the trace has no mutating call to sweep")
+	}
+	return rep, nil
+}
+
+func (s *sweeper) tell(c *Cell) {
+	if s.opts.OnCell != nil {
+		s.opts.OnCell(c)
+	}
+}
+
+// decide lists the endpoint's tools: which calls are mutating (as run decides it, else as the
+// recording said) and which read-only tools show the state.
+func (s *sweeper) decide() error {
+	tools, err := s.env.Tools(s.ctx, s.base, s.def.Name)
+	if err != nil && s.def.MCP != nil {
+		return err
+	}
+	byName := map[string]runner.ToolInfo{}
+	for _, t := range tools {
+		byName[t.Name] = t
+	}
+	for _, pc := range s.plan.calls {
+		if t, ok := byName[pc.tool]; ok {
+			pc.mutating = t.Mutating
+		} else if s.def.Mutating != nil {
+			pc.mutating = s.def.IsMutating(pc.tool)
+		}
+	}
+	s.snapshots = check.SnapshotTools(tools)
+	for i, tool := range s.snapshots {
+		s.reads = append(s.reads, read{label: tool + " (state after the run)", before: fmt.Sprintf("state%d_before", i+1), after: fmt.Sprintf("state%d_after", i+1)})
+	}
+	for _, pc := range s.plan.calls {
+		if pc.mutating {
+			continue
+		}
+		r := read{label: fmt.Sprintf("call %d %s", pc.seq, pc.tool), after: pc.id}
+		if !hasCarried(pc.args) {
+			r.before = pc.id + "_before"
+		}
+		s.reads = append(s.reads, r)
+	}
+	return nil
+}
+
+func hasCarried(v any) bool {
+	switch x := v.(type) {
+	case *carried:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if hasCarried(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasCarried(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *sweeper) callInfos() []CallInfo {
+	seqOf := map[string]int{}
+	var out []CallInfo
+	for _, pc := range s.plan.calls {
+		seqOf[pc.id] = pc.seq
+		out = append(out, CallInfo{Seq: pc.seq, Tool: pc.tool, Mutating: pc.mutating, RetryOf: seqOf[pc.retryOf]})
+	}
+	return out
+}
+
+func (s *sweeper) evidence() []string {
+	out := []string{"answers (exactly-once verdict)", "outcome of every call"}
+	for _, r := range s.reads {
+		out = append(out, "state: "+r.label)
+	}
+	if len(s.base.Sinks) > 0 {
+		out = append(out, "sinks")
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package sweep
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// ordersServer is a real MCP server with a chain of calls: create_order mints an order id that
+// pay_order must be given. With keys honoured, a key seen before gets the stored answer; without,
+// every call executes.
+func ordersServer(t *testing.T, honour bool) string {
+	var mu sync.Mutex
+	type order struct {
+		ID       string `json:"id"`
+		Item     string `json:"item"`
+		Payments int    `json:"payments"`
+	}
+	orders := map[string]*order{}
+	stored := map[string]map[string]any{}
+	keyed := func(name string, do func(args map[string]any) (map[string]any, bool)) mcp.ToolHandler {
+		return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args map[string]any
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			key, _ := args["idempotencyKey"].(string)
+			mu.Lock()
+			defer mu.Unlock()
+			if prev, ok := stored[name+key]; ok && honour {
+				return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
+			}
+			out, ok := do(args)
+			if !ok {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such order"}}}, nil
+			}
+			stored[name+key] = out
+			return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		}
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"item":{"type":"string"},"orderId":{"type":"string"},"idempotencyKey":{"type":"string"}}}`)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "orders", Version: "1.0.0"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "create_order", InputSchema: schema}, keyed("create", func(args map[string]any) (map[string]any, bool) {
+		o := &order{ID: "o_" + randomHex(), Item: args["item"].(string)}
+		orders[o.ID] = o
+		return map[string]any{"orderId": o.ID, "item": o.Item}, true
+	}))
+	srv.AddTool(&mcp.Tool{Name: "pay_order", InputSchema: schema}, keyed("pay", func(args map[string]any) (map[string]any, bool) {
+		id, _ := args["orderId"].(string)
+		o := orders[id]
+		if o == nil {
+			return nil, false
+		}
+		o.Payments++
+		return map[string]any{"paymentId": "p_" + randomHex(), "orderId": id}, true
+	}))
+	srv.AddTool(&mcp.Tool{Name: "list_orders", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			list := []any{}
+			for _, o := range orders {
+				list = append(list, map[string]any{"id": o.ID, "item": o.Item, "payments": o.Payments})
+			}
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"orders": list}, Content: []mcp.Content{&mcp.TextContent{Text: "listed"}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func randomHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ordersTrace is a recorded session: create an order, pay it by the id that came back, list.
+func ordersTrace() []trace.Call {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	return []trace.Call{
+		{Seq: 1, Tool: "create_order", Args: raw(`{"item":"book","idempotencyKey":"s-1"}`), Key: "s-1", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: "ok", Result: raw(`{"orderId":"o_rec1","item":"book"}`)},
+		{Seq: 2, Tool: "pay_order", Args: raw(`{"orderId":"o_rec1","idempotencyKey":"s-2"}`), Key: "s-2", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: "ok", Result: raw(`{"paymentId":"p_rec","orderId":"o_rec1"}`)},
+		{Seq: 3, Tool: "list_orders", Args: raw(`{}`), Outcome: "ok", Result: raw(`{"orders":[{"id":"o_rec1","item":"book","payments":1}]}`)},
+	}
+}
+
+func TestPlanCarriesReturnedValues(t *testing.T) {
+	p, err := newPlan(ordersTrace(), "idempotencyKey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Carry{{From: 1, Path: "orderId", To: 2, Arg: "orderId", Value: "o_rec1"}}
+	if canon(p.carries) != canon(want) {
+		t.Fatalf("carries = %s, want %s", canon(p.carries), canon(want))
+	}
+	for _, tc := range []struct {
+		name string
+		r    run
+		want string
+	}{
+		{"clean", run{fault: Clean}, "{{ c1.result.orderId }}"},
+		{"lost", run{fault: LostResponse, call: p.calls[0]}, "{{ c1_retry.result.orderId }}"},
+		{"duplicate", run{fault: Duplicate, call: p.calls[0]}, "{{ (first(filter(c1.calls, .ok)) ?? c1.calls[0]).result.orderId }}"},
+		{"another call lost", run{fault: LostResponse, call: p.calls[1]}, "{{ c1.result.orderId }}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := tc.r.steps(p)
+			var got any
+			for _, st := range steps {
+				if st.ID == "c2" {
+					got = st.Args["orderId"]
+				}
+				if _, ok := st.Args["idempotencyKey"]; ok {
+					t.Errorf("step %s sends the recorded key", st.ID)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("c2 orderId = %v, want %s", got, tc.want)
+			}
+			// The templates compile as the loader compiles them.
+			sp := &check.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: tc.r.fault}
+			if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestSweepOrders(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		honour bool
+		want   map[string]check.Status
+	}{
+		{"keys honoured", true, map[string]check.Status{
+			"1 lost-response": check.Pass, "1 duplicate": check.Pass, "2 lost-response": check.Pass, "2 duplicate": check.Pass}},
+		{"keys ignored", false, map[string]check.Status{
+			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "2 lost-response": check.Fail, "2 duplicate": check.Fail}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: ordersServer(t, tc.honour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Run(context.Background(), base, "orders.jsonl", ordersTrace(), Options{Endpoint: scenario.AdHocName})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Baseline.Status != check.Pass {
+				t.Fatalf("run 0: %s %s\n%s", rep.Baseline.Status, rep.Baseline.Reason, strings.Join(rep.Baseline.Details, "\n"))
+			}
+			got := map[string]check.Status{}
+			var lines []string
+			for _, c := range rep.Cells {
+				k := strings.TrimSpace(strings.Join([]string{itoa(c.Seq), c.Fault}, " "))
+				got[k] = c.Status
+				lines = append(lines, k+": "+string(c.Status)+" "+c.Reason+"\n  "+strings.Join(c.Details, "\n  "))
+			}
+			sort.Strings(lines)
+			t.Log(strings.Join(lines, "\n"))
+			if canon(got) != canon(tc.want) {
+				t.Errorf("cells = %s, want %s\n%s", canon(got), canon(tc.want), strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdMCPSession is an agent session on the official Go MCP SDK, for the sweep scripts:
+// "mcpsession CALLS -- COMMAND ARGS...". It starts COMMAND as its MCP server over stdio (usually
+// "idemtest proxy --record FILE -- SERVER"), makes the calls in the file CALLS in order, one a
+// line as "TOOL {json arguments}" with $VARS expanded (the agent's keys are in the arguments),
+// and prints each
+// answer as "N TOOL ok|error TEXT".
+func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 || args[1] != "--" {
+		ts.Fatalf("usage: mcpsession CALLS -- COMMAND [ARGS...]")
+	}
+	argv := args[2:]
+	path, err := lookPath(ts.Getenv("PATH"), argv[0])
+	ts.Check(err)
+	c := exec.Command(path, argv[1:]...)
+	c.Dir = ts.MkAbs(".")
+	env := ts.Value(envKey{}).(*testscript.Env)
+	for _, kv := range env.Vars {
+		k, _, _ := strings.Cut(kv, "=")
+		c.Env = append(c.Env, k+"="+ts.Getenv(k))
+	}
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpsession", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		ts.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	n := 0
+	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n++
+		tool, raw, _ := strings.Cut(os.Expand(line, ts.Getenv), " ")
+		var a map[string]any
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			ts.Fatalf("%s line %d: %v", args[0], n, err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: a})
+		switch {
+		case err != nil:
+			fmt.Fprintf(ts.Stdout(), "%d %s error %v\n", n, tool, err)
+		default:
+			var text strings.Builder
+			for _, ct := range res.Content {
+				if t, ok := ct.(*mcp.TextContent); ok {
+					text.WriteString(t.Text)
+				}
+			}
+			word := "ok"
+			if res.IsError {
+				word = "error"
+			}
+			fmt.Fprintf(ts.Stdout(), "%d %s %s %s\n", n, tool, word, strings.ReplaceAll(text.String(), "\n", " "))
+		}
+	}
+	_ = cs.Close()
+	fmt.Fprint(ts.Stderr(), stderr.String())
+}
