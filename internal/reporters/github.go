@@ -45,6 +45,9 @@ func GitHubLoadErrors(w io.Writer, errs scenario.Errors, workspace string) {
 func failureAnnotation(r *runner.ScenarioResult) string {
 	f := r.Failure
 	msg := f.Message
+	if lead := VerdictLead(f); len(lead) > 0 {
+		msg = "verdict: " + strings.Join(lead, "\nverdict: ") + "\n" + msg
+	}
 	if f.Expression != "" {
 		msg += "\n" + f.Expression
 	}

@@ -69,12 +69,26 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+// VerdictLead is what a failure leads with when something else failed the trial first (an
+// assertion, an expected outcome) but the exactly-once verdict also found keys executed more than
+// once: each violation in words with its likely cause. A verdict failure states its own in its
+// message.
+func VerdictLead(f *runner.Failure) []string {
+	if f == nil || f.Kind == runner.FailVerdict {
+		return nil
+	}
+	return f.Verdict
+}
+
 // FailureText is the plain-text explanation of a failure.
 func FailureText(f *runner.Failure) string {
 	if f == nil {
 		return ""
 	}
 	var b strings.Builder
+	for _, l := range VerdictLead(f) {
+		fmt.Fprintf(&b, "verdict: %s\n", EscapeText(l))
+	}
 	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), EscapeText(f.Message))
 	if f.Expression != "" {
 		fmt.Fprintf(&b, "  assert: %s\n", EscapeText(f.Expression))

@@ -99,6 +99,8 @@ type JSONFailure struct {
 	Message     string             `json:"message"`
 	Expression  string             `json:"expression,omitempty"`
 	Explanation []string           `json:"explanation,omitempty"`
+	// Verdict states each exactly-once violation of the trial with its likely cause.
+	Verdict []string `json:"verdict,omitempty"`
 	// ServiceOutput is what each service wrote while the failing trial ran, by name.
 	ServiceOutput map[string]string `json:"service_output,omitempty"`
 }
@@ -161,7 +163,7 @@ func jsonFailure(f *runner.Failure) *JSONFailure {
 		return nil
 	}
 	return &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
 }
 
 func jsonTrial(t *runner.Trial, cut bool) JSONTrial {
@@ -365,7 +367,7 @@ func runnerFailure(f *JSONFailure) *runner.Failure {
 		return nil
 	}
 	return &runner.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
 }
 
 func runnerTrial(jt JSONTrial) *runner.Trial {

@@ -98,6 +98,9 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 		title = "ERROR"
 	}
 	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(Escape(r.Scenario.Name)))
+	for _, l := range VerdictLead(f) {
+		fmt.Fprintf(w, "  %s %s\n", st.fail.Render("verdict:"), indentRest(EscapeText(l), "  "))
+	}
 	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(EscapeText(f.Message), "  "))
 	if f.Expression != "" {
 		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(EscapeText(f.Expression)))

@@ -96,6 +96,10 @@ type Failure struct {
 	Message     string
 	Expression  string
 	Explanation []string
+	// Verdict states each exactly-once violation of the trial in words, with its likely cause
+	// on the server ("key k executed 16 times (issue_refund) — the server's check-and-store is
+	// not atomic: …"), for reports to lead with whatever else failed the trial.
+	Verdict []string
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
 }

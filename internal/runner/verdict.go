@@ -49,14 +49,20 @@ func (r *runner) judge(st *trialState) {
 		return
 	}
 	t := st.trial
+	var said []string
+	for _, v := range j.Violations {
+		said = append(said, verdictLine(v))
+	}
 	if t.Failure == nil {
 		first := j.Violations[0]
 		step := st.step(st.judged[first.First].Step)
 		f := stepFailure(FailVerdict, step, verdictLine(first))
 		f.Explanation = append(first.Explain(), st.more(j.Violations[1:])...)
+		f.Verdict = said
 		t.Failure, t.Passed = f, false
 		return
 	}
+	t.Failure.Verdict = said
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
 }

@@ -153,6 +153,10 @@ steps:
 	if !strings.Contains(text, "the exactly-once verdict also failed:") || !strings.Contains(text, "step a: key s-0 executed 2 times (fresh)") {
 		t.Errorf("explanation:\n%s", text)
 	}
+	// The verdict in words, for reports to lead with.
+	if len(f.Verdict) != 1 || !strings.HasPrefix(f.Verdict[0], "key s-0 executed 2 times (fresh) — the server did not find the key") {
+		t.Errorf("verdict %q", f.Verdict)
+	}
 	if rep.Scenarios[0].Metrics.DuplicateExecutions != 1 {
 		t.Errorf("duplicates %d, want 1", rep.Scenarios[0].Metrics.DuplicateExecutions)
 	}
