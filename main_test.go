@@ -123,6 +123,7 @@ func TestScripts(t *testing.T) {
 			"replace":    cmdReplace,
 			"mcpagent":   cmdMCPAgent,
 			"mcpsession": cmdMCPSession,
+			"readtrace":  cmdReadTrace,
 		},
 	})
 }

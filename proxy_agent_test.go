@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // cmdMCPAgent is an agent built on the official Go MCP SDK, for the proxy scripts:
@@ -67,4 +69,34 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprintf(ts.Stdout(), "server executed %d refund(s) for %s\n", len(listed.Refunds), acct)
 	fmt.Fprintf(ts.Stdout(), "%s exited %d\n", argv[0], c.ProcessState.ExitCode())
 	fmt.Fprint(ts.Stderr(), stderr.String())
+}
+
+// cmdReadTrace reads a trace with the trace package, as sweep will: "readtrace FILE". It prints
+// the header's endpoint, the number of calls, then one line per call: seq, trial, step, tool,
+// key carrier, key, outcome, then "replayed" and the fault when there are any, and the args.
+func cmdReadTrace(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: readtrace FILE")
+	}
+	h, calls, err := trace.ReadFile(ts.MkAbs(args[0]))
+	if neg {
+		if err == nil {
+			ts.Fatalf("readtrace %s: read without error", args[0])
+		}
+		return
+	}
+	ts.Check(err)
+	var b strings.Builder
+	fmt.Fprintf(&b, "endpoint %s\n%d calls\n", h.Endpoint, len(calls))
+	for _, c := range calls {
+		fmt.Fprintf(&b, "%d trial=%d step=%s %s %s key=%s %s", c.Seq, c.Trial, c.Step, c.Tool, c.KeyCarrier, c.Key, c.Outcome)
+		if c.Replayed {
+			b.WriteString(" replayed")
+		}
+		if c.Fault != "" {
+			b.WriteString(" fault=" + c.Fault)
+		}
+		fmt.Fprintf(&b, " args=%s\n", c.Args)
+	}
+	ts.Stdout().Write([]byte(b.String()))
 }

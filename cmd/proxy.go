@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,11 +12,13 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -33,10 +36,12 @@ type ProxyOptions struct {
 	KeyArg, KeyMeta, KeyHeader string
 	Mutating                   []string
 
-	Faults    []string
-	FaultRate float64
-	Seed      uint64
-	seedSet   bool
+	Faults     []string
+	FaultRate  float64
+	FaultKinds []string
+	Seed       uint64
+	seedSet    bool
+	Hold       time.Duration
 
 	RequireRetry bool
 	KeyPattern   string
@@ -59,7 +64,10 @@ one key never covers two different calls. Exit 1 on a violation.
 MCP over stdio: make the agent start "idemtest proxy [flags] -- node server.js" as its
 server command. The verdict goes to stderr; stdout is the agent's MCP stream.
 MCP streamable HTTP (--listen, --upstream) and plain HTTP tools (--http): point the agent
-at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
+at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.
+
+${VAR} in the server command and --upstream is expanded from the environment, and its value
+is hidden in the verdict, the reports and the trace.`,
 		Example: `  idemtest proxy --fault lose-response:issue_refund#1 -- node server.js
   idemtest proxy --fault-rate 0.2 --seed 7 --record trace.jsonl --junit agent.xml -- ./server --stdio
   idemtest proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3000/mcp --fault timeout:create_booking#2
@@ -85,8 +93,10 @@ at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
 	fl.StringVar(&opts.KeyHeader, "key-header", "Idempotency-Key", "plain HTTP: the header that carries the key")
 	fl.StringSliceVar(&opts.Mutating, "mutating", nil, "the mutating tools (default: MCP tools without readOnlyHint; every plain HTTP tool)")
 	fl.StringArrayVar(&opts.Faults, "fault", nil, "a fault on the Nth call of TOOL, as `KIND:TOOL#N`; KIND is lose-response, timeout, error:503 or delay:2s (repeatable)")
-	fl.Float64Var(&opts.FaultRate, "fault-rate", 0, "lose the response of this fraction `P` of the other mutating calls")
+	fl.Float64Var(&opts.FaultRate, "fault-rate", 0, "inject a fault on this fraction `P` of the other mutating calls")
+	fl.StringSliceVar(&opts.FaultKinds, "fault-kinds", []string{"lose-response"}, "the fault kinds --fault-rate draws from, as lose-response,timeout,error:503,delay:2s")
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of --fault-rate (default: random, printed)")
+	fl.DurationVar(&opts.Hold, "hold", 0, "MCP: after this `DURATION`, answer a call whose answer a fault withholds with a \"request timed out\" error (default: until the agent gives up)")
 	fl.BoolVar(&opts.RequireRetry, "require-retry", false, "fail when a call whose outcome a fault hid is never retried")
 	fl.StringVar(&opts.KeyPattern, "key-pattern", "", "every key must match this `REGEX`")
 	fl.StringSliceVar(&opts.IgnoreArgs, "ignore-arg", nil, "leave this argument (a dotted `PATH`) out when comparing a retry with its call (repeatable)")
@@ -97,64 +107,22 @@ at the proxy's address; stop the proxy with SIGTERM or Ctrl-C for the verdict.`,
 }
 
 func runProxy(ctx context.Context, opts *ProxyOptions) error {
-	usage := func(format string, a ...any) error { return &exitError{ExitUsage, fmt.Errorf(format, a...)} }
 	httpMode := opts.Listen != "" || opts.Upstream != ""
-	switch {
-	case httpMode && len(opts.Command) > 0:
-		return usage("give a server command after -- (stdio) or --listen and --upstream (HTTP), not both")
-	case !httpMode && len(opts.Command) == 0:
-		return usage("no tool server: give its command after -- (MCP over stdio), or --listen ADDR --upstream URL")
-	case httpMode && (opts.Listen == "" || opts.Upstream == ""):
-		return usage("HTTP modes need both --listen and --upstream")
-	case !httpMode && opts.HTTP:
-		return usage("--http needs --listen and --upstream")
-	case opts.FaultRate < 0 || opts.FaultRate > 1:
-		return usage("--fault-rate must be from 0 to 1")
+	var secrets redact.Secrets
+	if err := expandProxyArgs(opts, &secrets); err != nil {
+		return &exitError{ExitUsage, err}
 	}
-	if !httpMode {
-		if _, err := exec.LookPath(opts.Command[0]); err != nil {
-			return usage("server command: %v", err)
-		}
+	popts, jopts, err := proxySetup(opts, httpMode)
+	if err != nil {
+		return &exitError{ExitUsage, err}
 	}
-	if httpMode {
-		if err := checkListen(opts.Listen); err != nil {
-			return usage("%v", err)
-		}
-		if err := netguard.New(opts.AllowHosts).CheckURL(opts.Upstream); err != nil {
-			hint := ""
-			if herr := (*netguard.HostError)(nil); errors.As(err, &herr) {
-				hint = "; add --allow-host " + herr.Host + " to send duplicates there"
-			}
-			return usage("--upstream %s: %v%s", opts.Upstream, err, hint)
-		}
-	}
-	popts := proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed}
-	switch {
-	case opts.HTTP:
-		popts.Key = scenario.KeySpec{Header: opts.KeyHeader}
-	case opts.KeyMeta != "":
-		popts.Key = scenario.KeySpec{Meta: opts.KeyMeta}
-	default:
-		popts.Key = scenario.KeySpec{Arg: opts.KeyArg}
-	}
-	for _, s := range opts.Faults {
-		f, err := proxy.ParseFault(s)
-		if err != nil {
-			return usage("%v", err)
-		}
-		popts.Faults = append(popts.Faults, f)
-	}
+	// The verdict, the reports, the trace and the server's stderr hide the secrets; the agent's
+	// own stream (stdout, over stdio) passes unchanged.
+	red := redact.New(&secrets)
+	errOut := red.Writer(opts.IO.ErrOut)
 	if opts.FaultRate > 0 && !opts.seedSet {
 		popts.Seed = rand.Uint64()
-		fmt.Fprintf(opts.IO.ErrOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
-	}
-	jopts := proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
-	if opts.KeyPattern != "" {
-		re, err := regexp.Compile(opts.KeyPattern)
-		if err != nil {
-			return usage("--key-pattern: %v", err)
-		}
-		jopts.KeyPattern = re
+		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
 	}
 	transport, endpoint := "mcp-stdio", strings.Join(opts.Command, " ")
 	if httpMode {
@@ -165,25 +133,25 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
 	if opts.JUnit == "-" || opts.JSON == "-" {
-		return usage("proxy writes its reports to files (stdout is the agent's stream): give --junit/--json a path, not -")
+		return &exitError{ExitUsage, errors.New("proxy writes its reports to files (stdout is the agent's stream): give --junit/--json a path, not -")}
 	}
 	junitF, err := openReport(opts.JUnit)
 	if err != nil {
-		return usage("%v", err)
+		return &exitError{ExitUsage, err}
 	}
 	defer func() { closeIfOpen(junitF) }()
 	jsonF, err := openReport(opts.JSON)
 	if err != nil {
-		return usage("%v", err)
+		return &exitError{ExitUsage, err}
 	}
 	defer func() { closeIfOpen(jsonF) }()
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
-			return usage("--record: %v", err)
+			return &exitError{ExitUsage, fmt.Errorf("--record: %v", err)}
 		}
 		defer f.Close()
-		if popts.Trace, err = trace.NewWriter(f, trace.Header{Endpoint: endpoint, Transport: transport}); err != nil {
+		if popts.Trace, err = trace.NewWriter(red.Writer(f), trace.Header{Endpoint: endpoint, Transport: transport}); err != nil {
 			return &exitError{ExitFailed, err}
 		}
 	}
@@ -191,16 +159,16 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	rec := proxy.NewRecorder(popts)
 	switch {
 	case !httpMode:
-		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: opts.IO.ErrOut})
+		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: errOut})
 	default:
-		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: opts.IO.ErrOut})
+		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut})
 	}
 	calls, cerr := rec.Close()
 	if err = errors.Join(err, cerr); err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	v := proxy.Judge(calls, jopts)
-	if err := proxy.WriteText(opts.IO.ErrOut, v); err != nil {
+	if err := proxy.WriteText(errOut, v); err != nil {
 		return err
 	}
 	for _, r := range []struct {
@@ -212,7 +180,13 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 			continue
 		}
 		*r.f = nil // written and closed here, not again on the way out
-		if err := finish(f, r.write(f, v)); err != nil {
+		// Redacted whole: a secret split across two writes would not be found.
+		var b bytes.Buffer
+		err := r.write(&b, v)
+		if err == nil {
+			_, err = f.Write(red.Bytes(b.Bytes()))
+		}
+		if err := finish(f, err); err != nil {
 			return &exitError{ExitFailed, err}
 		}
 	}
@@ -220,6 +194,94 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		return silentExit(ExitFailed)
 	}
 	return nil
+}
+
+// expandProxyArgs expands ${VAR} references in the server command and the upstream URL, as
+// idemtest.yaml does (agents' server configs often cannot), and records the values that came
+// from the environment, and URL passwords, as secrets.
+func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
+	var err error
+	for i, a := range opts.Command {
+		if opts.Command[i], err = scenario.ExpandArg(a, os.LookupEnv, secrets); err != nil {
+			return fmt.Errorf("server command: %w", err)
+		}
+	}
+	if opts.Upstream, err = scenario.ExpandArg(opts.Upstream, os.LookupEnv, secrets); err != nil {
+		return fmt.Errorf("--upstream: %w", err)
+	}
+	return nil
+}
+
+// proxySetup checks the flags and turns them into the proxy's and the verdict's options; every
+// error is bad usage, found before the agent's first call.
+func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOptions, error) {
+	var popts proxy.Options
+	var jopts proxy.JudgeOptions
+	fail := func(format string, a ...any) (proxy.Options, proxy.JudgeOptions, error) {
+		return popts, jopts, fmt.Errorf(format, a...)
+	}
+	switch {
+	case httpMode && len(opts.Command) > 0:
+		return fail("give a server command after -- (stdio) or --listen and --upstream (HTTP), not both")
+	case !httpMode && len(opts.Command) == 0:
+		return fail("no tool server: give its command after -- (MCP over stdio), or --listen ADDR --upstream URL")
+	case httpMode && (opts.Listen == "" || opts.Upstream == ""):
+		return fail("HTTP modes need both --listen and --upstream")
+	case !httpMode && opts.HTTP:
+		return fail("--http needs --listen and --upstream")
+	case opts.FaultRate < 0 || opts.FaultRate > 1:
+		return fail("--fault-rate must be from 0 to 1")
+	case opts.Hold < 0:
+		return fail("--hold must not be negative")
+	case opts.Hold > 0 && opts.HTTP:
+		return fail("--hold is for MCP: over plain HTTP a held answer ends with the agent's own timeout")
+	}
+	if !httpMode {
+		if _, err := exec.LookPath(opts.Command[0]); err != nil {
+			return fail("server command: %v", err)
+		}
+	} else {
+		if err := checkListen(opts.Listen); err != nil {
+			return fail("%v", err)
+		}
+		if err := netguard.New(opts.AllowHosts).CheckURL(opts.Upstream); err != nil {
+			hint := ""
+			if herr := (*netguard.HostError)(nil); errors.As(err, &herr) {
+				hint = "; add --allow-host " + herr.Host + " to send duplicates there"
+			}
+			return fail("--upstream %s: %v%s", opts.Upstream, err, hint)
+		}
+	}
+	popts = proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold}
+	switch {
+	case opts.HTTP:
+		popts.Key = scenario.KeySpec{Header: opts.KeyHeader}
+	case opts.KeyMeta != "":
+		popts.Key = scenario.KeySpec{Meta: opts.KeyMeta}
+	default:
+		popts.Key = scenario.KeySpec{Arg: opts.KeyArg}
+	}
+	for _, s := range opts.Faults {
+		f, err := proxy.ParseFault(s)
+		if err != nil {
+			return fail("%v", err)
+		}
+		popts.Faults = append(popts.Faults, f)
+	}
+	kinds, err := proxy.ParseKinds(opts.FaultKinds)
+	if err != nil {
+		return fail("%v", err)
+	}
+	popts.FaultKinds = kinds
+	jopts = proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
+	if opts.KeyPattern != "" {
+		re, err := regexp.Compile(opts.KeyPattern)
+		if err != nil {
+			return fail("--key-pattern: %v", err)
+		}
+		jopts.KeyPattern = re
+	}
+	return popts, jopts, nil
 }
 
 // checkListen refuses a listen address that is not loopback: the proxy forwards duplicates

@@ -27,6 +27,7 @@ type RunOptions struct {
 	JUnit      string
 	JSON       string
 	HTML       string
+	Trace      string
 	Tags       []string
 	Run        string
 	Session    string
@@ -69,6 +70,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report with call timelines to `FILE`")
+	fl.StringVar(&opts.Trace, "trace", "", "write every call of every trial to a trace `FILE` (JSON Lines, as the proxy records)")
 	fl.StringSliceVar(&opts.Tags, "tag", nil, "run only scenarios with one of these tags")
 	fl.StringVar(&opts.Run, "run", "", "run only scenarios whose name matches this `REGEX`")
 	fl.StringVar(&opts.Session, "session", "", "pin the session id (trial N>1 uses SESSION-N), to reproduce a failure")
@@ -124,6 +126,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return &exitError{ExitUsage, err}
 	}
 	defer reports.close()
+	tracer, closeTrace, err := openRunTrace(opts.Trace, list, red)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer closeTrace()
 
 	color := opts.IO.ColorEnabled(opts.NoColor)
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
@@ -147,6 +154,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 					verbose.Event(ev)
 				}
 				progress.Event(ev)
+				if tracer != nil {
+					tracer.Event(ev)
+				}
 			},
 		})
 		progress.Finish()
@@ -160,6 +170,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		reporters.GitHub(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
 	}
 	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
+	if tracer != nil && werr == nil {
+		werr = tracer.Err()
+	}
 	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		if err := appendStepSummary(path, rep, red); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)

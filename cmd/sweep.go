@@ -35,7 +35,7 @@ func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *c
 	c := &cobra.Command{
 		Use:   "sweep TRACE",
 		Short: "Replay a recorded agent session with a fault on each mutating call",
-		Long: `sweep replays the calls of a trace (written by idemtest proxy --record or run --trace)
+		Long: `sweep replays the calls of a trace (written by idemtest proxy --record)
 against an endpoint: run 0 replays them in order with fresh keys; then, for each mutating
 call, one run loses that call's response and retries it with its key, and one sends it as two
 concurrent copies with one key. Each run is an ordinary scenario, and its evidence (the
@@ -44,7 +44,8 @@ A value an earlier answer showed and the recording passed into a later call's ar
 taken from the new run's answer instead.
 
 Without an endpoint flag, the trace's own MCP server is used (its header names it).
-Exit code 1 on any ✗ (a run diverged from run 0), 2 on bad input.`,
+Exit code 1 on any ✗ (a run diverged from run 0, or run 0 itself executed a key twice),
+2 on bad input.`,
 		Example: `  idemtest proxy --record session.jsonl -- node server.js   # the agent's session
   idemtest sweep session.jsonl
   idemtest sweep session.jsonl --endpoint refunds --fresh-per-run --junit sweep.xml
@@ -93,7 +94,11 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun,
 		OnCell: func(c *sweep.Cell) {
-			if opts.IO.ErrTTY {
+			switch {
+			case !opts.IO.ErrTTY:
+			case c.Seq == 0:
+				fmt.Fprintf(opts.IO.ErrOut, "%s run 0 (no fault)\n", c.Status.Symbol())
+			default:
 				fmt.Fprintf(opts.IO.ErrOut, "%s call %d %s %s\n", c.Status.Symbol(), c.Seq, c.Tool, c.Fault)
 			}
 		},

@@ -607,6 +607,10 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			spreads = append(spreads, res.SpreadsUS...)
 		}
 		switch n, why := b.burstState(res); {
+		case n > 1 && cc != nil && cc.Status == Fail:
+			// The answers caught it too: both are evidence.
+			cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+			cc.Reason += "; " + why
 		case n > 1:
 			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Evidence: "state (" + strings.Join(b.snapshots, ", ") + ")", Reason: why}
 			cc.Details = details(res, trialOf(res))
@@ -690,11 +694,17 @@ func quantiles(xs []float64) (p50, maxv float64) {
 // maxHistory bounds the calls shown under a cell.
 const maxHistory = 12
 
-// Details explains a scenario's result: the runner's failure and the calls of trial t.
-func Details(res *runner.ScenarioResult, t *runner.Trial) []string { return details(res, t) }
+// Details explains a scenario's result: the runner's failure and up to limit calls of trial t.
+func Details(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
+	return explain(res, t, limit)
+}
 
 // details explains a cell: the runner's failure and the trial's calls.
 func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+	return explain(res, t, maxHistory)
+}
+
+func explain(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation
@@ -722,8 +732,8 @@ func details(res *runner.ScenarioResult, t *runner.Trial) []string {
 	}
 	out = append(out, fmt.Sprintf("calls (session %s):", t.Session))
 	for i, c := range t.Calls {
-		if i == maxHistory {
-			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-maxHistory))
+		if i == limit {
+			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-limit))
 			break
 		}
 		step := c.Step

@@ -159,8 +159,8 @@ func sortedPaths(d delta) []string {
 	return out
 }
 
-// stateSame reports the snapshot tools that the first call changed and the second left as the
-// first left them, and whether every snapshot was read; it is the state's word on a retry.
+// stateSame reports the snapshot tools that the first call changed, and whether the second call
+// left every one of them as the first left it (false when the first changed nothing visible).
 func (b *battery) stateSame(t *runner.Trial) (moved []string, same bool) {
 	moved, changed := b.state(t)
 	return moved, len(moved) > 0 && len(changed) == 0

@@ -15,7 +15,10 @@ const (
 	// answer (MCP: the answer is dropped; HTTP: the connection is reset after the upstream
 	// answered).
 	LoseResponse FaultKind = "lose-response"
-	// Timeout forwards the call and withholds the answer until the agent gives up.
+	// Timeout holds the call until the agent gives up (MCP) and only then forwards it, so the
+	// server executes it late, after the agent stopped waiting; its answer is dropped. Plain
+	// HTTP forwards the call and withholds the answer until the agent gives up, then resets the
+	// connection.
 	Timeout FaultKind = "timeout"
 	// Error answers the agent with an error status without forwarding (HTTP: that status;
 	// MCP: a JSON-RPC error).
@@ -68,12 +71,36 @@ func ParseFault(s string) (Fault, error) {
 	if err != nil || n < 1 {
 		return bad("N must be a call number from 1")
 	}
-	f := Fault{Tool: tool, N: n}
+	f, why := parseKind(kind)
+	if why != "" {
+		return bad(why)
+	}
+	f.Tool, f.N = tool, n
+	return f, nil
+}
+
+// ParseKinds reads the comma-separated fault kinds --fault-rate picks from: lose-response,
+// timeout, error[:STATUS], delay:DURATION.
+func ParseKinds(list []string) ([]Fault, error) {
+	var out []Fault
+	for _, k := range list {
+		f, why := parseKind(k)
+		if why != "" {
+			return nil, fmt.Errorf("--fault-kinds %q: %s (kinds: lose-response, timeout, error, error:500, delay:2s)", k, why)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// parseKind reads a fault kind without its target; why says what is wrong, "" when nothing.
+func parseKind(kind string) (Fault, string) {
+	var f Fault
 	name, arg, hasArg := strings.Cut(kind, ":")
 	switch FaultKind(name) {
 	case LoseResponse, Timeout:
 		if hasArg {
-			return bad(name + " takes no argument")
+			return f, name + " takes no argument"
 		}
 		f.Kind = FaultKind(name)
 	case Error:
@@ -81,18 +108,18 @@ func ParseFault(s string) (Fault, error) {
 		if hasArg {
 			st, err := strconv.Atoi(arg)
 			if err != nil || st < 400 || st > 599 {
-				return bad("error status must be 400-599")
+				return f, "error status must be 400-599"
 			}
 			f.Status = st
 		}
 	case Delay:
 		d, err := time.ParseDuration(arg)
 		if !hasArg || err != nil || d <= 0 {
-			return bad("delay needs a positive duration, as delay:2s")
+			return f, "delay needs a positive duration, as delay:2s"
 		}
 		f.Kind, f.Delay = Delay, d
 	default:
-		return bad("unknown kind " + strconv.Quote(name))
+		return f, "unknown kind " + strconv.Quote(name)
 	}
-	return f, nil
+	return f, ""
 }

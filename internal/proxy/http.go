@@ -310,6 +310,20 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(act.reply)
 		return
 	}
+	if act.held != "" {
+		// A timeout fault: the call reaches the server only once the agent gave up on it.
+		h.withhold(w, r, act.watch, false)
+		if b := h.mcp.release(act.held); b != nil {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), lateTimeout)
+			defer cancel()
+			h.ownCtx(ctx, r, b)
+		}
+		return
+	}
+	if act.skip {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	if !h.wait(r, act.delay) {
 		return
 	}
@@ -328,7 +342,7 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(ct, "application/json"):
 		rbody, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		if deliver, then := h.mcp.fromServer(rbody); !deliver {
-			h.hold(r)
+			h.withhold(w, r, act.watch, false)
 			return
 		} else if then != nil {
 			h.own(r, then)
@@ -356,7 +370,7 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if held {
 			// A stream that ended without the answer would make the client resume it; keep
 			// it open until the agent gives up.
-			h.hold(r)
+			h.withhold(w, r, act.watch, true)
 		}
 	default:
 		w.WriteHeader(resp.StatusCode)
@@ -364,11 +378,51 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// lateTimeout bounds the wait for the answer to a call a timeout fault released late.
+const lateTimeout = 30 * time.Second
+
+// withhold keeps an MCP request open without its answer until the agent gives up or the proxy
+// stops, or, for a watched call, until Options.Hold passes: the agent then gets a "request
+// timed out" error, as a JSON body or, when the answer was a stream, an event on it.
+func (h *httpProxy) withhold(w http.ResponseWriter, r *http.Request, watch string, sse bool) {
+	var expired <-chan time.Time
+	if watch != "" {
+		t := time.NewTimer(h.rec.opts.Hold)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-r.Context().Done():
+		return
+	case <-h.base.Done():
+		return
+	case <-expired:
+	}
+	reply, _ := h.mcp.expire(watch)
+	if reply == nil {
+		return
+	}
+	if sse {
+		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", bytes.TrimSpace(reply))
+		_ = http.NewResponseController(w).Flush()
+		return
+	}
+	w.Header().Del("Content-Length")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(reply)
+}
+
 // own sends a request of the proxy's own on the agent's session and feeds the answers to the
 // session, never to the agent.
 func (h *httpProxy) own(r *http.Request, msg []byte) {
 	ctx, cancel := h.upstreamCtx(r, true)
 	defer cancel()
+	h.ownCtx(ctx, r, msg)
+}
+
+// ownCtx is own with the context of the upstream requests.
+func (h *httpProxy) ownCtx(ctx context.Context, r *http.Request, msg []byte) {
 	for msg != nil {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.target(r), bytes.NewReader(msg))
 		if err != nil {

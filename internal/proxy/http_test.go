@@ -137,14 +137,24 @@ var retryCases = []retryCase{
 
 func TestStreamableHTTPProxyJudgesRealAgent(t *testing.T) {
 	cases := append(slices.Clone(retryCases),
-		retryCase{"retry mints a new key after an injected error", false, 1, 1, "✗ would charge twice: issue_refund call #1 (answered error:503 by idemtest) was retried as call #2"})
+		retryCase{"retry mints a new key after an injected error", false, 1, 1, "✗ would charge twice: issue_refund call #1 (answered error:503 by idemtest) was retried as call #2"},
+		retryCase{"retry reuses the key after a timeout", true, 0, 1, "PASS"},
+		retryCase{"retry mints a new key after a timeout", false, 1, 2, "✗ would charge twice: issue_refund call #1 (timed out; the server executed it) was retried as call #2"},
+		retryCase{"retry reuses the key after a lost response held for --hold", true, 0, 1, "PASS"})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fault := "lose-response:issue_refund#1"
-			if strings.Contains(tc.name, "injected error") {
-				fault = "error:503:issue_refund#1"
+			flags := []string{"--fault", "lose-response:issue_refund#1"}
+			attempt := 3 * time.Second
+			switch {
+			case strings.Contains(tc.name, "injected error"):
+				flags[1] = "error:503:issue_refund#1"
+			case strings.Contains(tc.name, "timeout"):
+				flags[1] = "timeout:issue_refund#1"
+			case strings.Contains(tc.name, "--hold"):
+				// The agent would wait a minute: the proxy's timeout error makes it retry.
+				flags, attempt = append(flags, "--hold", "300ms"), time.Minute
 			}
-			proxyURL, serverURL, proxy := startProxy(t, "/mcp", "--fault", fault)
+			proxyURL, serverURL, proxy := startProxy(t, "/mcp", flags...)
 			client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -152,7 +162,7 @@ func TestStreamableHTTPProxyJudgesRealAgent(t *testing.T) {
 			if err != nil {
 				t.Fatalf("connect through the proxy: %v\n%s", err, proxy.stderr.String())
 			}
-			a := agent{cs: cs, session: "agent9", attempts: 3, attempt: 3 * time.Second, reuseKey: tc.reuseKey}
+			a := agent{cs: cs, session: "agent9", attempts: 3, attempt: attempt, reuseKey: tc.reuseKey}
 			acct := "acct_http_" + strings.ReplaceAll(tc.name, " ", "_")
 			if _, err := a.call(ctx, "issue_refund", map[string]any{"accountId": acct, "amount": 7.5}); err != nil {
 				t.Fatalf("agent: %v\n%s", err, proxy.stderr.String())
@@ -260,6 +270,9 @@ func TestProxyRefusesNonLoopback(t *testing.T) {
 		{[]string{"--fault", "lose-response:issue_refund", "--", "true"}, "no TOOL#N"},
 		{nil, "no tool server"},
 		{[]string{"--", "no-such-server-command"}, "server command"},
+		{[]string{"--fault-rate", "0.3", "--fault-kinds", "lose-response,reset", "--", "true"}, `--fault-kinds "reset": unknown kind "reset"`},
+		{[]string{"--hold", "-1s", "--", "true"}, "--hold must not be negative"},
+		{[]string{"--hold", "1s", "--http", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1"}, "--hold is for MCP"},
 	} {
 		c := exec.Command(self, append([]string{"proxy"}, tc.args...)...)
 		c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")

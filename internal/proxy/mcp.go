@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,9 @@ type flight struct {
 	list bool // tools/list
 	own  bool // sent by the proxy itself: the agent never sees the answer
 	p    *Pending
+	id   json.RawMessage
+	// held is a call a timeout fault keeps from the server until the agent gives up.
+	held []byte
 }
 
 // mcpSession follows one MCP conversation between an agent and a server: it records tools/call
@@ -58,8 +62,11 @@ type mcpSession struct {
 
 	mu       sync.Mutex
 	inflight map[string]*flight
-	listed   int  // tools/list requests of the proxy's own
-	seen     bool // a tools/list request went to the server
+	// watched are the calls whose answer a fault keeps from the agent and that the agent has
+	// not given up on yet (for Options.Hold).
+	watched map[string]*flight
+	listed  int  // tools/list requests of the proxy's own
+	seen    bool // a tools/list request went to the server
 	// protoMeta are the protocol's own _meta entries of the agent's requests (protocol
 	// version, client info: newer MCP revisions send them on every request), copied to the
 	// proxy's own requests.
@@ -86,7 +93,7 @@ func (s *mcpSession) ownList(cursor string) []byte {
 }
 
 func newMCPSession(rec *Recorder) *mcpSession {
-	return &mcpSession{rec: rec, inflight: map[string]*flight{}}
+	return &mcpSession{rec: rec, inflight: map[string]*flight{}, watched: map[string]*flight{}}
 }
 
 // agentAction says what to do with a message from the agent.
@@ -97,6 +104,14 @@ type agentAction struct {
 	delay time.Duration
 	// then is sent to the server after the message.
 	then []byte
+	// skip keeps the message from the server: a call a timeout fault holds, or the agent's
+	// cancellation of such a call (the server is to execute it late, not to cancel it).
+	skip bool
+	// held is the id of a call a timeout fault holds (skip is set too).
+	held string
+	// watch is the id of a call whose answer a fault keeps from the agent: after
+	// Options.Hold, the transport calls expire with it.
+	watch string
 }
 
 // fromAgent inspects a message the agent sent.
@@ -145,23 +160,92 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 				"error": map[string]any{"code": -32000, "message": msg, "data": map[string]any{"status": p.Fault.Status}}})
 			return agentAction{reply: append(reply, '\n'), then: then}
 		}
-		s.mu.Lock()
-		s.inflight[id] = &flight{p: p}
-		s.mu.Unlock()
-		return agentAction{delay: p.Fault.Delay, then: then}
+		return s.track(id, m.ID, raw, p, then)
 	case m.Method == "notifications/cancelled":
 		var params struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		_ = json.Unmarshal(m.Params, &params)
+		cid := string(bytes.TrimSpace(params.RequestID))
 		s.mu.Lock()
-		f := s.inflight[string(bytes.TrimSpace(params.RequestID))]
+		f := s.inflight[cid]
+		delete(s.watched, cid)
 		s.mu.Unlock()
 		if f != nil && f.p != nil {
 			s.rec.Cancel(f.p)
+			if f.p.Fault.Kind == Timeout {
+				return agentAction{skip: true, then: s.release(cid)}
+			}
 		}
 	}
 	return agentAction{}
+}
+
+// track notes a forwarded (or, for a timeout fault, held) tools/call.
+func (s *mcpSession) track(id string, rawID json.RawMessage, raw []byte, p *Pending, then []byte) agentAction {
+	f := &flight{p: p, id: rawID}
+	act := agentAction{delay: p.Fault.Delay, then: then}
+	if p.Fault.Kind == Timeout {
+		f.held, act.skip, act.held = bytes.Clone(raw), true, id
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight[id] = f
+	if (p.Fault.Kind == Timeout || p.Fault.Kind == LoseResponse) && s.rec.opts.Hold > 0 {
+		s.watched[id] = f
+		act.watch = id
+	}
+	return act
+}
+
+// release returns the call a timeout fault held, once, for the server to execute late; nil
+// when there is none (any more).
+func (s *mcpSession) release(id string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.inflight[id]
+	if f == nil || f.held == nil {
+		return nil
+	}
+	b := f.held
+	f.held = nil
+	return b
+}
+
+// releaseAll returns every call still held, when the agent has gone: it gave up on them all.
+func (s *mcpSession) releaseAll() [][]byte {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.inflight))
+	for id, f := range s.inflight {
+		if f.held != nil {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	var out [][]byte
+	for _, id := range ids {
+		if b := s.release(id); b != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// expire ends the wait of a watched call that Options.Hold allowed: reply is the "request timed
+// out" error the agent gets, release the held call to send the server (nil for lose-response).
+// Both are nil when the agent gave up first.
+func (s *mcpSession) expire(id string) (reply, release []byte) {
+	s.mu.Lock()
+	f := s.watched[id]
+	delete(s.watched, id)
+	s.mu.Unlock()
+	if f == nil {
+		return nil, nil
+	}
+	msg := fmt.Sprintf("Request timed out (idemtest proxy: fault %s kept the answer for %s)", f.p.Fault, s.rec.opts.Hold)
+	reply, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.id, "error": map[string]any{"code": -32001, "message": msg}})
+	return append(reply, '\n'), s.release(id)
 }
 
 // key reads the idempotency key from the arguments or the _meta of a tools/call.

@@ -21,10 +21,16 @@ type Options struct {
 	// without readOnlyHint), or for plain HTTP treats every tool as mutating.
 	Mutating []string
 	Faults   []Fault
-	// FaultRate is the probability that a mutating call not named by Faults loses its
-	// response; Seed makes the draw reproducible.
-	FaultRate float64
-	Seed      uint64
+	// FaultRate is the probability that a mutating call not named by Faults gets a fault, of a
+	// kind drawn from FaultKinds (default: lose-response); Seed makes the draws reproducible.
+	FaultRate  float64
+	FaultKinds []Fault
+	Seed       uint64
+	// Hold bounds, over MCP, how long an answer a lose-response or timeout fault keeps from
+	// the agent waits for the agent to give up: after it the agent gets a JSON-RPC "request
+	// timed out" error, for clients whose own timeout is long. 0 waits until the agent cancels
+	// or disconnects.
+	Hold time.Duration
 	// Trace receives every call when the recorder closes; may be nil.
 	Trace *trace.Writer
 }
@@ -113,7 +119,13 @@ func (r *Recorder) Begin(tool string, args json.RawMessage, key string) *Pending
 		}
 	}
 	if p.Fault.Kind == "" && mut && r.opts.FaultRate > 0 && r.rng.Float64() < r.opts.FaultRate {
-		p.Fault = Fault{Kind: LoseResponse, Tool: tool, N: n}
+		p.Fault = Fault{Kind: LoseResponse}
+		if k := r.opts.FaultKinds; len(k) == 1 {
+			p.Fault = k[0]
+		} else if len(k) > 1 {
+			p.Fault = k[r.rng.IntN(len(k))]
+		}
+		p.Fault.Tool, p.Fault.N = tool, n
 	}
 	if p.Fault.Kind != "" {
 		r.faults++

@@ -46,6 +46,9 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Dir = cfg.Dir
 	cmd.Stderr = cfg.Stderr
+	// A Stderr that is not a file is copied through a pipe: a descendant that left the group
+	// and keeps it open must not keep Wait from returning.
+	cmd.WaitDelay = time.Second
 	toServer, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -66,80 +69,32 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 
-	s := newMCPSession(rec)
-	stop := make(chan struct{}) // closed when the proxy ends: pending delays give up
-	var stopMu sync.Mutex       // orders wg.Add of a delay against the end
-	stopped := false
-	var wg sync.WaitGroup
-	var agentMu, serverMu sync.Mutex
-	toAgent := func(b []byte) {
-		agentMu.Lock()
-		defer agentMu.Unlock()
-		_, _ = agentOut.Write(b)
-	}
-	send := func(b []byte) {
-		serverMu.Lock()
-		defer serverMu.Unlock()
-		_, _ = toServer.Write(b)
-	}
-
+	p := &stdioProxy{s: newMCPSession(rec), hold: rec.opts.Hold, agentOut: agentOut, toServer: toServer, stop: make(chan struct{})}
 	serverDone := make(chan struct{})
-	wg.Add(1)
+	p.wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer p.wg.Done()
 		defer close(serverDone)
-		readLines(fromServer, func(line []byte) {
-			deliver, then := s.fromServer(line)
-			if deliver {
-				toAgent(line)
-			}
-			if then != nil {
-				send(then)
-			}
-		})
+		readLines(fromServer, p.fromServer)
 	}()
 	agentDone := make(chan struct{})
 	go func() {
 		// Not in wg: a read of the agent's stream may block until the agent goes away.
 		defer close(agentDone)
-		readLines(agentIn, func(line []byte) {
-			act := s.fromAgent(line)
-			switch {
-			case act.reply != nil:
-				toAgent(act.reply)
-			case act.delay > 0:
-				stopMu.Lock()
-				defer stopMu.Unlock()
-				if stopped {
-					return
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					t := time.NewTimer(act.delay)
-					defer t.Stop()
-					select {
-					case <-t.C:
-						send(line)
-					case <-stop:
-					}
-				}()
-			default:
-				send(line)
-			}
-			if act.then != nil {
-				send(act.then)
-			}
-		})
+		readLines(agentIn, p.fromAgent)
 	}()
 
 	select {
 	case <-agentDone:
-		// The agent disconnected: close the server's stdin, as an MCP client does, and give it
-		// time to exit on its own.
-		serverMu.Lock()
+		// The agent disconnected, giving up on every call a timeout fault still holds: they
+		// reach the server now, late. Then close the server's stdin, as an MCP client does, and
+		// give it time to exit on its own.
+		for _, b := range p.s.releaseAll() {
+			p.send(b)
+		}
+		p.serverMu.Lock()
 		_ = toServer.Close()
-		serverMu.Unlock()
+		p.serverMu.Unlock()
 		t := time.NewTimer(grace)
 		select {
 		case <-exited:
@@ -150,10 +105,10 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	case <-serverDone:
 	case <-ctx.Done():
 	}
-	stopMu.Lock()
-	stopped = true
-	close(stop)
-	stopMu.Unlock()
+	p.stopMu.Lock()
+	p.stopped = true
+	close(p.stop)
+	p.stopMu.Unlock()
 	proc.Stop(cmd.Process.Pid, exited, grace)
 	// The server's last answers may still be in the pipe: read them, unless a descendant that
 	// left the group holds it open.
@@ -164,8 +119,93 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	}
 	t.Stop()
 	fromServer.Close()
-	wg.Wait()
+	p.wg.Wait()
 	return nil
+}
+
+// stdioProxy moves messages between an agent and a server over stdio.
+type stdioProxy struct {
+	s        *mcpSession
+	hold     time.Duration
+	agentOut io.Writer
+	toServer io.Writer
+	agentMu  sync.Mutex
+	serverMu sync.Mutex
+
+	// stop is closed when the proxy ends: pending delays and holds give up.
+	stop    chan struct{}
+	stopMu  sync.Mutex // orders wg.Add of a timer against the end
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+func (p *stdioProxy) toAgent(b []byte) {
+	p.agentMu.Lock()
+	defer p.agentMu.Unlock()
+	_, _ = p.agentOut.Write(b)
+}
+
+func (p *stdioProxy) send(b []byte) {
+	p.serverMu.Lock()
+	defer p.serverMu.Unlock()
+	_, _ = p.toServer.Write(b)
+}
+
+func (p *stdioProxy) fromServer(line []byte) {
+	deliver, then := p.s.fromServer(line)
+	if deliver {
+		p.toAgent(line)
+	}
+	if then != nil {
+		p.send(then)
+	}
+}
+
+func (p *stdioProxy) fromAgent(line []byte) {
+	act := p.s.fromAgent(line)
+	switch {
+	case act.reply != nil:
+		p.toAgent(act.reply)
+	case act.skip:
+	case act.delay > 0:
+		p.after(act.delay, func() { p.send(line) })
+	default:
+		p.send(line)
+	}
+	if act.then != nil {
+		p.send(act.then)
+	}
+	if act.watch != "" {
+		p.after(p.hold, func() {
+			reply, release := p.s.expire(act.watch)
+			if reply != nil {
+				p.toAgent(reply)
+			}
+			if release != nil {
+				p.send(release)
+			}
+		})
+	}
+}
+
+// after runs fn after d, unless the proxy ends first.
+func (p *stdioProxy) after(d time.Duration, fn func()) {
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			fn()
+		case <-p.stop:
+		}
+	}()
 }
 
 // readLines calls fn with each newline-terminated line of r (the newline kept, added if the

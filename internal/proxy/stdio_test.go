@@ -190,6 +190,27 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 			want: []string{"✗ outcome left unknown to the agent", "FAIL"}, wantFaults: []string{"lose-response"},
 		},
 		{
+			name:  "retry reuses the key after a timeout",
+			flags: []string{"--fault", "timeout:issue_refund#1"},
+			agent: agent{attempts: 4, reuseKey: true}, wantExit: 0, wantRefunds: 1,
+			// The late original and the retry may meet at the server: a 409 "in progress"
+			// makes the agent retry once more.
+			want: []string{"PASS"}, wantFaults: []string{"timeout", "", "..."},
+		},
+		{
+			name:  "retry mints a new key after a timeout",
+			flags: []string{"--fault", "timeout:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: false}, wantExit: 1, wantRefunds: 2,
+			want:       []string{"✗ would charge twice: issue_refund call #1 (timed out; the server executed it) was retried as call #2 with key", "FAIL: 1 violation"},
+			wantFaults: []string{"timeout", ""},
+		},
+		{
+			name:  "--hold answers a lost response with a timeout error before the agent's own",
+			flags: []string{"--fault", "lose-response:issue_refund#1", "--hold", "300ms"},
+			agent: agent{attempts: 3, reuseKey: true, attempt: time.Minute}, wantExit: 0, wantRefunds: 1,
+			want: []string{"PASS"}, wantFaults: []string{"lose-response", ""},
+		},
+		{
 			name:  "a delayed call needs no retry",
 			flags: []string{"--fault", "delay:100ms:issue_refund#1"},
 			agent: agent{attempts: 3, reuseKey: false}, wantExit: 0, wantRefunds: 1,
@@ -212,7 +233,10 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 				}
 			}()
 			a := tc.agent
-			a.cs, a.session, a.attempt = cs, "agent7", 3*time.Second
+			a.cs, a.session = cs, "agent7"
+			if a.attempt == 0 {
+				a.attempt = 3 * time.Second
+			}
 			acct := "acct_" + strings.ReplaceAll(tc.name, " ", "_")
 			ctx := context.Background()
 			if _, err := a.call(ctx, "issue_refund", map[string]any{"accountId": acct, "amount": 12.5}); err != nil && a.attempts > 1 {
@@ -248,6 +272,10 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 					t.Errorf("trace call %d %s: list_refunds is readOnlyHint, want not mutating", c.Seq, c.Tool)
 				}
 			}
+			if n := len(tc.wantFaults) - 1; n > 0 && tc.wantFaults[n] == "..." && len(faults) >= n {
+				faults = faults[:n] // the rest are further clean retries
+				tc.wantFaults = tc.wantFaults[:n]
+			}
 			if fmt.Sprint(faults) != fmt.Sprint(tc.wantFaults) {
 				t.Errorf("faults on issue_refund calls = %q, want %q", faults, tc.wantFaults)
 			}
@@ -258,6 +286,68 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 				t.Errorf("--json: %v", err)
 			}
 		})
+	}
+}
+
+// TestStdioTimeoutReachesServerLate shows what sets a timeout apart from a lost response over
+// MCP: the server does not see the call while the agent waits for it, and executes it once the
+// agent gave up (the request arrives late), its answer dropped.
+func TestStdioTimeoutReachesServerLate(t *testing.T) {
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	cs, proc, stderr := proxied(t, "--fault", "timeout:issue_refund#1", "--record", tracePath)
+	acct := "acct_late"
+	ctx, giveUp := context.WithCancel(context.Background())
+	answered := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "issue_refund",
+			Arguments: map[string]any{"accountId": acct, "amount": 3, "idempotencyKey": "late-1"}})
+		answered <- err
+	}()
+	// The trace shows below that some of these lists went after the held call.
+	for range 5 {
+		if got := refunds(t, cs, acct); got != 0 {
+			t.Fatalf("the server executed %d refunds while the agent still waited, want 0", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("the agent got an answer to a held call: %v", err)
+	default:
+	}
+	giveUp() // the SDK sends notifications/cancelled
+	if err := <-answered; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for refunds(t, cs, acct) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the held call never reached the server after the agent gave up\n%s", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cs.Close()
+	if got := proc.ProcessState.ExitCode(); got != 0 || !strings.Contains(stderr.String(), "(timed out; the server executed it) was never retried") {
+		t.Errorf("exit %d, verdict:\n%s", got, stderr)
+	}
+	_, calls, err := trace.ReadFile(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, after := 0, 0
+	for _, c := range calls {
+		switch {
+		case c.Tool == "issue_refund":
+			held = c.Seq
+			if c.Outcome != "info" || !bytes.Contains(c.Result, []byte("refundId")) {
+				t.Errorf("the late call is recorded as %s with %s, want info with the server's answer", c.Outcome, c.Result)
+			}
+		case held > 0 && bytes.Contains(c.Result, []byte(`"refunds":[]`)):
+			after++
+		}
+	}
+	if after == 0 {
+		t.Errorf("no list_refunds after the held call saw it unexecuted; trace: %+v", calls)
 	}
 }
 

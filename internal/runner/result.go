@@ -156,6 +156,12 @@ type Call struct {
 	// Result is the decoded answer, also when lose_response discarded it (for check's state
 	// comparisons); reports leave it out.
 	Result any `json:"-"`
+	// Args are the arguments sent, without the key argument the endpoint adds; reports leave
+	// them out (a trace keeps them).
+	Args map[string]any `json:"-"`
+	// Mutating reports whether the call was treated as mutating (sent with a key, or without
+	// one on purpose).
+	Mutating bool `json:"-"`
 }
 
 // Metrics sums the idempotency behaviour seen over all trials of a scenario.

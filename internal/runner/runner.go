@@ -840,6 +840,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
 		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: scenario.Outcome(res.Discarded),
+		Args: st.args[step.ID], Mutating: key != "" || step.WithoutKey,
 	}
 	st.mu.Lock()
 	st.trial.Calls = append(st.trial.Calls, c)

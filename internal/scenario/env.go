@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/redact"
 )
 
 // expandEnv replaces ${VAR}, ${VAR:-default} and ${VAR:?message} in every scalar of the tree,
@@ -155,4 +157,22 @@ func parseRef(s string) (envRef, bool) {
 		}
 	}
 	return envRef{}, false
+}
+
+// ExpandArg expands the ${VAR}, ${VAR:-default} and ${VAR:?message} references of one
+// command-line argument as a scenario file's are, for commands that take no file (the proxy's
+// server command and upstream URL). Every value that came from the environment is recorded in
+// secrets, shown as ${VAR}, and so is the password of a URL in the result. An unset variable is
+// an error that names it.
+func ExpandArg(arg string, lookup func(string) (string, bool), secrets *redact.Secrets) (string, error) {
+	f := &file{}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Value: arg}
+	out := f.expandString(n, arg, 0, lookup, true)
+	if len(f.errs) > 0 {
+		e := f.errs[0]
+		return arg, fmt.Errorf("%q: %s (%s)", arg, e.Msg, e.Hint)
+	}
+	secrets.Merge(&f.secrets)
+	secrets.AddDSN(out)
+	return out, nil
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
+// maxHistory bounds the calls shown under a cell: a run is the whole trace, so more than check.
+const maxHistory = 100
+
 // callOutcome is what the agent would have learnt from one call of the trace in one run.
 type callOutcome struct {
 	sent    bool
@@ -314,10 +317,10 @@ func compare(base, got *result) {
 	switch {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
-		c.Details = append(lines[1:], check.Details(got.res, got.trial)...)
+		c.Details = append(lines[1:], check.Details(got.res, got.trial, maxHistory)...)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
-		c.Details = check.Details(got.res, got.trial)
+		c.Details = check.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
@@ -350,7 +353,7 @@ func baselineCell(b *result) {
 			c.Status = check.Fail
 		}
 		if b.res != nil {
-			c.Details = check.Details(b.res, b.trial)
+			c.Details = check.Details(b.res, b.trial, maxHistory)
 		}
 		return
 	}

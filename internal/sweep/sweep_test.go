@@ -22,8 +22,9 @@ import (
 
 // ordersServer is a real MCP server with a chain of calls: create_order mints an order id that
 // pay_order must be given. With keys honoured, a key seen before gets the stored answer; without,
-// every call executes.
-func ordersServer(t *testing.T, honour bool) string {
+// every call executes; quiet, pay_order ignores keys and answers the same constant every time,
+// so only the state shows a second payment.
+func ordersServer(t *testing.T, honour, quiet bool) string {
 	var mu sync.Mutex
 	type order struct {
 		ID       string `json:"id"`
@@ -64,6 +65,9 @@ func ordersServer(t *testing.T, honour bool) string {
 			return nil, false
 		}
 		o.Payments++
+		if quiet {
+			return map[string]any{"paid": true}, true
+		}
 		return map[string]any{"paymentId": "p_" + randomHex(), "orderId": id}, true
 	}))
 	srv.AddTool(&mcp.Tool{Name: "list_orders", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
@@ -141,17 +145,21 @@ func TestPlanCarriesReturnedValues(t *testing.T) {
 
 func TestSweepOrders(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		honour bool
-		want   map[string]check.Status
+		name          string
+		honour, quiet bool
+		reason        string
+		want          map[string]check.Status
 	}{
-		{"keys honoured", true, map[string]check.Status{
+		{"keys honoured", true, false, "", map[string]check.Status{
 			"1 lost-response": check.Pass, "1 duplicate": check.Pass, "2 lost-response": check.Pass, "2 duplicate": check.Pass}},
-		{"keys ignored", false, map[string]check.Status{
+		{"keys ignored", false, false, "", map[string]check.Status{
+			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "2 lost-response": check.Fail, "2 duplicate": check.Fail}},
+		// The answers of pay_order look like replays: the state alone goes red.
+		{"keys ignored, answers constant", false, true, "diverged: list_orders (state after the run): the change differs from run 0's at orders.+.0.payments", map[string]check.Status{
 			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "2 lost-response": check.Fail, "2 duplicate": check.Fail}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: ordersServer(t, tc.honour)})
+			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: ordersServer(t, tc.honour, tc.quiet)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,6 +175,9 @@ func TestSweepOrders(t *testing.T) {
 			for _, c := range rep.Cells {
 				k := strings.TrimSpace(strings.Join([]string{itoa(c.Seq), c.Fault}, " "))
 				got[k] = c.Status
+				if c.Seq == 2 && tc.reason != "" && c.Reason != tc.reason {
+					t.Errorf("call 2 %s: %s, want %s", c.Fault, c.Reason, tc.reason)
+				}
 				lines = append(lines, k+": "+string(c.Status)+" "+c.Reason+"\n  "+strings.Join(c.Details, "\n  "))
 			}
 			sort.Strings(lines)

@@ -53,6 +53,13 @@ type Call struct {
 	DurationUS int64           `json:"duration_us"`
 	// Fault is the fault injected on this call ("lose-response", "error:503"), "" for none.
 	Fault string `json:"fault,omitempty"`
+	// Scenario, Trial, Step and Endpoint say where a call of idemtest run came from: a run
+	// writes the calls of every trial of every scenario into one trace, in the order they were
+	// made. The proxy leaves them empty.
+	Scenario string `json:"scenario,omitempty"`
+	Trial    int    `json:"trial,omitempty"`
+	Step     string `json:"step,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Writer appends calls to a trace. It is safe for concurrent use.
