@@ -130,14 +130,12 @@ func stepError(step *scenario.Step, err error) *Failure {
 
 // Call is one request in a trial's history.
 type Call struct {
-	Step     string `json:"step"`
-	Tool     string `json:"tool"`
-	Endpoint string `json:"endpoint"`
-	Copy     int    `json:"copy"`
-	Attempt  int    `json:"attempt"`
-	Key      string `json:"key"`
-	// Args are the arguments sent (a key carried as an argument is in Key, not here).
-	Args     map[string]any   `json:"args,omitempty"`
+	Step     string           `json:"step"`
+	Tool     string           `json:"tool"`
+	Endpoint string           `json:"endpoint"`
+	Copy     int              `json:"copy"`
+	Attempt  int              `json:"attempt"`
+	Key      string           `json:"key"`
 	Outcome  scenario.Outcome `json:"outcome"`
 	Status   int              `json:"status"`
 	Replayed bool             `json:"replayed"`

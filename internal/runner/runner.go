@@ -775,7 +775,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		// A lost response is lost once: the retry loop hears the later attempts' answers.
 		req.LoseResponse = step.LoseResponse && attempts == 1
 		res = ep.Call(ctx, req)
-		r.record(st, step, 0, attempts, key, args, res)
+		r.record(st, step, 0, attempts, key, res)
 		if step.Retry == nil || attempts >= step.Retry.Attempts || !shouldRetry(step.Retry, res) || ctx.Err() != nil {
 			break
 		}
@@ -834,9 +834,9 @@ func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 }
 
 // record appends a call to the trial's history and the metrics.
-func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, args map[string]any, res endpoint.Result) {
+func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result) {
 	c := Call{
-		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key, Args: args,
+		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
 		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: scenario.Outcome(res.Discarded),
@@ -943,7 +943,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		return &us
 	}
 	for i, res := range fo.Results {
-		r.record(st, step, i+1, 1, req.Key, req.Args, res)
+		r.record(st, step, i+1, 1, req.Key, res)
 		c := assert.CopyResult{CallResult: callResult(res, req.Key, 1), OffsetUS: float64(fo.Offsets[i].Nanoseconds()) / 1000}
 		// When this copy left and when its answer began, from the first copy's release.
 		c.ReleasedUS, c.AnsweredUS = since(res.Sent), since(res.Answered)
