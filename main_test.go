@@ -62,6 +62,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
@@ -123,6 +124,9 @@ func TestScripts(t *testing.T) {
 			"replace":    cmdReplace,
 			"mcpagent":   cmdMCPAgent,
 			"mcpsession": cmdMCPSession,
+			"readme":     cmdReadme,
+			"module":     cmdModule,
+			"normalize":  cmdNormalize,
 			"readtrace":  cmdReadTrace,
 		},
 	})

@@ -111,15 +111,19 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.HTTPURL != "" && opts.OpenAPI == "" {
 		selectTools = nil // with --http-url, --tool names the endpoint's tools
 	}
+	// The live line shows the services starting and stopping; the cells are lines of their own.
+	progress := reporters.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	rep, err := check.Run(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
+		OnEvent: progress.Event,
 		OnCell: func(tool string, c *check.Cell) {
 			if opts.IO.ErrTTY {
 				fmt.Fprintf(opts.IO.ErrOut, "%s %s %s\n", c.Status.Symbol(), tool, c.Check)
 			}
 		},
 	})
+	progress.Finish()
 	if err != nil {
 		if rep == nil || len(rep.Rows) == 0 {
 			if ctx.Err() != nil {

@@ -63,6 +63,8 @@ func TestExitCodes(t *testing.T) {
 		{"unknown flag", []string{"run", "--nope"}, ExitUsage, "unknown flag"},
 		{"bad regex", []string{"run", "--run", "(", "x"}, ExitUsage, "--run"},
 		{"missing path", []string{"validate", "does-not-exist"}, ExitUsage, "does-not-exist: no such file"},
+		{"-v alone is the version", []string{"-v"}, ExitOK, "idemtest test"},
+		{"-v before a command without -v", []string{"-v", "validate", "x"}, ExitUsage, "validate has no -v; for the version: idemtest --version, for every call of a run: idemtest run -v"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			io, out, errOut := Test()
@@ -74,5 +76,22 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s%s", tc.out, out, errOut)
 			}
 		})
+	}
+}
+
+// TestVerboseBeforeCommand: -v before a command that has -v means the same as after it.
+func TestVerboseBeforeCommand(t *testing.T) {
+	io, _, _ := Test()
+	root := NewCmdRoot(&Factory{IO: io, Version: "test"})
+	for _, tc := range []struct{ in, want string }{
+		{"-v run x", "run -v x"},
+		{"--no-color -v run --trials 2 x", "--no-color run -v --trials 2 x"},
+		{"run -v x", "run -v x"},
+		{"-v", "-v"},
+	} {
+		got, err := verboseFirst(root, strings.Fields(tc.in))
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.in, got, err, tc.want)
+		}
 	}
 }

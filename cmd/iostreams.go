@@ -22,11 +22,13 @@ type IOStreams struct {
 	Getenv func(string) string
 }
 
-// System returns the process's streams.
+// System returns the process's streams. IDEMTEST_FORCE_TTY=1 treats them as terminals, so that
+// tests can see what a terminal gets (the live line, colour) through pipes.
 func System() *IOStreams {
+	force := os.Getenv("IDEMTEST_FORCE_TTY") == "1"
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		OutTTY: isatty.IsTerminal(os.Stdout.Fd()), ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
+		OutTTY: force || isatty.IsTerminal(os.Stdout.Fd()), ErrTTY: force || isatty.IsTerminal(os.Stderr.Fd()),
 		Getenv: os.Getenv,
 	}
 }

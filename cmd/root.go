@@ -153,10 +153,15 @@ func signalName(sig os.Signal) string {
 // Execute runs the command line args and maps the outcome to an exit code.
 func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 	root := NewCmdRoot(f)
+	args, err := verboseFirst(root, args)
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "idemtest: %v\n", err)
+		return ExitUsage
+	}
 	root.SetArgs(args)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"time"
 
@@ -78,6 +79,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failing scenario")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	_ = c.RegisterFlagCompletionFunc("tag", completeTags(&opts.Config))
 	return c
 }
 
@@ -142,27 +144,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &runner.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
-		progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
-		var verbose *reporters.Progress
-		if opts.Verbose {
-			verbose = reporters.NewProgress(out, len(list), false, true, color)
-		}
-		rep = runner.Run(ctx, list, runner.Options{
-			Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast,
-			OnEvent: func(ev runner.Event) {
-				if verbose != nil {
-					verbose.Event(ev)
-				}
-				progress.Event(ev)
-				if tracer != nil {
-					tracer.Event(ev)
-				}
-			},
-		})
-		progress.Finish()
-		if verbose != nil {
-			fmt.Fprintln(out)
-		}
+		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	}
 
 	reporters.Terminal(out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
@@ -190,4 +172,27 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return silentExit(ExitFailed)
 	}
 	return nil
+}
+
+// runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
+// first service starting to the last one stopping, every call on out with -v, and the trace.
+func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *runner.Report {
+	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
+	progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress.SetTrials(runner.TotalTrials(list, ropts))
+	if opts.Verbose {
+		progress.Verbose(out, color)
+	}
+	ropts.OnEvent = func(ev runner.Event) {
+		progress.Event(ev)
+		if tracer != nil {
+			tracer.Event(ev)
+		}
+	}
+	rep := runner.Run(ctx, list, ropts)
+	progress.Finish()
+	if opts.Verbose {
+		fmt.Fprintln(out)
+	}
+	return rep
 }

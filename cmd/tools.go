@@ -42,6 +42,7 @@ func (o *EndpointOptions) flags(c *cobra.Command) {
 	fl.StringSliceVar(&o.Tools, "tool", nil, "a tool of the --http-url endpoint (repeatable)")
 	fl.StringSliceVar(&o.AllowHosts, "allow-host", nil, "allow this non-loopback host (repeatable)")
 	fl.StringVar(&o.OpenAPI, "openapi", "", "an OpenAPI 3.0/3.1 document (file or URL): its operations are the tools of an HTTP endpoint (--http-url overrides its server)")
+	_ = c.RegisterFlagCompletionFunc("endpoint", completeEndpoints(&o.Config))
 }
 
 // resolve returns a step-less scenario holding the endpoint, and the endpoint's name.

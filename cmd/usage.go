@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,4 +111,23 @@ func strictCompletion(root *cobra.Command) {
 		}
 		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 	}
+}
+
+// verboseFirst handles -v written before the command. Alone, or with nothing but flags after it,
+// -v is --version. Before a command that has -v (run: every call with its key and outcome) it
+// means that, as after it; before any other command it is an error that says where -v goes.
+func verboseFirst(root *cobra.Command, args []string) ([]string, error) {
+	i := slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })
+	if i < 0 || !slices.Contains(args[:i], "-v") {
+		return args, nil
+	}
+	sub, _, err := root.Find(args[i : i+1])
+	if err != nil || sub == root {
+		return args, nil
+	}
+	if f := sub.Flags().ShorthandLookup("v"); f != nil && f.Value.Type() == "bool" {
+		out := slices.Concat(slices.DeleteFunc(slices.Clone(args[:i]), func(a string) bool { return a == "-v" }), args[i:i+1], []string{"-v"}, args[i+1:])
+		return out, nil
+	}
+	return nil, fmt.Errorf("-v before a command is --version, and %s has no -v; for the version: idemtest --version, for every call of a run: idemtest run -v", sub.Name())
 }

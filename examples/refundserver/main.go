@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
 	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
 	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
-	logLevel := fs.String("log-level", "warn", "debug, info (a line per request), warn or error")
+	logLevel := fs.String("log-level", envOr("LOG_LEVEL", "warn"), "debug, info (a line per request), warn or error (env LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -512,3 +512,15 @@ func TestMCP(t *testing.T) {
 		})
 	}
 }
+
+// TestLogLevelFromEnv: LOG_LEVEL sets --log-level, as a service's env: in idemtest.yaml does.
+func TestLogLevelFromEnv(t *testing.T) {
+	t.Setenv("LOG_LEVEL", "chatty")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, nil, io.Discard, &stderr); code != 2 {
+		t.Fatalf("exit %d, want 2 (LOG_LEVEL=chatty refused); stderr:\n%s", code, stderr.String())
+	}
+	if want := `--log-level "chatty"`; !bytes.Contains(stderr.Bytes(), []byte(want)) {
+		t.Errorf("stderr lacks %s:\n%s", want, stderr.String())
+	}
+}

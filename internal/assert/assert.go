@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
@@ -29,6 +31,31 @@ type dynamic struct{}
 
 // functions are the names callable in expressions besides expr's builtins.
 var functions = map[string]bool{"countWhere": true, "uuid": true, "now": true}
+
+// keywords are expr's operator and literal words, which no name can be.
+var keywords = map[string]bool{
+	"in": true, "not": true, "and": true, "or": true, "matches": true, "contains": true,
+	"startsWith": true, "endsWith": true, "let": true, "if": true, "else": true,
+	"nil": true, "true": true, "false": true,
+}
+
+// Shadows says why name cannot name a value in expressions ("" when it can): an expr keyword
+// never can, and a Dynamic name (a probe) cannot be an idemtest function or an expr built-in
+// (keys, len, count, ...), because the built-in wins and the name silently means the function.
+// A typed name (a step, a sink) hides the built-in instead, so first and count are fine step ids.
+func Shadows(name string, dynamic bool) string {
+	switch {
+	case keywords[name]:
+		return "an expression keyword"
+	case !dynamic:
+		return ""
+	case functions[name]:
+		return "an idemtest function in expressions"
+	case slices.Contains(builtin.Names, name):
+		return "an expr built-in function (" + name + "(...))"
+	}
+	return ""
+}
 
 // Names returns an Env in which each name holds a dynamic map.
 func Names(names ...string) Env {

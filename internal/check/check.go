@@ -81,6 +81,8 @@ type Options struct {
 	Fanout int
 	// OnCell, when set, is told about each cell as it is decided.
 	OnCell func(tool string, c *Cell)
+	// OnEvent, when set, is told as the services start, become ready and stop.
+	OnEvent func(runner.Event)
 }
 
 // Cell is one check of one tool.
@@ -187,7 +189,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.name, Checks: checks, Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
 
-	env, err := runner.Start(ctx, []*scenario.Scenario{base})
+	env, err := runner.StartWith(ctx, []*scenario.Scenario{base}, opts.OnEvent)
 	if err != nil {
 		return nil, err
 	}

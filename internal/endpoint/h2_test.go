@@ -5,7 +5,10 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,11 +21,18 @@ import (
 type h2peer struct {
 	fr     *http2.Framer
 	frames chan http2.Frame
+	data   chan dataFrame // DATA frames, whose payload a copied DataFrame cannot hold
+}
+
+type dataFrame struct {
+	stream uint32
+	end    bool
+	data   string
 }
 
 func newH2Peer(t *testing.T, conn net.Conn) *h2peer {
 	t.Helper()
-	p := &h2peer{frames: make(chan http2.Frame, 64)}
+	p := &h2peer{frames: make(chan http2.Frame, 64), data: make(chan dataFrame, 64)}
 	p.fr = http2.NewFramer(conn, conn)
 	go func() {
 		preface := make([]byte, len(http2.ClientPreface))
@@ -31,6 +41,7 @@ func newH2Peer(t *testing.T, conn net.Conn) *h2peer {
 			return
 		}
 		rd := http2.NewFramer(io.Discard, conn)
+		rd.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 		for {
 			f, err := rd.ReadFrame()
 			if err != nil {
@@ -45,6 +56,10 @@ func newH2Peer(t *testing.T, conn net.Conn) *h2peer {
 				p.frames <- &http2.WindowUpdateFrame{FrameHeader: f.FrameHeader, Increment: f.Increment}
 			case *http2.SettingsFrame:
 				p.frames <- &http2.SettingsFrame{FrameHeader: f.FrameHeader}
+			case *http2.MetaHeadersFrame:
+				p.frames <- &http2.MetaHeadersFrame{HeadersFrame: &http2.HeadersFrame{FrameHeader: f.FrameHeader}, Fields: f.Fields}
+			case *http2.DataFrame:
+				p.data <- dataFrame{f.StreamID, f.StreamEnded(), string(f.Data())}
 			}
 		}
 	}()
@@ -179,4 +194,62 @@ func TestH2ConnLimits(t *testing.T) {
 		}
 		c.wait(context.Background()) // every stream ended by the read error
 	})
+}
+
+// writeCounter counts the writes made to a connection.
+type writeCounter struct {
+	net.Conn
+	writes atomic.Int32
+}
+
+func (w *writeCounter) Write(b []byte) (int, error) {
+	w.writes.Add(1)
+	return w.Conn.Write(b)
+}
+
+// TestH2ConnSendsHeadsThenReleases reads what the client sends as the peer: each stream's
+// HPACK-encoded request and body without END_STREAM, then, in one write, every stream's end.
+func TestH2ConnSendsHeadsThenReleases(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	wc := &writeCounter{Conn: client}
+	c := newH2Conn(wc, 3)
+	peer := newH2Peer(t, server)
+	if err := c.preface(); err != nil {
+		t.Fatal(err)
+	}
+	hr, _ := http.NewRequest("POST", "http://127.0.0.1:8080/tools/issue_refund?x=1", nil)
+	hr.Header.Set("Idempotency-Key", "k1")
+	body := []byte(`{"amount":10}`)
+	if err := c.sendHeads(hr, body); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{1, 3, 5} {
+		h := next[*http2.MetaHeadersFrame](t, peer)
+		got := map[string]string{}
+		for _, f := range h.Fields {
+			got[f.Name] = f.Value
+		}
+		want := map[string]string{":method": "POST", ":scheme": "http", ":authority": "127.0.0.1:8080",
+			":path": "/tools/issue_refund?x=1", "content-length": "13", "idempotency-key": "k1"}
+		if h.StreamID != id || !reflect.DeepEqual(got, want) {
+			t.Errorf("stream %d headers = %v, want %v on stream %d", h.StreamID, got, want, id)
+		}
+		if d := <-peer.data; d.stream != id || d.end || d.data != string(body) {
+			t.Errorf("stream %d body = %+v, want the body without END_STREAM", id, d)
+		}
+	}
+	before := wc.writes.Load()
+	if _, err := c.release(); err != nil {
+		t.Fatal(err)
+	}
+	if n := wc.writes.Load() - before; n != 1 {
+		t.Errorf("the release took %d writes, want 1", n)
+	}
+	for _, id := range []uint32{1, 3, 5} {
+		if d := <-peer.data; d.stream != id || !d.end || d.data != "" {
+			t.Errorf("release frame = %+v, want an empty END_STREAM on stream %d", d, id)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/runner"
@@ -31,9 +30,10 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 		if r.Failure != nil {
 			fmt.Fprintln(w)
 			writeFailure(w, st, r)
-		} else if opts.Verbose && r.Cut != nil {
-			fmt.Fprintf(w, "\n%s (trial %d, session %s, cut short)\n%s", r.Scenario.Name, r.Cut.Index, r.Cut.Session, indentLines(History(r.Cut), "  "))
-		} else if opts.Verbose && r.Trial1 != nil {
+		} else if opts.Verbose && r.Cut != nil && len(r.Cut.Calls) > 0 {
+			fmt.Fprintf(w, "\n%s (trial %d, session %s, cut short)\n%s", Escape(r.Scenario.Name), r.Cut.Index, Escape(r.Cut.Session), indentLines(History(r.Cut), "  "))
+		} else if opts.Verbose && r.Trial1 != nil && len(r.Trial1.Calls) > 0 {
+			// A scenario without calls (skipped, or assertions only) has no table to show.
 			fmt.Fprintf(w, "\n%s (trial 1, session %s)\n%s", Escape(r.Scenario.Name), Escape(r.Trial1.Session), indentLines(History(r.Trial1), "  "))
 		}
 	}
@@ -202,96 +202,4 @@ func indentLines(s, prefix string) string {
 
 func indentRest(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
-}
-
-// Progress draws a live line on a terminal while scenarios run, and prints every call when
-// verbose. It is safe for concurrent use.
-type Progress struct {
-	w       io.Writer
-	live    bool
-	verbose bool
-	total   int
-
-	mu      sync.Mutex
-	done    int
-	running map[string]bool
-	drawn   bool
-	st      styles
-}
-
-// NewProgress returns a progress writer; live redraws a status line (only on a terminal).
-func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
-	return &Progress{w: w, live: live, verbose: verbose, total: total, running: map[string]bool{}, st: newStyles(w, color)}
-}
-
-// Event receives runner events.
-func (p *Progress) Event(ev runner.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clear()
-	switch ev.Kind {
-	case "scenario-start":
-		p.running[ev.Scenario.Name] = true
-	case "scenario-end":
-		delete(p.running, ev.Scenario.Name)
-		p.done++
-		if p.verbose {
-			fmt.Fprintln(p.w, ScenarioLine(p.st, ev.Result))
-		}
-	case "call":
-		if p.verbose {
-			c := ev.Call
-			key := c.Key
-			if key == "" {
-				key = "(none)"
-			}
-			extra := ""
-			if c.Lost {
-				extra = " lost"
-			}
-			if c.Replayed {
-				extra += " replayed"
-			}
-			if c.Error != "" {
-				extra += " " + oneLine(c.Error, 60)
-			}
-			cp := ""
-			if c.Copy > 0 {
-				cp = fmt.Sprintf("#%d", c.Copy)
-			}
-			fmt.Fprintf(p.w, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.st.dim.Render(Escape(ev.Scenario.Name)), ev.Trial, Escape(c.Step), cp, Escape(c.Tool), Escape(key),
-				c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
-		}
-	}
-	p.draw()
-}
-
-func (p *Progress) clear() {
-	if p.live && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-}
-
-func (p *Progress) draw() {
-	if !p.live {
-		return
-	}
-	names := make([]string, 0, len(p.running))
-	for n := range p.running {
-		names = append(names, n)
-	}
-	line := fmt.Sprintf("%d/%d done", p.done, p.total)
-	if len(names) > 0 {
-		line += " · running " + oneLine(strings.Join(names, ", "), 60)
-	}
-	fmt.Fprint(p.w, p.st.dim.Render(line))
-	p.drawn = true
-}
-
-// Finish removes the live line.
-func (p *Progress) Finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clear()
 }

@@ -18,11 +18,17 @@ type Env struct {
 // Start starts the sinks and services of the scenarios, each once, and waits until the
 // services are ready. On error everything already started is stopped again.
 func Start(ctx context.Context, list []*scenario.Scenario) (*Env, error) {
+	return StartWith(ctx, list, nil)
+}
+
+// StartWith is Start that tells onEvent (when set) as each service starts, becomes ready and,
+// at Close, stops: the terminal shows them while it waits.
+func StartWith(ctx context.Context, list []*scenario.Scenario, onEvent func(Event)) (*Env, error) {
 	sks, err := startSinks(list)
 	if err != nil {
 		return nil, err
 	}
-	svcs, err := startServices(ctx, list, sks.urls)
+	svcs, err := startServices(ctx, list, sks.urls, onEvent)
 	if err != nil {
 		sks.close()
 		return nil, err

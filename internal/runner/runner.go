@@ -36,12 +36,16 @@ type Options struct {
 
 // Event is a progress notification.
 type Event struct {
-	Kind     EventKind
-	Scenario *scenario.Scenario
-	Result   *ScenarioResult
-	Call     *Call
-	Trial    int
-	Session  string
+	// Kind says what happened; a service's events name it in Service.
+	Kind      EventKind
+	Service   string
+	SlowAfter time.Duration
+	Grace     time.Duration
+	Scenario  *scenario.Scenario
+	Result    *ScenarioResult
+	Call      *Call
+	Trial     int
+	Session   string
 }
 
 // EventKind says what an Event reports.
@@ -54,6 +58,17 @@ const (
 	EventScenarioEnd EventKind = "scenario-end"
 	// EventCall: a call was answered (or not); Call holds it.
 	EventCall EventKind = "call"
+	// EventTrialEnd: a trial of Scenario ended (Trial is its index).
+	EventTrialEnd EventKind = "trial-end"
+	// EventServiceStart: a service's process started; it is not ready yet.
+	EventServiceStart EventKind = "service-start"
+	// EventServiceReady: a service became ready.
+	EventServiceReady EventKind = "service-ready"
+	// EventServiceStopping: a service was sent SIGTERM.
+	EventServiceStopping EventKind = "service-stopping"
+	// EventServiceSlowStop: a service is still running SlowAfter after SIGTERM; SIGKILL follows
+	// at Grace.
+	EventServiceSlowStop EventKind = "service-slow-stop"
 )
 
 // Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
@@ -104,7 +119,7 @@ func hasAny(have, want []string) bool {
 // what finished.
 func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 	start := time.Now()
-	env, err := Start(ctx, list)
+	env, err := StartWith(ctx, list, opts.OnEvent)
 	if err != nil {
 		rep := &Report{Start: start, Duration: time.Since(start)}
 		if ctx.Err() != nil {
@@ -177,6 +192,15 @@ func notRun(list []*scenario.Scenario, opts Options, status Status) []*ScenarioR
 		out[i] = &ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
 	}
 	return out
+}
+
+// TotalTrials is how many trials the scenarios run in all with opts.
+func TotalTrials(list []*scenario.Scenario, opts Options) int {
+	n := 0
+	for _, sc := range list {
+		n += trialsOf(sc, opts)
+	}
+	return n
 }
 
 // trialsOf is how many trials sc runs: --trials when given, else the scenario's own.
@@ -461,6 +485,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		marks := r.marks(sc)
 		t := r.trial(ctx, sc, i, res)
 		res.History = append(res.History, t)
+		r.emit(Event{Kind: EventTrialEnd, Scenario: sc, Trial: i, Session: t.Session})
 		if ctx.Err() != nil {
 			// The interrupt came before the trial ended: whatever it says (a call cancelled
 			// mid-flight, an assertion cut short, a sleep that ended early) is not a verdict on
@@ -839,7 +864,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
-		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: scenario.Outcome(res.Discarded),
+		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: res.Discarded,
 		Args: st.args[step.ID], Mutating: key != "" || step.WithoutKey,
 	}
 	st.mu.Lock()

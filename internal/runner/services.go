@@ -20,10 +20,21 @@ import (
 // stopGrace is how long a service has to exit after SIGTERM before it is killed.
 const stopGrace = 5 * time.Second
 
+// slowStop is how long after SIGTERM a service still running is reported, so that the wait
+// until SIGKILL is not silent.
+const slowStop = time.Second
+
 // services are the processes of one run, started before the scenarios and stopped after.
 type services struct {
 	byKey    map[string]*service
 	sinkURLs func(*scenario.Scenario) map[string]any
+	onEvent  func(Event)
+}
+
+func (ss *services) emit(ev Event) {
+	if ss.onEvent != nil {
+		ss.onEvent(ev)
+	}
 }
 
 type service struct {
@@ -55,8 +66,8 @@ func freePort() (int, error) {
 // startServices starts every service of the scenarios, each once, and waits until all are ready.
 // On error every process already started is stopped. sinkURLs gives a scenario's sinks to the
 // templates of its services.
-func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenario.Scenario) map[string]any) (*services, error) {
-	ss := &services{byKey: map[string]*service{}, sinkURLs: sinkURLs}
+func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenario.Scenario) map[string]any, onEvent func(Event)) (*services, error) {
+	ss := &services{byKey: map[string]*service{}, sinkURLs: sinkURLs, onEvent: onEvent}
 	var order []*service
 	for _, sc := range list {
 		for _, def := range sc.Services {
@@ -81,10 +92,13 @@ func startServices(ctx context.Context, list []*scenario.Scenario, sinkURLs func
 			errs[i] = err
 			continue
 		}
+		ss.emit(Event{Kind: EventServiceStart, Service: s.def.Name})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.waitReady(ctx, ss.envFor(s))
+			if errs[i] = s.waitReady(ctx, ss.envFor(s)); errs[i] == nil {
+				ss.emit(Event{Kind: EventServiceReady, Service: s.def.Name})
+			}
 		}()
 	}
 	wg.Wait()
@@ -254,6 +268,15 @@ func (ss *services) stop() {
 			s.mu.Lock()
 			s.stopping = true
 			s.mu.Unlock()
+			ss.emit(Event{Kind: EventServiceStopping, Service: s.def.Name})
+			slow := time.AfterFunc(slowStop, func() {
+				select {
+				case <-s.done:
+				default:
+					ss.emit(Event{Kind: EventServiceSlowStop, Service: s.def.Name, SlowAfter: slowStop, Grace: stopGrace})
+				}
+			})
+			defer slow.Stop()
 			proc.Stop(s.cmd.Process.Pid, s.done, stopGrace)
 		}()
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/redact"
@@ -42,16 +41,17 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		if _, err := exec.LookPath(a.MCPCommand[0]); err != nil {
 			return nil, fmt.Errorf("--mcp-command: %q not found: install it or give its full path", a.MCPCommand[0])
 		}
-		m := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second}
+		m := newMCPEndpoint()
 		for _, c := range a.MCPCommand {
 			m.Command = append(m.Command, lit(c))
 		}
-		ep.MCP, ep.Key = m, KeySpec{Arg: "idempotencyKey"}
+		ep.MCP, ep.Key = m, defaultMCPKey
 	}
 	if a.MCPURL != "" {
 		given++
 		url = a.MCPURL
-		ep.MCP, ep.Key = &MCPEndpoint{URL: lit(a.MCPURL), Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}, KeySpec{Arg: "idempotencyKey"}
+		ep.MCP, ep.Key = newMCPEndpoint(), defaultMCPKey
+		ep.MCP.URL = lit(a.MCPURL)
 	}
 	if a.OpenAPI != "" {
 		given++
@@ -59,7 +59,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		ep.HTTP, ep.Key = h, KeySpec{Header: "Idempotency-Key"}
+		ep.HTTP, ep.Key = h, defaultHTTPKey
 		url = a.HTTPURL
 	} else if a.HTTPURL != "" {
 		given++
@@ -67,8 +67,8 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		if len(a.Tools) == 0 {
 			return nil, errors.New("--http-url needs --tool NAME for each tool: a plain HTTP endpoint cannot list its tools")
 		}
-		ep.HTTP = &HTTPEndpoint{URL: lit(a.HTTPURL), Method: "POST", Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
-		ep.Key = KeySpec{Header: "Idempotency-Key"}
+		ep.HTTP, ep.Key = newHTTPEndpoint(), defaultHTTPKey
+		ep.HTTP.URL = lit(a.HTTPURL)
 		ep.Mutating = a.Tools
 	}
 	if given != 1 {

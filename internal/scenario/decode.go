@@ -363,6 +363,10 @@ func (f *file) exprError(n *yaml.Node, err error, what string) {
 		if strings.HasPrefix(e.Msg, "unknown name") {
 			hint = strings.TrimSpace(hint + " names available here: " + strings.Join(f.namesHint, ", "))
 		}
+		if n.Style == 0 && n.LineComment != "" && (e.Offset >= len(n.Value)-1 || strings.Contains(e.Msg, "not terminated")) {
+			// YAML ended the unquoted string at " #": the expression the author wrote is longer.
+			hint = strings.TrimSpace(hint + fmt.Sprintf(" a ' #' starts a YAML comment, so the expression ends before %q: quote it ('…' or \"…\")", shorten(n.LineComment, 40)))
+		}
 		f.errAt(f.offsetPos(n, e.Offset), hint, "%s: %s", what, e.Msg)
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -22,14 +21,14 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	if !ok {
 		return nil
 	}
-	ep := &Endpoint{Name: name, Pos: f.pos(n), Key: KeySpec{Header: "Idempotency-Key"}}
+	ep := &Endpoint{Name: name, Pos: f.pos(n), Key: defaultHTTPKey}
 	f.namesHint = []string{"services.NAME.port", "sinks.NAME.url"}
 	switch {
 	case m["mcp"] != nil && m["http"] != nil:
 		f.errf(n, "an endpoint is either http or mcp", "endpoint %s has both http: and mcp:", name)
 		return nil
 	case m["mcp"] != nil:
-		ep.Key = KeySpec{Arg: "idempotencyKey"}
+		ep.Key = defaultMCPKey
 		if ep.MCP = f.mcpEndpoint(ep, m["mcp"]); ep.MCP == nil {
 			return nil
 		}
@@ -43,7 +42,7 @@ func (f *file) endpoint(name string, n *yaml.Node) *Endpoint {
 	if !ok {
 		return nil
 	}
-	h := &HTTPEndpoint{Method: "POST", Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
+	h := newHTTPEndpoint()
 	if v := hm["openapi"]; v != nil {
 		f.openAPI(h, v)
 		ep.urlPos = f.pos(v)
@@ -133,7 +132,7 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 	if !ok {
 		return nil
 	}
-	e := &MCPEndpoint{Timeout: 30 * time.Second, InitTimeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
+	e := newMCPEndpoint()
 	switch {
 	case (m["command"] == nil) == (m["url"] == nil):
 		f.errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)

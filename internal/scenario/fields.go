@@ -216,6 +216,15 @@ var (
 		{"id", kString, false, ""},
 		{"sleep", kDuration, true, ""},
 	}}
+	// seedFields are the hosted-runner form's own keys; seedStep renames them (tool to
+	// call_tool, check to assert, duration to sleep) and the native section then decodes the step.
+	seedFields = section{"seedStep", []field{
+		{"action", kString, true, ""},
+		{"tool", kString, false, ""},
+		{"check", kString, false, ""},
+		{"duration", kDuration, false, ""},
+		{"args", kMapping, false, ""},
+	}}
 )
 
 // sections lists every section with a name for tests and Schema.
@@ -227,7 +236,7 @@ var sections = map[string]section{
 	"sink": sinkFields, "route": routeFields, "respond": respondFields,
 	"probe": probeFields, "http probe": httpProbeFields, "sql probe": sqlProbeFields, "redis probe": redisProbeFields,
 	"check": checkFields, "check tool": checkToolFields,
-	"call step": callFields, "retry": retryFields, "assert step": assertFields, "sleep step": sleepFields,
+	"call step": callFields, "retry": retryFields, "assert step": assertFields, "sleep step": sleepFields, "seed step": seedFields,
 }
 
 // schemaNode returns the object at path (slash-separated keys) under defs, or nil.

@@ -22,7 +22,7 @@ func probeEnv() assert.Env {
 func (f *file) sink(k, n *yaml.Node, source string) *Sink {
 	name := k.Value
 	m, ok := f.fields(n, "sink "+name, sinkFields)
-	if !ok {
+	if !ok || !f.nameUsable(k, "sink", name, false) {
 		return nil
 	}
 	s := &Sink{Name: name, Pos: f.pos(k), Config: source}
@@ -96,7 +96,7 @@ func (f *file) sink(k, n *yaml.Node, source string) *Sink {
 func (f *file) probe(k, n *yaml.Node, source string) *Probe {
 	name := k.Value
 	m, ok := f.fields(n, "probe "+name, probeFields)
-	if !ok {
+	if !ok || !f.nameUsable(k, "probe", name, true) {
 		return nil
 	}
 	p := &Probe{Name: name, Pos: f.pos(k), Config: source}

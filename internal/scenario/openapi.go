@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"time"
 
 	"fmt"
 	"github.com/idemtest/idemtest/internal/assert"
@@ -47,7 +46,8 @@ func (f *file) openAPI(h *HTTPEndpoint, n *yaml.Node) {
 // adHocOpenAPI is the HTTP endpoint of --openapi: a file is loaded now (a bad document is bad
 // input); a URL is checked against the outbound policy and read when the endpoint is used.
 func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
-	h := &HTTPEndpoint{OpenAPI: lit(a.OpenAPI), Timeout: 30 * time.Second, MaxResponseBytes: 10 << 20}
+	h := newHTTPEndpoint()
+	h.OpenAPI = lit(a.OpenAPI)
 	if a.HTTPURL != "" {
 		h.URL = lit(a.HTTPURL)
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -140,6 +141,19 @@ func hasKey(n *yaml.Node, k string) bool {
 
 var idPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// nameUsable reports whether name, which assertions will use, is free of expr's keywords and,
+// for a dynamic name (a probe), of its built-ins, and if not says so at n: a probe named keys
+// would otherwise mean keys(), and its assertion fail with a type error far from the name.
+func (f *file) nameUsable(n *yaml.Node, what, name string, dynamic bool) bool {
+	why := assert.Shadows(name, dynamic)
+	if why == "" {
+		return true
+	}
+	f.errf(n, fmt.Sprintf("choose another name, such as %s_%s", what[strings.LastIndex(what, " ")+1:], name),
+		"%s %q is %s: assertions could not name it", what, name, why)
+	return false
+}
+
 func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 	if x := m["id"]; x != nil {
 		id := f.str(x, "id")
@@ -150,6 +164,9 @@ func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
 		switch id {
 		case "session", "trial", "uuid", "now":
 			f.errf(x, "choose another id", "step id %q is a built-in name", id)
+			return
+		}
+		if !f.nameUsable(x, "step id", id, false) {
 			return
 		}
 		if _, taken := f.observed[id]; taken {

@@ -1,0 +1,51 @@
+package cmd
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// completeEndpoints completes --endpoint with the endpoints of the config the command would
+// use (--config, else idemtest.yaml here or above). A config that does not load completes
+// nothing: completion must never print an error into the shell.
+func completeEndpoints(config *string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		sc, err := scenario.LoadConfig(".", scenario.Options{Config: *config})
+		if err != nil || sc == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for name := range sc.Endpoints {
+			if strings.HasPrefix(name, prefix) {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeTags completes run's --tag with the tags of the scenarios the run would load (its
+// paths, default .); files that do not load are left out.
+func completeTags(config *string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			args = []string{"."}
+		}
+		list, _ := scenario.Load(args, scenario.Options{Config: *config})
+		var tags []string
+		for _, sc := range list {
+			for _, t := range sc.Tags {
+				if strings.HasPrefix(t, prefix) && !slices.Contains(tags, t) {
+					tags = append(tags, t)
+				}
+			}
+		}
+		slices.Sort(tags)
+		return tags, cobra.ShellCompDirectiveNoFileComp
+	}
+}
