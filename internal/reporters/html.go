@@ -57,6 +57,8 @@ type htmlScenario struct {
 type htmlFailure struct {
 	Kind, Title, Pos, Step, Message, Expression string
 	Explanation                                 []string
+	// Verdict leads a failure that an assertion caused but the exactly-once verdict also found.
+	Verdict []string
 	// Answers are the verdict's answers to one key, shown side by side.
 	Answers  []htmlAnswer
 	Differ   string
@@ -174,6 +176,9 @@ func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	}
 	for _, l := range f.Explanation {
 		hf.Explanation = append(hf.Explanation, EscapeText(l))
+	}
+	for _, l := range VerdictLead(f) {
+		hf.Verdict = append(hf.Verdict, EscapeText(l))
 	}
 	hf.Answers, hf.Differ = verdictAnswers(f.Explanation)
 	for _, name := range sortedKeys(f.ServiceOutput) {

@@ -25,6 +25,10 @@ func TestHTMLGoldenRecorded(t *testing.T) {
 	if !strings.Contains(page, `<span class="badge dup executed">key executed 16 times</span>`) {
 		t.Error("the burst's waterfall does not say its key executed 16 times")
 	}
+	// The burst's assertion failed, and the verdict leads it in words, with the likely cause.
+	if !strings.Contains(page, `<div class="verdict-lead">verdict: key 0123456789ab-0 executed 16 times (issue_refund) — the server&#39;s check-and-store is not atomic`) {
+		t.Error("the assertion failure does not lead with the verdict")
+	}
 	if !strings.Contains(page, `<h4>first (lost)</h4>`) {
 		t.Error("the lost answer and its retry are not side by side")
 	}
