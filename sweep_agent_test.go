@@ -17,8 +17,8 @@ import (
 // "mcpsession CALLS -- COMMAND ARGS...". It starts COMMAND as its MCP server over stdio (usually
 // "idemtest proxy --record FILE -- SERVER"), makes the calls in the file CALLS in order, one a
 // line as "TOOL {json arguments}" with $VARS expanded (the agent's keys are in the arguments),
-// and prints each
-// answer as "N TOOL ok|error TEXT".
+// and prints each answer as "N TOOL ok|error TEXT". A successful answer's top-level string
+// fields are set as $rN_FIELD (${r1_chargeId}), for later lines and the rest of the script.
 func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 || args[1] != "--" {
 		ts.Fatalf("usage: mcpsession CALLS -- COMMAND [ARGS...]")
@@ -70,6 +70,15 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 				word = "error"
 			}
 			fmt.Fprintf(ts.Stdout(), "%d %s %s %s\n", n, tool, word, strings.ReplaceAll(text.String(), "\n", " "))
+			// The answer's top-level strings become $rN_FIELD for later lines, as an agent
+			// passes a returned id on.
+			if m, ok := res.StructuredContent.(map[string]any); ok && !res.IsError {
+				for k, v := range m {
+					if sv, ok := v.(string); ok {
+						ts.Setenv(fmt.Sprintf("r%d_%s", n, k), sv)
+					}
+				}
+			}
 		}
 	}
 	_ = cs.Close()

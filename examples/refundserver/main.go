@@ -1,6 +1,7 @@
 // Command refundserver is the reference tool server for idemtest: it serves issue_refund,
 // list_refunds and set_account_status over HTTP (POST /tools/{name}) and MCP (streamable HTTP at
 // /mcp, or stdio with --stdio), with a correct idempotency implementation and two broken ones.
+// With --charges it also serves create_charge, whose chargeId issue_refund takes.
 //
 //	go run ./examples/refundserver --addr 127.0.0.1:8080
 //	go run ./examples/refundserver --store redis --idempotency naive
@@ -39,7 +40,9 @@ const usage = `refundserver: the reference refund tool server for idemtest.
 
 Tools: issue_refund {accountId, amount, currency?} (needs an idempotency key),
 list_refunds {accountId?} (read-only), set_account_status {accountId, status}
-(naturally idempotent).
+(naturally idempotent). With --charges also create_charge {accountId, amount,
+currency?} (needs a key; returns a chargeId), and issue_refund takes chargeId?,
+which must name an existing charge of the account.
 
 HTTP: POST /tools/{name} with the JSON arguments as body and the key in the
 Idempotency-Key header; GET /refunds?accountId=; GET /healthz.
@@ -73,6 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
 	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
+	charges := fs.Bool("charges", false, "also serve create_charge, and accept issue_refund's chargeId (a multi-step session's example)")
 	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
 	logLevel := fs.String("log-level", envOr("LOG_LEVEL", "warn"), "debug, info (a line per request), warn or error (env LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -104,7 +108,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer st.Close()
 	cfg := config{
 		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, DownstreamTimeout: *downstreamTimeout,
-		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"),
+		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"), Charges: *charges,
 	}
 	if *traceChecks {
 		cfg.TraceChecks = stderr

@@ -18,7 +18,7 @@ func boolPtr(b bool) *bool { return &b }
 // argument, or from the idempotencyKey entry of the request's _meta.
 func (s *service) mcpServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "refundserver", Version: "1.0.0"}, nil)
-	srv.AddTool(&mcp.Tool{
+	refund := &mcp.Tool{
 		Name:        "issue_refund",
 		Description: "Refund an amount to an account. Requires an idempotency key; retries with the same key return the first result.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{
@@ -28,7 +28,11 @@ func (s *service) mcpServer() *mcp.Server {
 			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
 			"required":["accountId","amount"]}`),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
-	}, s.mcpHandler("issue_refund"))
+	}
+	if s.cfg.Charges {
+		s.addChargeTools(srv, refund)
+	}
+	srv.AddTool(refund, s.mcpHandler("issue_refund"))
 	srv.AddTool(&mcp.Tool{
 		Name:        "list_refunds",
 		Description: "List executed refunds, optionally for one account.",
@@ -44,6 +48,28 @@ func (s *service) mcpServer() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 	}, s.mcpHandler("set_account_status"))
 	return srv
+}
+
+// addChargeTools serves create_charge and lets refund (issue_refund) name a chargeId.
+func (s *service) addChargeTools(srv *mcp.Server, refund *mcp.Tool) {
+	srv.AddTool(&mcp.Tool{
+		Name:        "create_charge",
+		Description: "Charge an amount to an account; returns the chargeId that issue_refund takes. Requires an idempotency key; retries with the same key return the first result.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"accountId":{"type":"string","examples":["acct_1"]},
+			"amount":{"type":"number","exclusiveMinimum":0,"examples":[49.99]},
+			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},
+			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
+			"required":["accountId","amount"]}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
+	}, s.mcpHandler("create_charge"))
+	refund.InputSchema = json.RawMessage(`{"type":"object","properties":{
+			"accountId":{"type":"string","examples":["acct_1"]},
+			"amount":{"type":"number","exclusiveMinimum":0,"examples":[49.99]},
+			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},
+			"chargeId":{"type":"string","description":"the charge refunded: a chargeId create_charge returned"},
+			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
+			"required":["accountId","amount"]}`)
 }
 
 func (s *service) mcpHandler(tool string) mcp.ToolHandler {

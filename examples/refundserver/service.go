@@ -35,6 +35,8 @@ type config struct {
 	Downstream string // base URL of the payment processor; empty: none
 	// DownstreamTimeout bounds a call to the payment processor.
 	DownstreamTimeout time.Duration
+	// Charges serves create_charge and lets issue_refund name the charge it refunds (chargeId).
+	Charges bool
 	// TraceChecks, when set, receives a line "check KEY UNIXNANO" each time a key is checked,
 	// for measuring how far apart duplicates reach the check (the benchmark uses it).
 	TraceChecks io.Writer
@@ -116,8 +118,16 @@ func (s *service) call(ctx context.Context, tool, key string, args []byte) respo
 		return jsonResponse(map[string]any{"refunds": list})
 	case "set_account_status":
 		return s.setAccountStatus(m)
+	case "create_charge":
+		if s.cfg.Charges {
+			return s.createCharge(ctx, key, m)
+		}
 	}
-	return problem(http.StatusNotFound, "unknown_tool", fmt.Sprintf("no tool %q; tools: issue_refund, list_refunds, set_account_status", tool))
+	tools := "issue_refund, list_refunds, set_account_status"
+	if s.cfg.Charges {
+		tools = "create_charge, " + tools
+	}
+	return problem(http.StatusNotFound, "unknown_tool", fmt.Sprintf("no tool %q; tools: %s", tool, tools))
 }
 
 func (s *service) setAccountStatus(m map[string]any) response {
@@ -137,9 +147,13 @@ type refundArgs struct {
 	AccountID string
 	Amount    float64
 	Currency  string
+	// ChargeID names the charge refunded ("": none); accepted only with --charges.
+	ChargeID string
 }
 
-func parseRefund(m map[string]any) (refundArgs, error) {
+// parseRefund reads issue_refund's arguments (and create_charge's, which are the same without
+// chargeId); withCharge accepts the optional chargeId.
+func parseRefund(m map[string]any, withCharge bool) (refundArgs, error) {
 	var a refundArgs
 	a.AccountID, _ = m["accountId"].(string)
 	if a.AccountID == "" {
@@ -158,9 +172,21 @@ func parseRefund(m map[string]any) (refundArgs, error) {
 		}
 		a.Currency = cs
 	}
+	if c, ok := m["chargeId"]; ok && withCharge {
+		cs, ok := c.(string)
+		if !ok || cs == "" {
+			return a, errors.New("chargeId must be a non-empty string (the chargeId create_charge returned)")
+		}
+		a.ChargeID = cs
+	}
 	for k := range m {
 		switch k {
 		case "accountId", "amount", "currency":
+		case "chargeId":
+			if withCharge {
+				continue
+			}
+			return a, fmt.Errorf("unknown argument %q", k)
 		default:
 			return a, fmt.Errorf("unknown argument %q", k)
 		}
@@ -183,20 +209,31 @@ func randomID(prefix string) string {
 }
 
 func (s *service) issueRefund(ctx context.Context, key string, m map[string]any) response {
-	a, err := parseRefund(m)
+	a, err := parseRefund(m, s.cfg.Charges)
 	if err != nil {
 		return problem(http.StatusBadRequest, "invalid_arguments", err.Error())
 	}
+	if a.ChargeID != "" {
+		if resp, ok := s.checkCharge(ctx, a); !ok {
+			return resp
+		}
+	}
+	return s.idempotent(ctx, "issue_refund", key, m, func() response { return s.execute(ctx, key, a) })
+}
+
+// idempotent runs exec, a mutating tool's side effect, at most once per key in the configured
+// mode; m is the tool's arguments without the key (their fingerprint guards against reuse).
+func (s *service) idempotent(ctx context.Context, tool, key string, m map[string]any, exec func() response) response {
 	if s.cfg.Mode == modeNone {
-		return s.execute(ctx, key, a)
+		return exec()
 	}
 	if key == "" {
 		return problem(http.StatusBadRequest, "idempotency_key_missing",
-			"issue_refund requires an Idempotency-Key header (or the idempotencyKey argument over MCP)")
+			tool+" requires an Idempotency-Key header (or the idempotencyKey argument over MCP)")
 	}
 	fp := fingerprint(m)
 	// Keys are scoped per tool: the same key on another tool is another operation.
-	scoped := "issue_refund:" + key
+	scoped := tool + ":" + key
 	if s.cfg.Mode == modeNaive {
 		// Check, execute, store: two concurrent duplicates both miss the check and both execute.
 		existing, err := s.store.Get(ctx, scoped)
@@ -207,7 +244,7 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 		if existing != nil && existing.Done {
 			return replayOrMismatch(existing, fp)
 		}
-		resp := s.execute(ctx, key, a)
+		resp := exec()
 		if resp.ok() {
 			if err := s.store.Put(ctx, scoped, record{Fingerprint: fp, Done: true, Status: resp.Status, Body: resp.Body}, s.cfg.KeyTTL); err != nil {
 				s.log.Error("store response", "key", key, "err", err)
@@ -229,7 +266,7 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 		return problem(http.StatusConflict, "idempotency_key_in_progress",
 			"a request with this idempotency key is still being processed; retry later")
 	}
-	resp := s.execute(ctx, key, a)
+	resp := exec()
 	if !resp.ok() {
 		// Nothing was executed: free the key so a retry can try again.
 		if err := s.store.Release(context.WithoutCancel(ctx), scoped, token); err != nil {
@@ -239,8 +276,8 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 	}
 	err = s.store.Complete(context.WithoutCancel(ctx), scoped, record{Fingerprint: fp, Token: token, Done: true, Status: resp.Status, Body: resp.Body}, s.cfg.KeyTTL)
 	if err != nil {
-		// The lease ran out before the work finished: the refund happened, but the key may now
-		// belong to a retry. Raise --lease above the slowest execution.
+		// The lease ran out before the work finished: the side effect happened, but the key may
+		// now belong to a retry. Raise --lease above the slowest execution.
 		s.log.Warn("store response", "key", key, "err", err)
 	}
 	return resp
@@ -271,6 +308,7 @@ func (s *service) execute(ctx context.Context, key string, a refundArgs) respons
 		Currency:  a.Currency,
 		Status:    "succeeded",
 		Key:       key,
+		ChargeID:  a.ChargeID,
 	}
 	if s.cfg.Work > 0 {
 		time.Sleep(s.cfg.Work)
@@ -284,13 +322,17 @@ func (s *service) execute(ctx context.Context, key string, a refundArgs) respons
 	if err := s.store.AddRefund(ctx, r); err != nil {
 		return problem(http.StatusInternalServerError, "store_error", err.Error())
 	}
-	return jsonResponse(map[string]any{
+	out := map[string]any{
 		"refundId":  r.RefundID,
 		"accountId": r.AccountID,
 		"amount":    r.Amount,
 		"currency":  r.Currency,
 		"status":    r.Status,
-	})
+	}
+	if r.ChargeID != "" {
+		out["chargeId"] = r.ChargeID
+	}
+	return jsonResponse(out)
 }
 
 func (s *service) notifyDownstream(ctx context.Context, key string, r refund) error {

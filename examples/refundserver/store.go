@@ -29,6 +29,17 @@ type refund struct {
 	Currency  string    `json:"currency"`
 	Status    string    `json:"status"`
 	Key       string    `json:"idempotencyKey,omitempty"`
+	ChargeID  string    `json:"chargeId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// charge is one executed charge (served with --charges); a refund may name it.
+type charge struct {
+	ChargeID  string    `json:"chargeId"`
+	AccountID string    `json:"accountId"`
+	Amount    float64   `json:"amount"`
+	Currency  string    `json:"currency"`
+	Key       string    `json:"idempotencyKey,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
@@ -48,6 +59,9 @@ type store interface {
 	// AddRefund appends to the ledger; Refunds lists it, filtered by account when accountID != "".
 	AddRefund(ctx context.Context, r refund) error
 	Refunds(ctx context.Context, accountID string) ([]refund, error)
+	// AddCharge records a charge; Charge finds one by id (nil, nil when there is none).
+	AddCharge(ctx context.Context, c charge) error
+	Charge(ctx context.Context, id string) (*charge, error)
 	Close() error
 }
 
@@ -58,6 +72,7 @@ type memStore struct {
 	mu      sync.Mutex
 	records map[string]memEntry
 	ledger  []refund
+	charges map[string]charge
 	now     func() time.Time
 }
 
@@ -67,7 +82,7 @@ type memEntry struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{records: map[string]memEntry{}, now: time.Now}
+	return &memStore{records: map[string]memEntry{}, charges: map[string]charge{}, now: time.Now}
 }
 
 func (m *memStore) live(key string) (memEntry, bool) {
@@ -146,6 +161,22 @@ func (m *memStore) Refunds(_ context.Context, accountID string) ([]refund, error
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
+}
+
+func (m *memStore) AddCharge(_ context.Context, c charge) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.charges[c.ChargeID] = c
+	return nil
+}
+
+func (m *memStore) Charge(_ context.Context, id string) (*charge, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.charges[id]; ok {
+		return &c, nil
+	}
+	return nil, nil
 }
 
 func (m *memStore) Close() error { return nil }

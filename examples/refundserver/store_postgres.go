@@ -36,6 +36,15 @@ CREATE TABLE IF NOT EXISTS refunds (
 	created_at       timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS refunds_account ON refunds (account_id);
+ALTER TABLE refunds ADD COLUMN IF NOT EXISTS charge_id text NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS charges (
+	charge_id        text PRIMARY KEY,
+	account_id       text NOT NULL,
+	amount           double precision NOT NULL,
+	currency         text NOT NULL,
+	idempotency_key  text NOT NULL DEFAULT '',
+	created_at       timestamptz NOT NULL DEFAULT now()
+);
 `
 
 func newPGStore(ctx context.Context, dsn string) (*pgStore, error) {
@@ -140,13 +149,13 @@ func (s *pgStore) Put(ctx context.Context, key string, rec record, ttl time.Dura
 }
 
 func (s *pgStore) AddRefund(ctx context.Context, r refund) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO refunds (refund_id, account_id, amount, currency, status, idempotency_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.RefundID, r.AccountID, r.Amount, r.Currency, r.Status, r.Key, r.CreatedAt)
+	_, err := s.db.Exec(ctx, `INSERT INTO refunds (refund_id, account_id, amount, currency, status, idempotency_key, charge_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.RefundID, r.AccountID, r.Amount, r.Currency, r.Status, r.Key, r.ChargeID, r.CreatedAt)
 	return err
 }
 
 func (s *pgStore) Refunds(ctx context.Context, accountID string) ([]refund, error) {
-	rows, err := s.db.Query(ctx, `SELECT refund_id, account_id, amount, currency, status, idempotency_key, created_at
+	rows, err := s.db.Query(ctx, `SELECT refund_id, account_id, amount, currency, status, idempotency_key, charge_id, created_at
 		FROM refunds WHERE $1 = '' OR account_id = $1 ORDER BY created_at, refund_id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list refunds: %w", err)
@@ -155,12 +164,31 @@ func (s *pgStore) Refunds(ctx context.Context, accountID string) ([]refund, erro
 	out := []refund{}
 	for rows.Next() {
 		var r refund
-		if err := rows.Scan(&r.RefundID, &r.AccountID, &r.Amount, &r.Currency, &r.Status, &r.Key, &r.CreatedAt); err != nil {
+		if err := rows.Scan(&r.RefundID, &r.AccountID, &r.Amount, &r.Currency, &r.Status, &r.Key, &r.ChargeID, &r.CreatedAt); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+func (s *pgStore) AddCharge(ctx context.Context, c charge) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO charges (charge_id, account_id, amount, currency, idempotency_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, c.ChargeID, c.AccountID, c.Amount, c.Currency, c.Key, c.CreatedAt)
+	return err
+}
+
+func (s *pgStore) Charge(ctx context.Context, id string) (*charge, error) {
+	var c charge
+	err := s.db.QueryRow(ctx, `SELECT charge_id, account_id, amount, currency, idempotency_key, created_at
+		FROM charges WHERE charge_id = $1`, id).Scan(&c.ChargeID, &c.AccountID, &c.Amount, &c.Currency, &c.Key, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read charge: %w", err)
+	}
+	return &c, nil
 }
 
 func (s *pgStore) Close() error { s.db.Close(); return nil }

@@ -149,4 +149,27 @@ func (s *redisStore) Refunds(ctx context.Context, accountID string) ([]refund, e
 	return out, nil
 }
 
+func (s *redisStore) AddCharge(ctx context.Context, c charge) error {
+	val, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.c.Set(ctx, s.prefix+"charge:"+c.ChargeID, val, 0).Err()
+}
+
+func (s *redisStore) Charge(ctx context.Context, id string) (*charge, error) {
+	b, err := s.c.Get(ctx, s.prefix+"charge:"+id).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read charge: %w", err)
+	}
+	var c charge
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("decode charge: %w", err)
+	}
+	return &c, nil
+}
+
 func (s *redisStore) Close() error { return s.c.Close() }

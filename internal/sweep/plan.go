@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -243,6 +244,11 @@ func (r run) render(v any) any {
 	switch x := v.(type) {
 	case *carried:
 		return "{{ " + r.answerExpr(x.from) + exprPath(x.path) + " }}"
+	case string:
+		if assert.HasTemplate(x) {
+			return literalTemplate(x)
+		}
+		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
@@ -257,6 +263,27 @@ func (r run) render(v any) any {
 		return out
 	}
 	return v
+}
+
+// literalTemplate is a template that renders s as it is: a recorded argument holding {{ }} (an
+// agent writing a template file) must not be evaluated. It is one expression of quoted pieces,
+// each brace a piece of its own so that no }} ends the expression early.
+func literalTemplate(s string) string {
+	var pieces []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '{' || s[i] == '}' {
+			if i > start {
+				pieces = append(pieces, strconv.Quote(s[start:i]))
+			}
+			pieces = append(pieces, strconv.Quote(s[i:i+1]))
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		pieces = append(pieces, strconv.Quote(s[start:]))
+	}
+	return "{{ " + strings.Join(pieces, " + ") + " }}"
 }
 
 // steps are the run's call steps for the trace, without the state reads.

@@ -47,7 +47,8 @@ func (s *sweeper) spec(r run) *check.Spec {
 	}
 	for _, pc := range s.plan.calls {
 		if !pc.mutating && !hasCarried(pc.args) {
-			steps = append(steps, check.SpecStep{ID: pc.id + "_before", CallTool: pc.tool, Args: pc.args, Expect: "any"})
+			args, _ := r.render(pc.args).(map[string]any)
+			steps = append(steps, check.SpecStep{ID: pc.id + "_before", CallTool: pc.tool, Args: args, Expect: "any"})
 		}
 	}
 	steps = append(steps, r.steps(s.plan)...)

@@ -1,0 +1,80 @@
+package sweep
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+// A recorded argument that itself contains {{ }} (an agent writing a template file) is sent as
+// recorded, not evaluated as the run's template; a carried value next to it still is.
+func TestPlanKeepsLiteralBraces(t *testing.T) {
+	literals := []string{"Hello {{ name }}!", "{{", "}}{{x}}", "a{{ \"q\" }}b\n\\", "{{{}}}", "é {{ ü }}"}
+	calls := []trace.Call{
+		{Seq: 1, Tool: "create_doc", Mutating: true, Args: json.RawMessage(`{}`), Outcome: "ok", Result: json.RawMessage(`{"docId":"d_rec"}`)},
+	}
+	args := map[string]any{"docId": "d_rec", "texts": literals}
+	b, _ := json.Marshal(args)
+	calls = append(calls, trace.Call{Seq: 2, Tool: "write_doc", Mutating: true, Args: b, Outcome: "ok"})
+	p, err := newPlan(calls, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run{fault: LostResponse, call: p.calls[0]}
+	steps := r.steps(p)
+	var st check.SpecStep
+	for _, s := range steps {
+		if s.ID == "c2" {
+			st = s
+		}
+	}
+	env := map[string]any{"c1_retry": map[string]any{"result": map[string]any{"docId": "d_run"}}}
+	eval := func(v any) any {
+		t.Helper()
+		s, ok := v.(string)
+		if !ok || !assert.HasTemplate(s) {
+			return v
+		}
+		tpl, err := assert.CompileTemplate(s, assert.Env(env))
+		if err != nil {
+			t.Fatalf("%q does not compile: %v", s, err)
+		}
+		out, err := tpl.Eval(env)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		return out
+	}
+	if got := eval(st.Args["docId"]); got != "d_run" {
+		t.Errorf("docId = %v, want the run's d_run", got)
+	}
+	texts, _ := st.Args["texts"].([]any)
+	for i, want := range literals {
+		if got := eval(texts[i]); got != want {
+			t.Errorf("text %d = %q (sent as %q), want %q", i, got, texts[i], want)
+		}
+	}
+	// A read-only call's state read before the run is sent as recorded too.
+	b, _ = json.Marshal(map[string]any{"pattern": "{{ name }}"})
+	calls = append(calls, trace.Call{Seq: 3, Tool: "find_docs", Args: b, Outcome: "ok"})
+	if p, err = newPlan(calls, ""); err != nil {
+		t.Fatal(err)
+	}
+	sw := &sweeper{plan: p, def: &scenario.Endpoint{Name: "e"}}
+	for _, s := range sw.spec(run{fault: Clean}).Steps {
+		if s.ID == "c3_before" || s.ID == "c3" {
+			if got := eval(s.Args["pattern"]); got != "{{ name }}" {
+				t.Errorf("%s pattern = %q (sent as %q)", s.ID, got, s.Args["pattern"])
+			}
+		}
+	}
+	// The loader compiles every argument as the runner will.
+	sp := &check.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: r.fault}
+	if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
+		t.Fatal(err)
+	}
+}
