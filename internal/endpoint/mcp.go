@@ -357,6 +357,9 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 
 // lostMessage describes a connection that failed under a call.
 func (e *MCP) lostMessage(err error) string {
+	if e.cfg.URL == "" && frameTooLarge(err) {
+		return fmt.Sprintf("idemtest stopped reading mcp server %s: one message spread over several lines passed %d bytes (MCP over stdio sends a message per line)", e.describe(), frameLimit(e.cfg.MaxResponseBytes))
+	}
 	if e.conn != nil {
 		select {
 		case <-e.conn.closed:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,10 +45,20 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	io := &mcp.IOTransport{
 		Reader: readCloser{newLineCap(stdout, t.limit)},
 		Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
-		// A message spread over several lines (which MCP forbids) is still bounded here.
-		MaxLineLength: int(min(4*t.limit+1<<20, 1<<31-1)),
+		MaxLineLength: frameLimit(t.limit),
 	}
 	return io.Connect(ctx)
+}
+
+// frameLimit bounds one message that the lineCap let through in pieces: spread over several
+// lines, which MCP forbids. Past it the SDK ends the session (errFrameTooLarge).
+func frameLimit(limit int64) int {
+	return int(min(4*limit+1<<20, 1<<31-1))
+}
+
+// frameTooLarge reports whether err is the SDK's errFrameTooLarge (unexported).
+func frameTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "exceeded the configured maximum line length")
 }
 
 // readCloser closes nothing: the pipe is closed once the server has been waited for (not

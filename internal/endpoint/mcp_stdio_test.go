@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,8 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addGiantTool adds "giant", which answers args.n bytes of text, to the stdio test server (the
-// other tests count the tools of testMCPServer, so only with ENDPOINT_TEST_MCP_GIANT=1).
+// addGiantTool adds "giant", which answers args.n bytes of text, and "many", which answers a
+// list of args.n numbers, to the stdio test server (the other tests count the tools of
+// testMCPServer, so only with ENDPOINT_TEST_MCP_GIANT=1).
 func addGiantTool(srv *mcp.Server) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`)
 	srv.AddTool(&mcp.Tool{Name: "giant", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -21,6 +23,39 @@ func addGiantTool(srv *mcp.Server) {
 		json.Unmarshal(req.Params.Arguments, &args)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", args.N)}}}, nil
 	})
+	srv.AddTool(&mcp.Tool{Name: "many", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct{ N int }
+		json.Unmarshal(req.Params.Arguments, &args)
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"items": make([]int, args.N)}}, nil
+	})
+}
+
+// indentWriter writes each message of an MCP server indented, over many lines, as a server
+// that breaks the stdio framing does.
+type indentWriter struct{ io.WriteCloser }
+
+func (w indentWriter) Write(p []byte) (int, error) {
+	var b bytes.Buffer
+	if json.Indent(&b, bytes.TrimSpace(p), "", "  ") != nil {
+		return w.WriteCloser.Write(p)
+	}
+	b.WriteByte('\n')
+	_, err := w.WriteCloser.Write(b.Bytes())
+	return len(p), err
+}
+
+// A message spread over many lines passes the line cap piece by piece; past a bound the session
+// ends, and the call says why instead of blaming the server for closing the connection.
+func TestMCPStdioMessageOverManyLines(t *testing.T) {
+	ctx := context.Background()
+	ep := stdioMCP(t, MCPConfig{MaxResponseBytes: 100, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1", "ENDPOINT_TEST_MCP_PRETTY=1"}})
+	if res := ep.Call(ctx, Request{Tool: "many", Args: map[string]any{"n": 3}}); res.Outcome != OK {
+		t.Fatalf("a small indented answer: %s %s", res.Outcome, res.Error)
+	}
+	res := ep.Call(ctx, Request{Tool: "many", Args: map[string]any{"n": 400 << 10}})
+	if res.Outcome != Info || !strings.Contains(res.Error, "one message spread over several lines passed 1048976 bytes") {
+		t.Fatalf("a long indented answer: %s %q", res.Outcome, res.Error)
+	}
 }
 
 func TestLineCap(t *testing.T) {

@@ -23,7 +23,11 @@ func TestMain(m *testing.M) {
 		if os.Getenv("ENDPOINT_TEST_MCP_GIANT") == "1" {
 			addGiantTool(srv)
 		}
-		_ = srv.Run(context.Background(), &mcp.StdioTransport{})
+		var t mcp.Transport = &mcp.StdioTransport{}
+		if os.Getenv("ENDPOINT_TEST_MCP_PRETTY") == "1" {
+			t = &mcp.IOTransport{Reader: os.Stdin, Writer: indentWriter{os.Stdout}}
+		}
+		_ = srv.Run(context.Background(), t)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
