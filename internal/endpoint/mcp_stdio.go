@@ -43,8 +43,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	io := &mcp.IOTransport{
-		Reader: readCloser{newLineCap(stdout, t.limit)},
-		Writer: &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
+		Reader:        readCloser{newLineCap(stdout, t.limit)},
+		Writer:        &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
 		MaxLineLength: frameLimit(t.limit),
 	}
 	return io.Connect(ctx)
