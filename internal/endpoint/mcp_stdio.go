@@ -42,12 +42,12 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	io := &mcp.IOTransport{
+	tr := &mcp.IOTransport{
 		Reader:        readCloser{newLineCap(stdout, t.limit)},
 		Writer:        &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
 		MaxLineLength: frameLimit(t.limit),
 	}
-	return io.Connect(ctx)
+	return tr.Connect(ctx)
 }
 
 // frameLimit bounds one message that the lineCap let through in pieces: spread over several
