@@ -101,7 +101,10 @@ type agent struct {
 	attempt  time.Duration
 	reuseKey bool
 	noKey    bool
-	n        int
+	// regenerated, when set, is the JSON arguments (without the key) of attempts after the
+	// first, as an agent that rebuilds its call spells them; %s is the account.
+	regenerated string
+	n           int
 }
 
 func (a *agent) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
@@ -119,8 +122,13 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (*mc
 		if !a.noKey {
 			sent["idempotencyKey"] = key
 		}
+		var params any = sent
+		if i > 1 && a.regenerated != "" {
+			b, _ := json.Marshal(key)
+			params = json.RawMessage(fmt.Sprintf(strings.TrimSuffix(a.regenerated, "}")+`,"idempotencyKey":%s}`, args["accountId"], b))
+		}
 		cctx, cancel := context.WithTimeout(ctx, a.attempt)
-		res, err := a.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: sent})
+		res, err := a.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: params})
 		cancel()
 		if err == nil && !res.IsError {
 			return res, nil
@@ -170,6 +178,32 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 			agent: agent{attempts: 3, reuseKey: false}, wantExit: 1, wantRefunds: 2,
 			want:       []string{"✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2 with key", "FAIL: 1 violation"},
 			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry respells the amount with a new key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, regenerated: `{"accountId":%q,"amount":12.50}`}, wantExit: 1, wantRefunds: 2,
+			want:       []string{"✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2 with key", "FAIL: 1 violation"},
+			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry spells out the default currency with a new key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, regenerated: `{"accountId":%q,"amount":1.25e1,"currency":"USD"}`}, wantExit: 1, wantRefunds: 2,
+			want:       []string{`(the retry's arguments differ only in: currency)`, "FAIL: 1 violation"},
+			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry respells the amount with the same key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: true, regenerated: `{"accountId":%q,"amount":12.50}`}, wantExit: 0, wantRefunds: 1,
+			want: []string{"PASS"}, wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "a call with another amount after a lost response is a new call",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 2, regenerated: `{"accountId":%q,"amount":13}`}, wantExit: 0, wantRefunds: 2,
+			want: []string{"! outcome left unknown to the agent: issue_refund call #1", "PASS"}, wantFaults: []string{"lose-response", ""},
 		},
 		{
 			name:  "retry reuses the key after an injected JSON-RPC error",

@@ -28,6 +28,26 @@ func call(seq int, key string, amount float64, fault string, outcome endpoint.Ou
 		Mutating: true, Outcome: outcome, Fault: fault, Result: result}
 }
 
+// rawCall builds a trace line of a mutating issue_refund with the arguments as the agent spelled
+// them and the key added.
+func rawCall(seq int, key, args string, fault string, outcome endpoint.Outcome) trace.Call {
+	c := call(seq, key, 0, fault, outcome)
+	c.Args = json.RawMessage(strings.TrimSuffix(args, "}") + `,"idempotencyKey":"` + key + `"}`)
+	return c
+}
+
+func TestNormNumber(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"10", "10"}, {"10.0", "10"}, {"1e1", "10"}, {"1E+1", "10"}, {"100e-1", "10"},
+		{"12.50", "12.5"}, {"-0", "0"}, {"-0.0e5", "0"}, {"0.001", "0.001"}, {"-3.14", "-3.14"},
+		{"1e30", "1e30"}, {"9007199254740993", "9007199254740993"}, {"1.5e-9", "15e-10"},
+	} {
+		if got := normNumber(tc.in); got != tc.want {
+			t.Errorf("normNumber(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestJudge(t *testing.T) {
 	ok, info := endpoint.OK, endpoint.Info
 	for _, tc := range []struct {
@@ -71,6 +91,51 @@ func TestJudge(t *testing.T) {
 			},
 			opts: JudgeOptions{IgnoreArgs: []string{"meta.sentAt"}},
 			want: []string{"retry-same-key true"}, failing: true,
+		},
+		{
+			name: "a number respelled with a new key after a lost response",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10.0}`, "", ok)},
+			want: []string{"retry-same-key true"}, failing: true,
+			msgs: []string{`was retried as call #2 with key "s-2" instead of "s-1"`},
+		},
+		{
+			name: "a number respelled with the same key is the same call",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-1", `{"accountId":"acct_1","amount":1e1}`, "", ok)},
+		},
+		{
+			name: "a default spelled out with a new key after a lost response",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10.00,"currency":"USD"}`, "", ok)},
+			want: []string{"retry-same-key true"}, failing: true,
+			msgs: []string{`was retried as call #2 with key "s-2" instead of "s-1" (the retry's arguments differ only in: currency)`},
+		},
+		{
+			name: "an optional argument dropped with a new key after a timeout",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10,"currency":"USD","note":"x"}`, "timeout", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10}`, "", ok)},
+			want: []string{"retry-same-key true"}, failing: true,
+			msgs: []string{"(the retry's arguments differ only in: currency, note)"},
+		},
+		{
+			name: "another amount is a new call, not a retry",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":11,"currency":"USD"}`, "", ok)},
+			want: []string{"retried false"}, msgs: []string{"was never retried"},
+		},
+		{
+			name: "only the next call of the tool can be a regenerated retry",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_2","amount":10}`, "", ok),
+				rawCall(3, "s-3", `{"accountId":"acct_1","amount":10,"currency":"USD"}`, "", ok)},
+			want: []string{"retried false"},
+		},
+		{
+			name: "arguments added and others dropped make a new call",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10,"note":"a"}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10,"currency":"USD"}`, "", ok)},
+			want: []string{"retried false"},
 		},
 		{name: "a delay is not a fault to retry", calls: []trace.Call{call(1, "s-1", 10, "delay:2s", ok), call(2, "s-2", 10, "", ok)}},
 		{
