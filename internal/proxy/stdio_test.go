@@ -60,24 +60,35 @@ func refundServer(t *testing.T) string {
 // status and stderr once the session is closed).
 func proxied(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, c, stderr, err := connectProxy(ctx, t, args, refundServer(t), "--stdio")
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	}
+	return cs, c, stderr
+}
+
+// connectProxy starts "idemtest proxy ARGS -- SERVER..." as an agent's MCP server, through the
+// Go SDK's CommandTransport, and connects to it. When the connection fails, the proxy has
+// exited by the time connectProxy returns.
+func connectProxy(ctx context.Context, t *testing.T, args []string, server ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer, error) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := append([]string{"proxy"}, args...)
-	argv = append(argv, "--", refundServer(t), "--stdio")
+	argv := append(append(append([]string{"proxy"}, args...), "--"), server...)
 	c := exec.Command(self, argv...)
 	c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
 	stderr := &bytes.Buffer{}
 	c.Stderr = &lockedBuffer{b: stderr}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	if err != nil && c.ProcessState == nil && c.Process != nil {
+		_ = c.Wait()
 	}
-	return cs, c, stderr
+	return cs, c, stderr, err
 }
 
 type lockedBuffer struct {
@@ -436,7 +447,8 @@ func TestStdioProxyStopsServerGroup(t *testing.T) {
 				_ = c.Process.Kill()
 				t.Fatalf("the proxy did not exit:\n%s", stderr)
 			}
-			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "PASS") {
+			// The agent never said a word: nothing to judge, and no fault of the server's.
+			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "nothing judged: the agent made no tool call") {
 				t.Errorf("exit %d, stderr:\n%s", code, stderr)
 			}
 			for alive(pid) {
@@ -462,4 +474,94 @@ func alive(pid int) bool {
 	}
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// TestStdioProxyNothingJudged shows that a session in which no key could be judged never passes:
+// a tool server that never answers initialize or dies at once is an error that names it and
+// quotes its stderr, and a clean session without a mutating call says so instead of PASS.
+func TestStdioProxyNothingJudged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		server []string
+		// readOnly is how many read-only calls the agent makes; -1 when it cannot connect.
+		readOnly int
+		wantExit int
+		want     []string
+		result   string
+	}{
+		{
+			name:     "the server never answers initialize",
+			server:   []string{"sh", "-c", "echo booting the tool server >&2; cat >/dev/null"},
+			readOnly: -1, wantExit: 1, result: "error",
+			want: []string{"idemtest proxy: 0 calls", "ERROR: tool server \"sh -c echo booting the tool server >&2; cat >/dev/null\" never answered the agent's server/discover request; the end of its stderr:\n  booting the tool server\n"},
+		},
+		{
+			name:     "the server exits at once",
+			server:   []string{"sh", "-c", "echo fatal: no API token >&2; exit 3"},
+			readOnly: -1, wantExit: 1, result: "error",
+			want: []string{"ERROR: tool server \"sh -c echo fatal: no API token >&2; exit 3\" ended before the agent disconnected (exit status 3); the end of its stderr:\n  fatal: no API token\n"},
+		},
+		{
+			name:   "a clean session without a tool call",
+			server: []string{refundServer(t), "--stdio"}, wantExit: 0, result: "nothing-judged",
+			want: []string{"idemtest proxy: 0 calls, 0 mutating, 0 with a fault injected\nnothing judged: the agent made no tool call\n"},
+		},
+		{
+			name:   "a clean session with read-only calls only",
+			server: []string{refundServer(t), "--stdio"}, readOnly: 2, wantExit: 0, result: "nothing-judged",
+			want: []string{"nothing judged: the agent made no mutating tool call (2 read-only)\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jsonPath, junitPath := filepath.Join(dir, "verdict.json"), filepath.Join(dir, "agent.xml")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			connectCtx, connectCancel := context.WithTimeout(ctx, 3*time.Second)
+			defer connectCancel()
+			cs, proc, stderr, err := connectProxy(connectCtx, t, []string{"--json", jsonPath, "--junit", junitPath}, tc.server...)
+			if (err != nil) != (tc.readOnly < 0) {
+				t.Fatalf("connect: %v\n%s", err, stderr)
+			}
+			if cs != nil {
+				for range tc.readOnly {
+					refunds(t, cs, "acct_nothing")
+				}
+				_ = cs.Close()
+			}
+			out := stderr.String()
+			if got := proc.ProcessState.ExitCode(); got != tc.wantExit {
+				t.Errorf("proxy exited %d, want %d\n%q", got, tc.wantExit, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("verdict lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "PASS") {
+				t.Errorf("a session that judged nothing passed:\n%s", out)
+			}
+			b, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v struct {
+				Result string `json:"result"`
+			}
+			if err := json.Unmarshal(b, &v); err != nil || v.Result != tc.result {
+				t.Errorf("--json result %q (%v), want %q:\n%s", v.Result, err, tc.result, b)
+			}
+			x, err := os.ReadFile(junitPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantJUnit := `<skipped message="nothing judged: the agent made no`
+			if tc.result == "error" {
+				wantJUnit = `<testcase name="tool-server" classname="idemtest.proxy">` + "\n" + `      <error message="tool server`
+			}
+			if !strings.Contains(string(x), wantJUnit) {
+				t.Errorf("--junit lacks %q:\n%s", wantJUnit, x)
+			}
+		})
+	}
 }

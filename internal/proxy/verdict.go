@@ -63,10 +63,39 @@ type Verdict struct {
 	Findings   []Finding `json:"findings"`
 	// Checked lists the checks that applied (key-pattern only with a pattern).
 	Checked []Check `json:"checked"`
+	// Error, when set, is why no verdict can stand: the tool server ended while the agent was
+	// connected, or never answered its initialize request.
+	Error string `json:"error,omitempty"`
 }
 
-// Failed reports whether a finding is a violation.
-func (v Verdict) Failed() bool { return v.Violations > 0 }
+// Failed reports whether a finding is a violation or the session failed.
+func (v Verdict) Failed() bool { return v.Violations > 0 || v.Error != "" }
+
+// Nothing reports why nothing was judged, "" when something was: a session without a mutating
+// call checks no key.
+func (v Verdict) Nothing() string {
+	switch {
+	case v.Calls == 0:
+		return "the agent made no tool call"
+	case v.Mutating == 0:
+		return fmt.Sprintf("the agent made no mutating tool call (%d read-only)", v.Calls)
+	}
+	return ""
+}
+
+// Result is the verdict in a word: "fail" (a violation), "error" (the session failed),
+// "nothing-judged" or "pass".
+func (v Verdict) Result() string {
+	switch {
+	case v.Violations > 0:
+		return "fail"
+	case v.Error != "":
+		return "error"
+	case v.Nothing() != "":
+		return "nothing-judged"
+	}
+	return "pass"
+}
 
 // Judge applies the agent checks to calls in the order the agent sent them. It is pure.
 func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
