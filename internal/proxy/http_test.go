@@ -311,6 +311,26 @@ func TestPlainHTTPProxyRegeneratedRetry(t *testing.T) {
 	}
 }
 
+// TestStreamableHTTPProxyUpstreamNeverAnswers points the proxy at a path the server does not
+// serve, the common slip of an --upstream without its /mcp: the agent cannot even connect, and
+// the proxy says so instead of passing a session with no call in it.
+func TestStreamableHTTPProxyUpstreamNeverAnswers(t *testing.T) {
+	proxyURL, serverURL, proxy := startProxy(t, "/nope")
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proxyURL + "/nope", MaxRetries: -1}, nil); err == nil {
+		_ = cs.Close()
+		t.Fatal("the agent connected to a server that does not serve MCP there")
+	}
+	code := proxy.terminate(t)
+	out := proxy.stderr.String()
+	want := "ERROR: tool server at " + serverURL + "/nope never answered the agent's "
+	if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "(last: HTTP 404 Not Found)\n") || strings.Contains(out, "PASS") {
+		t.Errorf("exit %d, want 1 and %q … (last: HTTP 404 Not Found):\n%s", code, want, out)
+	}
+}
+
 func TestProxyRefusesNonLoopback(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {

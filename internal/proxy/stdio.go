@@ -145,13 +145,23 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 // connected, or never answered the agent's initialize request. No verdict on the agent can
 // stand on such a session.
 type UpstreamError struct {
-	Command string
-	What    string
-	// StderrTail is the end of what the server wrote to its standard error.
+	// Command is the server's command line (stdio), URL its address (HTTP).
+	Command, URL string
+	What         string
+	// StderrTail is the end of what the server wrote to its standard error (stdio).
 	StderrTail string
+	// LastAnswer is the latest failure of an HTTP upstream: a connection error or a status.
+	LastAnswer string
 }
 
 func (e *UpstreamError) Error() string {
+	if e.URL != "" {
+		msg := fmt.Sprintf("tool server at %s %s", e.URL, e.What)
+		if e.LastAnswer != "" {
+			msg += " (last: " + e.LastAnswer + ")"
+		}
+		return msg
+	}
 	msg := fmt.Sprintf("tool server %q %s", e.Command, e.What)
 	tail := strings.TrimRight(e.StderrTail, "\n")
 	if tail == "" {
