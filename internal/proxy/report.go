@@ -55,7 +55,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr,omitempty"`
+	Errors   int         `xml:"errors,attr"` // required by the xUnit schema Jenkins checks
 	Skipped  int         `xml:"skipped,attr,omitempty"`
 	Cases    []junitCase `xml:"testcase"`
 }
