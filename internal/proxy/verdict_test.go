@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,18 +211,7 @@ func TestReportsAreValid(t *testing.T) {
 	if s.Tests != 4 || s.Failures != 1 {
 		t.Errorf("junit tests=%d failures=%d, want 4 and 1", s.Tests, s.Failures)
 	}
-	// Valid against the JUnit schema of Jenkins' xUnit plugin (vendored with the reporters).
-	if xmllint, err := exec.LookPath("xmllint"); err == nil {
-		path := filepath.Join(t.TempDir(), "proxy.xml")
-		if err := os.WriteFile(path, junit.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
-			t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s", err, out)
-		}
-	} else if os.Getenv("CI") == "true" {
-		t.Fatal("xmllint is not installed (CI=true requires it)")
-	}
+	validJUnit(t, junit.Bytes())
 	var js bytes.Buffer
 	if err := WriteJSON(&js, v); err != nil {
 		t.Fatal(err)
@@ -287,5 +277,64 @@ func TestFaultRateIsReproducible(t *testing.T) {
 	}
 	if draw(8) == a {
 		t.Errorf("seeds 7 and 8 drew the same faults %s", a)
+	}
+}
+
+// validJUnit checks a report against the JUnit schema of Jenkins' xUnit plugin (vendored with
+// the reporters).
+func validJUnit(t *testing.T, junit []byte) {
+	t.Helper()
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xmllint is not installed (CI=true requires it)")
+		}
+		return
+	}
+	path := filepath.Join(t.TempDir(), "proxy.xml")
+	if err := os.WriteFile(path, junit, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
+		t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s\n%s", err, out, junit)
+	}
+}
+
+// TestReportsOfNothingJudged: a session without a mutating call skips every check, and a failed
+// tool server is one more test case in error, in reports that stay valid.
+func TestReportsOfNothingJudged(t *testing.T) {
+	readOnly := trace.Call{Seq: 1, Tool: "list_refunds", Outcome: endpoint.OK}
+	failed := Judge(nil, JudgeOptions{})
+	failed.Error = "tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom"
+	for _, tc := range []struct {
+		name                   string
+		v                      Verdict
+		tests, errors, skipped int
+		result, last           string
+	}{
+		{"no call", Judge(nil, JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no tool call\n"},
+		{"read-only calls", Judge([]trace.Call{readOnly}, JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no mutating tool call (1 read-only)\n"},
+		{"a failed tool server", failed, 5, 1, 4, "error", "ERROR: tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var junit, js, text bytes.Buffer
+			if err := errors.Join(WriteJUnit(&junit, tc.v), WriteJSON(&js, tc.v), WriteText(&text, tc.v)); err != nil {
+				t.Fatal(err)
+			}
+			var suites junitSuites
+			if err := xml.Unmarshal(junit.Bytes(), &suites); err != nil {
+				t.Fatalf("junit is not valid XML: %v\n%s", err, junit.String())
+			}
+			if s := suites.Suites[0]; s.Tests != tc.tests || s.Errors != tc.errors || s.Skipped != tc.skipped || s.Failures != 0 {
+				t.Errorf("junit tests=%d errors=%d skipped=%d failures=%d, want %d %d %d 0", s.Tests, s.Errors, s.Skipped, s.Failures, tc.tests, tc.errors, tc.skipped)
+			}
+			validJUnit(t, junit.Bytes())
+			if !strings.Contains(js.String(), `"result": "`+tc.result+`"`) {
+				t.Errorf("json lacks result %q:\n%s", tc.result, js.String())
+			}
+			if !strings.HasSuffix(text.String(), tc.last) || strings.Contains(text.String(), "PASS") {
+				t.Errorf("text does not end with %q:\n%s", tc.last, text.String())
+			}
+		})
 	}
 }
