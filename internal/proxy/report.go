@@ -26,6 +26,9 @@ func WriteText(w io.Writer, v Verdict) error {
 	case v.Error != "":
 	case v.Nothing() != "":
 		fmt.Fprintf(&b, "nothing judged: %s\n", v.Nothing())
+	case v.Faults == 0:
+		// Keys were judged, retries were not: say so rather than let PASS imply both.
+		b.WriteString("PASS: the agent kept its keys (no fault was injected: no retry was tested)\n")
 	default:
 		b.WriteString("PASS: the agent kept its keys\n")
 	}

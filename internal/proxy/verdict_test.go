@@ -300,8 +300,9 @@ func validJUnit(t *testing.T, junit []byte) {
 	}
 }
 
-// TestReportsOfNothingJudged: a session without a mutating call skips every check, and a failed
-// tool server is one more test case in error, in reports that stay valid.
+// TestReportsOfNothingJudged: a session without a mutating call skips every check, a failed
+// tool server is one more test case in error, in reports that stay valid; a pass without a
+// fault says that no retry was tested.
 func TestReportsOfNothingJudged(t *testing.T) {
 	readOnly := trace.Call{Seq: 1, Tool: "list_refunds", Outcome: endpoint.OK}
 	failed := Judge(nil, JudgeOptions{})
@@ -314,6 +315,7 @@ func TestReportsOfNothingJudged(t *testing.T) {
 	}{
 		{"no call", Judge(nil, JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no tool call\n"},
 		{"read-only calls", Judge([]trace.Call{readOnly}, JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no mutating tool call (1 read-only)\n"},
+		{"no fault injected", Judge([]trace.Call{call(1, "s-1", 10, "", endpoint.OK)}, JudgeOptions{}), 4, 0, 0, "pass", "PASS: the agent kept its keys (no fault was injected: no retry was tested)\n"},
 		{"a failed tool server", failed, 5, 1, 4, "error", "ERROR: tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,7 +334,7 @@ func TestReportsOfNothingJudged(t *testing.T) {
 			if !strings.Contains(js.String(), `"result": "`+tc.result+`"`) {
 				t.Errorf("json lacks result %q:\n%s", tc.result, js.String())
 			}
-			if !strings.HasSuffix(text.String(), tc.last) || strings.Contains(text.String(), "PASS") {
+			if !strings.HasSuffix(text.String(), tc.last) || tc.result != "pass" && strings.Contains(text.String(), "PASS") {
 				t.Errorf("text does not end with %q:\n%s", tc.last, text.String())
 			}
 		})
