@@ -154,6 +154,8 @@ type UpstreamError struct {
 	LastAnswer string
 }
 
+// Error names the server and how it failed, with the end of its stderr (stdio) or its last
+// failure (HTTP).
 func (e *UpstreamError) Error() string {
 	if e.URL != "" {
 		msg := fmt.Sprintf("tool server at %s %s", e.URL, e.What)
