@@ -97,6 +97,9 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		if r.Fanouts > 0 {
 			fmt.Fprintf(&out, "fan-outs: %d/%d overlapped\n", r.Overlapped, r.Fanouts)
 		}
+		for _, u := range r.Metrics.Unjudged {
+			fmt.Fprintf(&out, "warning: %s\n", u.Message())
+		}
 		t := r.FailedTrial
 		if t == nil {
 			t = r.Trial1

@@ -174,6 +174,8 @@ type Metrics struct {
 	DuplicateExecutions int `json:"duplicate_executions"`
 	// ReplaysDiffer counts the keys whose marked replay was not their first answer.
 	ReplaysDiffer int `json:"replays_differ"`
+	// Unjudged lists, per tool and reason, the calls the verdict did not judge.
+	Unjudged []Unjudged `json:"unjudged,omitempty"`
 }
 
 // Add sums m and o.
@@ -189,4 +191,7 @@ func (m *Metrics) Add(o Metrics) {
 	m.SpreadMaxUS = max(m.SpreadMaxUS, o.SpreadMaxUS)
 	m.DuplicateExecutions += o.DuplicateExecutions
 	m.ReplaysDiffer += o.ReplaysDiffer
+	for _, u := range o.Unjudged {
+		m.addUnjudged(u)
+	}
 }
