@@ -81,3 +81,14 @@ func (m Metrics) NoneJudged() bool {
 	}
 	return m.Keyed > 0 && exempt >= m.Keyed
 }
+
+// NoID counts the calls the verdict could not judge because their answers carry no id.
+func (m Metrics) NoID() int {
+	n := 0
+	for _, u := range m.Unjudged {
+		if u.Reason == UnjudgedNoID {
+			n += u.Calls
+		}
+	}
+	return n
+}

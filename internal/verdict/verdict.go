@@ -153,6 +153,7 @@ func Judge(calls []Call) Judgement {
 		if equal > 0 && marked == 0 && len(execs) == 1 {
 			args := map[string]string{}
 			leaves(calls[execs[0]].Args, "", args)
+			args["(key)"] = Canonical(s.key) // a server that echoes the key minted nothing
 			if !ev[tool{s.endpoint, s.tool}].minted(s.key, ev[tool{s.endpoint, s.tool}].answers[s.key], args) {
 				j.Unprovable = append(j.Unprovable, Unprovable{Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Calls: len(ok)})
 				continue
