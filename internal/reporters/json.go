@@ -55,6 +55,8 @@ type JSONScenario struct {
 	FirstTrial   *JSONTrial     `json:"first_trial,omitempty"`
 	// CutTrial is the trial the interrupt cut short, with the calls it made.
 	CutTrial *JSONTrial `json:"interrupted_trial,omitempty"`
+	// Warnings are problems with the scenario found while it ran (runner.ScenarioResult).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // JSONSpread summarises the fan-out release spreads of a scenario, in microseconds.
@@ -129,7 +131,7 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 			Fanouts: r.Fanouts, Overlapped: r.Overlapped,
 			DurationMS: ms(r.Duration), Metrics: r.Metrics,
 			FailedTrial: jsonTrial(r.FailedTrial), FirstTrial: jsonTrial(r.Trial1), CutTrial: jsonTrial(r.Cut),
-			Spread: spreadOf(r.SpreadsUS),
+			Spread: spreadOf(r.SpreadsUS), Warnings: r.Warnings,
 		}
 		if js.Tags == nil {
 			js.Tags = []string{}

@@ -100,6 +100,9 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		for _, u := range r.Metrics.Unjudged {
 			fmt.Fprintf(&out, "warning: %s\n", u.Message())
 		}
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(&out, "warning: %s\n", warning)
+		}
 		t := r.FailedTrial
 		if t == nil {
 			t = r.Trial1

@@ -29,6 +29,9 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 		for _, u := range r.Metrics.Unjudged {
 			fmt.Fprintln(w, "  "+st.skip.Render("⚠ "+Escape(u.Message())))
 		}
+		for _, warning := range r.Warnings {
+			fmt.Fprintln(w, "  "+st.skip.Render("⚠ "+EscapeText(warning)))
+		}
 		all.Add(r.Metrics)
 	}
 	for _, r := range rep.Scenarios {

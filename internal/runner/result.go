@@ -68,6 +68,10 @@ type ScenarioResult struct {
 	TrialsFailed int
 	Start        time.Time
 	Duration     time.Duration
+	// Warnings are problems with the scenario itself found while it ran (an assertion reading
+	// an answer field no answer had), once each.
+	Warnings []string
+	paths    pathTracker
 }
 
 // maxSpreadSamples bounds the spreads kept per scenario.

@@ -497,6 +497,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			break
 		}
 	}
+	res.Warnings = res.paths.warnings()
 	switch {
 	case res.FailedTrial != nil:
 		// A failure found before the interrupt stands.
@@ -602,6 +603,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 
 func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
 	deadline := time.Now().Add(step.Eventually)
+	st.res.paths.read(step, st.env)
 	for {
 		perr := r.observe(ctx, st, step.Assert.Uses)
 		ok, err := evaluate(ctx, func() (bool, error) { return step.Assert.Bool(st.env) })
