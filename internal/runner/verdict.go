@@ -69,12 +69,20 @@ func (r *runner) judge(st *trialState) {
 		lines = append(lines, "  equal answers without an id are what a server that ignores keys and executes every call gives too; they prove no replay")
 	}
 	t := st.trial
+	var said []string
+	for _, v := range j.Violations {
+		said = append(said, verdictLine(v))
+	}
+	for _, u := range unproven {
+		said = append(said, u.Message())
+	}
 	if t.Failure == nil {
 		if len(j.Violations) > 0 {
 			first := j.Violations[0]
 			step := st.step(st.judged[first.First].Step)
-			f := stepFailure(FailVerdict, step, first.Message())
+			f := stepFailure(FailVerdict, step, verdictLine(first))
 			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:])...), lines...)
+			f.Verdict = said
 			t.Failure, t.Passed = f, false
 			return
 		}
@@ -83,9 +91,11 @@ func (r *runner) judge(st *trialState) {
 		step := st.step(st.judged[j.Unprovable[0].First].Step)
 		f := stepFailure(FailVerdict, step, lines[0])
 		f.Explanation = lines[1:]
+		f.Verdict = said
 		t.Failure, t.Passed = f, false
 		return
 	}
+	t.Failure.Verdict = said
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
 	t.Failure.Explanation = append(t.Failure.Explanation, lines...)
@@ -98,6 +108,9 @@ func mergeUnjudged(us []Unjudged, u Unjudged) []Unjudged {
 	return m.Unjudged
 }
 
+// verdictLine states a violation in words, then the likely cause on the server.
+func verdictLine(v verdict.Violation) string { return v.Message() + " — " + v.Hint() }
+
 // more explains further violations, each under its message and position.
 func (st *trialState) more(vs []verdict.Violation) []string {
 	var out []string
@@ -107,7 +120,7 @@ func (st *trialState) more(vs []verdict.Violation) []string {
 			break
 		}
 		step := st.step(st.judged[v.First].Step)
-		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, v.Message()))
+		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, verdictLine(v)))
 		for _, l := range v.Explain() {
 			out = append(out, "  "+l)
 		}
