@@ -204,8 +204,8 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		}
 		reuse := call("reuse", other)
 		reuse.Key, reuse.Expect = "{{ first.key }}", "any"
-		s := b.spec(t, id, "the same key with another payload is rejected",
-			call("first", args), reuse, SpecStep{Assert: "!reuse.ok"})
+		steps := append(b.stateSteps(call("first", args), reuse), SpecStep{Assert: "!reuse.ok"})
+		s := b.spec(t, id, "the same key with another payload is rejected", append(steps, b.unchanged(1)...)...)
 		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
 		s.executions = 1
 		return b.mismatch(s, t, other)
@@ -220,9 +220,9 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	case MissingKey:
 		nokey := call("nokey", args)
 		nokey.WithoutKey, nokey.Expect = true, "any"
-		steps := []SpecStep{nokey}
+		steps := b.aroundOne(nokey)
 		if b.cfg.MissingKey != "accept" {
-			steps = append(steps, SpecStep{Assert: "!nokey.ok"})
+			steps = append(append(steps, SpecStep{Assert: "!nokey.ok"}), b.unchanged(0)...)
 		}
 		s := b.spec(t, id, "a call without a key is rejected", steps...)
 		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
@@ -270,7 +270,7 @@ func (b *battery) stateDetails(t *runner.Trial, changed []string) []string {
 			continue
 		}
 		var at []string
-		for _, p := range verdict.Differ(r1[0].Result, r2[0].Result) {
+		for _, p := range verdict.Differ(b.view(r1[0].Result), b.view(r2[0].Result)) {
 			a, aok := lookup(r1[0].Result, p).([]any)
 			z, zok := lookup(r2[0].Result, p).([]any)
 			if aok && zok {
@@ -293,11 +293,12 @@ func (b *battery) state(t *runner.Trial) (moved, changed []string) {
 		if len(r0) == 0 || len(r1) == 0 || len(r2) == 0 || r0[0].Outcome != scenario.OK || r1[0].Outcome != scenario.OK || r2[0].Outcome != scenario.OK {
 			continue
 		}
-		if jsonEqual(r0[0].Result, r1[0].Result) {
+		v0, v1, v2 := b.view(r0[0].Result), b.view(r1[0].Result), b.view(r2[0].Result)
+		if jsonEqual(v0, v1) {
 			continue
 		}
 		moved = append(moved, tool)
-		if !jsonEqual(r1[0].Result, r2[0].Result) {
+		if !jsonEqual(v1, v2) {
 			changed = append(changed, tool)
 		}
 	}
@@ -522,7 +523,9 @@ func (b *battery) mismatch(s *Spec, t runner.ToolInfo, other map[string]any) *Ce
 		}
 	} else {
 		b.rejected(c, r, b.prof.mismatch, "another payload under a used key")
-		b.inconclusiveControl(c, t, other, "another payload under a used key")
+		if !b.executedAnyway(c, r, tr, 1, "another payload under a used key") {
+			b.inconclusiveControl(c, t, other, "another payload under a used key")
+		}
 	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
@@ -571,7 +574,9 @@ func (b *battery) missing(s *Spec, t runner.ToolInfo, args map[string]any) *Cell
 		c.Reason = "a call without a key executed" + statusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.missing, "a call without a key")
-		b.inconclusiveControl(c, t, args, "a call without a key")
+		if !b.executedAnyway(c, r, tr, 0, "a call without a key") {
+			b.inconclusiveControl(c, t, args, "a call without a key")
+		}
 	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
@@ -616,7 +621,10 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			cc.Details = details(res, trialOf(res))
 		case n == 1:
 			byState++
-			if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+			if f, ok := b.minted(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+				cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+				cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.snapshots)
+			} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
 				if answersDiffered == 0 {
 					stateDecides(s, "burst")
 				}

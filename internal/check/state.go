@@ -177,11 +177,21 @@ func (b *battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bo
 	if !same {
 		return false
 	}
+	if f, ok := b.minted(trialOf(res), "first", "lost", "retry"); ok {
+		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
+		return true
+	}
 	c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+"), answers"
 	stateDecides(c.Scenario, "retry")
 	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +
 		" as the first call left it: the server deduplicates by content (safe), but the agent never gets the first answer"
 	return true
+}
+
+// mintedWhy explains a ✗ that an unchanged state view did not overrule.
+func mintedWhy(moved []string) string {
+	return "a second execution, though " + strings.Join(moved, ", ") + " did not change (a view that does not count executions cannot rule one out)"
 }
 
 // control calls the tool once with a fresh key: a refusal says something about keys only when
@@ -220,7 +230,7 @@ func (b *battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo,
 	switch c.Status {
 	case Pass:
 		moved, same := b.stateSame(tr)
-		if same {
+		if _, ok := b.minted(tr, "first", "second"); same && !ok {
 			c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+")"
 			c.Reason = "the second key's call left " + strings.Join(moved, ", ") + " as the first call left it: the server deduplicates by content, so one payload is one operation whatever the keys"
 		}
@@ -274,7 +284,7 @@ func (b *battery) readOnly(t runner.ToolInfo, call SpecStep) *Cell {
 			c.Status, c.Reason = Inconclusive, "could not read "+tool+" before and after the call"
 			return c
 		}
-		if !jsonEqual(x, y) {
+		if !jsonEqual(b.view(x), b.view(y)) {
 			changed = append(changed, tool)
 		}
 	}
@@ -367,4 +377,80 @@ func stateDecides(s *Spec, step string) {
 			s.Comment += " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off)."
 		}
 	}
+}
+
+// view is a snapshot as the state comparisons see it: without the fields the endpoint's
+// compare.ignore names (a timestamp in a list's answer), matched as change() matches them, by
+// the end of their dotted path at any depth.
+func (b *battery) view(v any) any {
+	if len(b.def.Ignore) == 0 {
+		return v
+	}
+	return dropIgnored(v, "", b.def.Ignore)
+}
+
+func dropIgnored(v any, path string, ignore []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			p := path + "." + k
+			if slices.ContainsFunc(ignore, func(ig string) bool { return strings.HasSuffix(p, "."+ig) }) {
+				continue
+			}
+			out[k] = dropIgnored(e, p, ignore)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = dropIgnored(e, path, ignore)
+		}
+		return out
+	}
+	return v
+}
+
+// unchanged asserts, in a saved scenario, that the call between the snapshot reads at
+// stateIDs position from and from+1 left every snapshot tool's answer as it was (a refused call
+// executes nothing). Left out when the endpoint ignores fields, which expr cannot drop.
+func (b *battery) unchanged(from int) []SpecStep {
+	if len(b.def.Ignore) > 0 {
+		return nil
+	}
+	var out []SpecStep
+	for i := range b.snapshots {
+		ids := stateIDsOf(i)
+		out = append(out, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result)", ids[from], ids[from+1])})
+	}
+	return out
+}
+
+func stateIDsOf(i int) [3]string {
+	b0, b1, b2 := stateIDs(i)
+	return [3]string{b0, b1, b2}
+}
+
+// executedAnyway turns a refused call's cell into ✗ when the snapshot tools show that it
+// executed all the same (a server that commits, then answers 422): from is the stateIDs
+// position read just before the call. It reports whether it did.
+func (b *battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from int, what string) bool {
+	if r.Outcome != scenario.Fail {
+		return false
+	}
+	var changed []string
+	for i, tool := range b.snapshots {
+		ids := stateIDsOf(i)
+		x, ok0 := snapshot(tr, ids[from])
+		y, ok1 := snapshot(tr, ids[from+1])
+		if ok0 && ok1 && !jsonEqual(b.view(x), b.view(y)) {
+			changed = append(changed, tool)
+		}
+	}
+	if len(changed) == 0 {
+		return false
+	}
+	c.Status, c.Evidence = Fail, byStatus+", state ("+strings.Join(changed, ", ")+")"
+	c.Reason = what + " was refused" + statusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
+	return true
 }
