@@ -65,9 +65,17 @@ func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
 	switch r.Outcome {
 	case scenario.Fail:
+		if changed := b.changedAround(trialOf(res)); len(changed) > 0 {
+			return "a plain call failed" + statusNote(r) + ", yet it changed " + strings.Join(changed, ", ") +
+				": the tool executes, then reports an error, and an agent retries errors; give arguments on which it succeeds to judge its retries"
+		}
+		if arg := b.keyLike(t); arg != "" {
+			return "a plain call with these arguments fails" + statusNote(r) + "; its input schema declares " + arg +
+				", which looks like an idempotency key: if the server reads the key there, set key: {arg: " + arg + "} on the endpoint (idemtest sent it in the " + keyWhere(b.def) + ")"
+		}
 		return "a plain call with these arguments fails" + statusNote(r) + fix
 	case scenario.Info:
-		return "a plain call with these arguments did not answer" + statusNote(r) + fix
+		return "a plain call got no answer" + statusNote(r) + ": the tool hangs or is slower than the call timeout (raise the timeout: of the endpoint's mcp: or http: if it is only slow); nothing can be judged without an answer"
 	}
 	if d, ok := b.change(trialOf(res), false); ok {
 		b.oneCall = d

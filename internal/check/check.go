@@ -402,14 +402,48 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	if judged == 0 || replayed > 0 {
 		return out
 	}
-	where := "header " + def.Key.Header
+	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", keyWhere(def)))
+}
+
+// keyWhere names where the endpoint's calls carry the key: "argument idempotencyKey".
+func keyWhere(def *scenario.Endpoint) string {
 	switch {
 	case def.Key.Arg != "":
-		where = "argument " + def.Key.Arg
+		return "argument " + def.Key.Arg
 	case def.Key.Meta != "":
-		where = "_meta entry " + def.Key.Meta
+		return "_meta entry " + def.Key.Meta
 	}
-	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", where))
+	return "header " + def.Key.Header
+}
+
+// keyLike is a property of the tool's input schema whose name looks like an idempotency key
+// and that is not where idemtest sends the key ("" when there is none).
+func (b *battery) keyLike(t runner.ToolInfo) string {
+	props, _ := t.InputSchema["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		norm := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(n))
+		if n != b.def.Key.Arg && (strings.Contains(norm, "idempoten") || norm == "dedupkey" || norm == "dedupekey" || norm == "deduplicationkey" || norm == "deduplicationid") {
+			return n
+		}
+	}
+	return ""
+}
+
+// AllSkipped reports whether every cell of every tool was skipped: no tool could be judged.
+func (r *Report) AllSkipped() bool {
+	for _, row := range r.Rows {
+		for _, c := range row.Cells {
+			if c.Status != Skip {
+				return false
+			}
+		}
+	}
+	return len(r.Rows) > 0
 }
 
 // maxSnapshots bounds the read-only tools read before and after each retry.

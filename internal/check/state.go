@@ -454,3 +454,18 @@ func (b *battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from 
 	c.Reason = what + " was refused" + statusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
 	return true
 }
+
+// changedAround lists the snapshot tools whose answer differs after the one call aroundOne
+// surrounds from before it.
+func (b *battery) changedAround(tr *runner.Trial) []string {
+	var changed []string
+	for i, tool := range b.snapshots {
+		b0, b1, _ := stateIDs(i)
+		x, ok0 := snapshot(tr, b0)
+		y, ok1 := snapshot(tr, b1)
+		if ok0 && ok1 && !jsonEqual(b.view(x), b.view(y)) {
+			changed = append(changed, tool)
+		}
+	}
+	return changed
+}
