@@ -130,6 +130,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			if ctx.Err() != nil {
 				return silentExit(ExitInterrupted)
 			}
+			if ue := (*check.UsageError)(nil); errors.As(err, &ue) {
+				return &exitError{ExitUsage, err}
+			}
 			return &exitError{ExitFailed, err}
 		}
 	}

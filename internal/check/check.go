@@ -207,20 +207,8 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		sort.Strings(names)
 		target = urls[names[0]]
 	}
-	for _, name := range opts.Tools {
-		found := false
-		for _, t := range tools {
-			found = found || (t.Name == name && t.Mutating)
-		}
-		if !found {
-			var names []string
-			for _, t := range tools {
-				if t.Mutating {
-					names = append(names, t.Name)
-				}
-			}
-			return nil, fmt.Errorf("--tool %s: endpoint %s has no mutating tool of that name; its mutating tools: %s", name, def.Name, strings.Join(names, ", "))
-		}
+	if err := checkNames(opts.Tools, tools, def, cfg); err != nil {
+		return nil, err
 	}
 	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
 	for _, t := range tools {
@@ -266,6 +254,65 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}
 	return rep, nil
+}
+
+// UsageError is a mistake in what check was asked that only the endpoint's listed tools
+// reveal (a misspelt tool name): no tool was called.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// checkNames refuses --tool names that are not mutating tools of the endpoint, and check.tools
+// entries that name no tool the server lists (a typo would silently check the tool with
+// synthesised arguments instead of the user's).
+func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
+	var all, mutating []string
+	for _, t := range tools {
+		all = append(all, t.Name)
+		if t.Mutating {
+			mutating = append(mutating, t.Name)
+		}
+	}
+	for _, name := range selected {
+		if contains(mutating, name) {
+			continue
+		}
+		msg := fmt.Sprintf("--tool %s: endpoint %s has no mutating tool of that name", name, def.Name)
+		if c := assert.Closest(name, mutating); c != "" && !contains(all, name) {
+			return &UsageError{fmt.Errorf("%s; did you mean %s?", msg, c)}
+		}
+		if contains(all, name) {
+			msg += " (it is read-only, as idemtest tools shows)"
+		}
+		return &UsageError{fmt.Errorf("%s; its mutating tools: %s", msg, strings.Join(mutating, ", "))}
+	}
+	if def.MCP == nil && def.HTTP.OpenAPI == nil {
+		return nil // a plain HTTP endpoint's check.tools names its tools
+	}
+	names := make([]string, 0, len(cfg.Tools))
+	for n := range cfg.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		if contains(all, n) {
+			continue
+		}
+		msg := fmt.Sprintf("%s: check.tools.%s: endpoint %s has no tool of that name", cfg.Tools[n].Pos, n, def.Name)
+		if c := assert.Closest(n, all); c != "" {
+			msg += fmt.Sprintf("; did you mean %s?", c)
+		} else {
+			msg += "; its tools: " + strings.Join(all, ", ")
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	if len(errs) > 0 {
+		return &UsageError{errors.Join(errs...)}
+	}
+	return nil
 }
 
 func selectChecks(only, skip []string) ([]string, error) {
