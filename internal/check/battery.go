@@ -259,7 +259,8 @@ func (b *battery) withState(first, retry SpecStep) []SpecStep {
 	var asserts []SpecStep
 	for i := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
-		asserts = append(asserts, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result) || toJSON(%[2]s.result) == toJSON(%s.result)", b0, b1, b2)})
+		x0, x1, x2 := b.stateJSON(b0), b.stateJSON(b1), b.stateJSON(b2)
+		asserts = append(asserts, SpecStep{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
 	}
 	return append(b.stateSteps(first, retry), asserts...)
 }
@@ -724,7 +725,7 @@ func explain(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation
-		if f.Kind == "assert" && strings.HasPrefix(f.Expression, "toJSON(state") {
+		if f.Kind == "assert" && (strings.HasPrefix(f.Expression, "toJSON(state") || strings.HasPrefix(f.Expression, "toJSON(without(state")) {
 			// The state comparison is shown by the cell; keep only what the verdict adds.
 			explanation = nil
 			for i, l := range f.Explanation {

@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // State evidence (DESIGN §9) outranks the answers: a server that deduplicates by content answers
@@ -380,48 +382,32 @@ func stateDecides(s *Spec, step string) {
 }
 
 // view is a snapshot as the state comparisons see it: without the fields the endpoint's
-// compare.ignore names (a timestamp in a list's answer), matched as change() matches them, by
-// the end of their dotted path at any depth.
+// compare.ignore names (a timestamp in a list's answer), as the verdict leaves them out.
 func (b *battery) view(v any) any {
-	if len(b.def.Ignore) == 0 {
-		return v
-	}
-	return dropIgnored(v, "", b.def.Ignore)
+	return verdict.Without(v, b.def.Ignore)
 }
 
-func dropIgnored(v any, path string, ignore []string) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			p := path + "." + k
-			if slices.ContainsFunc(ignore, func(ig string) bool { return strings.HasSuffix(p, "."+ig) }) {
-				continue
-			}
-			out[k] = dropIgnored(e, p, ignore)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = dropIgnored(e, path, ignore)
-		}
-		return out
+// stateJSON is the expression of a saved scenario's assertion that reads snapshot step id as
+// view does: toJSON(id.result), without the ignored fields.
+func (b *battery) stateJSON(id string) string {
+	if len(b.def.Ignore) == 0 {
+		return "toJSON(" + id + ".result)"
 	}
-	return v
+	paths := make([]string, len(b.def.Ignore))
+	for i, p := range b.def.Ignore {
+		paths[i] = strconv.Quote(p)
+	}
+	return "toJSON(without(" + id + ".result, " + strings.Join(paths, ", ") + "))"
 }
 
 // unchanged asserts, in a saved scenario, that the call between the snapshot reads at
 // stateIDs position from and from+1 left every snapshot tool's answer as it was (a refused call
-// executes nothing). Left out when the endpoint ignores fields, which expr cannot drop.
+// executes nothing).
 func (b *battery) unchanged(from int) []SpecStep {
-	if len(b.def.Ignore) > 0 {
-		return nil
-	}
 	var out []SpecStep
 	for i := range b.snapshots {
 		ids := stateIDsOf(i)
-		out = append(out, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result)", ids[from], ids[from+1])})
+		out = append(out, SpecStep{Assert: b.stateJSON(ids[from]) + " == " + b.stateJSON(ids[from+1])})
 	}
 	return out
 }
