@@ -130,7 +130,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			if ctx.Err() != nil {
 				return silentExit(ExitInterrupted)
 			}
-			if ue := (*check.UsageError)(nil); errors.As(err, &ue) {
+			if ce := (*check.ConfigError)(nil); errors.As(err, &ce) {
 				return &exitError{ExitUsage, err}
 			}
 			return &exitError{ExitFailed, err}

@@ -24,8 +24,8 @@ const (
 	Annotations     = "annotations"
 )
 
-// IDs lists every check id in matrix order.
-var IDs = []string{Replay, LostResponse, Concurrent, PayloadMismatch, DistinctKeys, MissingKey, Annotations}
+// IDs lists every check id in matrix order (the ids of checks_keys.go are defined there).
+var IDs = []string{Replay, LostResponse, TimeoutRetry, Concurrent, PayloadMismatch, MismatchInFlight, DistinctKeys, KeyScope, MissingKey, ErrorsNotReplayed, Expiry, Annotations}
 
 // Status is a cell's verdict.
 type Status string
@@ -211,6 +211,9 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		return nil, err
 	}
 	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
+	if err := b.setup(tools, target); err != nil {
+		return nil, err
+	}
 	for _, t := range tools {
 		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
 			continue
@@ -225,6 +228,9 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		if why == "" {
 			why = b.probe(t, args)
 		}
+		if why == "" {
+			b.measureEffects(t, args)
+		}
 		for _, id := range checks {
 			if ctx.Err() != nil {
 				rep.Interrupted = true
@@ -236,7 +242,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
 				start := time.Now()
-				c = b.run(id, t, args)
+				c = b.withEffects(b.run(id, t, args))
 				c.Duration = time.Since(start)
 			}
 			oneLine(c)
@@ -249,20 +255,12 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if ctx.Err() != nil {
 		rep.Interrupted = true
 	}
-	rep.Diagnoses = diagnose(rep, def)
+	rep.Diagnoses = append(diagnose(rep, def), b.x.diagnoses...)
 	if len(rep.Rows) == 0 {
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}
 	return rep, nil
 }
-
-// UsageError is a mistake in what check was asked that only the endpoint's listed tools
-// reveal (a misspelt tool name): no tool was called.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-
-func (e *UsageError) Unwrap() error { return e.Err }
 
 // checkNames refuses --tool names that are not mutating tools of the endpoint, and check.tools
 // entries that name no tool the server lists (a typo would silently check the tool with
@@ -281,12 +279,12 @@ func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoi
 		}
 		msg := fmt.Sprintf("--tool %s: endpoint %s has no mutating tool of that name", name, def.Name)
 		if c := assert.Closest(name, mutating); c != "" && !contains(all, name) {
-			return &UsageError{fmt.Errorf("%s; did you mean %s?", msg, c)}
+			return &ConfigError{fmt.Sprintf("%s; did you mean %s?", msg, c)}
 		}
 		if contains(all, name) {
 			msg += " (it is read-only, as idemtest tools shows)"
 		}
-		return &UsageError{fmt.Errorf("%s; its mutating tools: %s", msg, strings.Join(mutating, ", "))}
+		return &ConfigError{fmt.Sprintf("%s; its mutating tools: %s", msg, strings.Join(mutating, ", "))}
 	}
 	if def.MCP == nil && def.HTTP.OpenAPI == nil {
 		return nil // a plain HTTP endpoint's check.tools names its tools
@@ -310,7 +308,7 @@ func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoi
 		errs = append(errs, errors.New(msg))
 	}
 	if len(errs) > 0 {
-		return &UsageError{errors.Join(errs...)}
+		return &ConfigError{errors.Join(errs...).Error()}
 	}
 	return nil
 }
