@@ -32,6 +32,9 @@ type battery struct {
 	// oneCall is how one call of the current tool changes the snapshot tools' answers (empty:
 	// no state evidence).
 	oneCall delta
+	// contentDedup is set when a retry of the current tool answered like a second execution
+	// while the state showed one: the server deduplicates by content.
+	contentDedup bool
 	// x is what the checks of checks_keys.go and effects.go keep.
 	x extras
 }
@@ -53,7 +56,7 @@ const bySinks = "sinks"
 // reason, when not empty, skips its row instead of reporting failures the tool would have on any
 // call.
 func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
-	b.perCall, b.oneCall = nil, nil
+	b.perCall, b.oneCall, b.contentDedup = nil, nil, false
 	s := b.spec(t, "probe", "one call", b.aroundOne(SpecStep{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.exec(s)
 	if err != nil {
@@ -637,7 +640,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			cc.Details = details(res, trialOf(res))
 		case n == 1:
 			byState++
-			if f, ok := b.minted(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+			if f, ok := b.mintedKey(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
 				cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
 				cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.snapshots)
 			} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
@@ -698,6 +701,11 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 		if byState > 0 {
 			c.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
 			c.Reason = fmt.Sprintf("one execution per key; in %d round(s) the state changed as one call changes it: %s", byState, stats)
+			if b.contentDedup {
+				// Its retries answered like second executions: the saved burst's copies may
+				// too, so there the state decides, as it did for the retries.
+				stateDecides(s, "burst")
+			}
 		}
 	}
 	if c.Status != Pass && !t.Natural && last != nil {

@@ -32,13 +32,28 @@ func (f fresh) String() string {
 // earlier answer, argument or key of those steps did (in the order of the trial's calls). The
 // first answer mints its values freely; ok is false when no later answer mints one.
 func (b *battery) minted(t *runner.Trial, steps ...string) (f fresh, ok bool) {
+	return b.mintedBy(t, func(c runner.Call) bool { return contains(steps, c.Step) })
+}
+
+// mintedKey is minted over every call of the trial that carried the key of step's first call
+// (a retry and whatever else retried it), whatever their step.
+func (b *battery) mintedKey(t *runner.Trial, step string) (fresh, bool) {
+	rs := calls(t, step)
+	if len(rs) == 0 || rs[0].Key == "" {
+		return fresh{}, false
+	}
+	key := rs[0].Key
+	return b.mintedBy(t, func(c runner.Call) bool { return c.Key == key })
+}
+
+func (b *battery) mintedBy(t *runner.Trial, in func(runner.Call) bool) (f fresh, ok bool) {
 	if t == nil {
 		return fresh{}, false
 	}
 	seen := map[string]bool{}
 	answered := false
 	for _, c := range t.Calls {
-		if !contains(steps, c.Step) {
+		if !in(c) {
 			continue
 		}
 		seen[c.Key] = true

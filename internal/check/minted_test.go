@@ -47,3 +47,22 @@ func TestMinted(t *testing.T) {
 		}
 	}
 }
+
+// TestMintedKey: a call given up on has no answer, so the retry's id is the first seen; a later
+// call with the same key under another step (a settled retry) that brings a new id is caught.
+func TestMintedKey(t *testing.T) {
+	b := &battery{def: &scenario.Endpoint{}}
+	args := map[string]any{"accountId": "acct_1_abc123"}
+	tr := &runner.Trial{Calls: []runner.Call{
+		{Step: "first", Key: "k1", Outcome: scenario.Info, Args: args},
+		{Step: "retry", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_111111"}},
+		{Step: "again", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_222222"}},
+		{Step: "other", Key: "k2", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_333333"}},
+	}}
+	if f, ok := b.mintedKey(tr, "retry"); !ok || f.String() != "refundId re_222222 (again)" {
+		t.Errorf("mintedKey = %v %v, want refundId re_222222 (again)", f, ok)
+	}
+	if _, ok := b.minted(tr, "first", "retry"); ok {
+		t.Error("minted over first and retry found a new id; the retry's is the first answer")
+	}
+}

@@ -181,13 +181,14 @@ func (b *battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bo
 	if !same {
 		return false
 	}
-	if f, ok := b.minted(trialOf(res), "first", "lost", "retry"); ok {
+	if f, ok := b.mintedKey(trialOf(res), "retry"); ok {
 		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
 		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
 		return true
 	}
 	c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+"), answers"
-	stateDecides(c.Scenario, "retry")
+	b.contentDedup = true
+	stateDecides(c.Scenario, "retry", "again")
 	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +
 		" as the first call left it: the server deduplicates by content (safe), but the agent never gets the first answer"
 	return true
@@ -369,17 +370,20 @@ func oneLine(c *Cell) {
 	}
 }
 
-// stateDecides leaves a step out of the exactly-once verdict in the saved scenario, once the
-// state overruled the answers: run then judges it as check did, by the state assertions.
-func stateDecides(s *Spec, step string) {
+// stateDecides leaves steps out of the exactly-once verdict in the saved scenario, once the
+// state overruled the answers: run then judges them as check did, by the state assertions.
+func stateDecides(s *Spec, steps ...string) {
 	if s == nil {
 		return
 	}
+	off := false
 	for i := range s.Steps {
-		if s.Steps[i].ID == step {
-			s.Steps[i].Verdict = "off"
-			s.Comment += " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off)."
+		if contains(steps, s.Steps[i].ID) && s.Steps[i].Verdict != "off" {
+			s.Steps[i].Verdict, off = "off", true
 		}
+	}
+	if off {
+		s.Comment += " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off)."
 	}
 }
 
