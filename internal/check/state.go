@@ -373,17 +373,24 @@ func oneLine(c *Cell) {
 // stateDecides leaves steps out of the exactly-once verdict in the saved scenario, once the
 // state overruled the answers: run then judges them as check did, by the state assertions.
 func stateDecides(s *Spec, steps ...string) {
+	for _, step := range steps {
+		stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
+	}
+}
+
+// stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment
+// (once).
+func stateDecidesBecause(s *Spec, step, why string) {
 	if s == nil {
 		return
 	}
-	off := false
 	for i := range s.Steps {
-		if contains(steps, s.Steps[i].ID) && s.Steps[i].Verdict != "off" {
-			s.Steps[i].Verdict, off = "off", true
+		if s.Steps[i].ID == step {
+			s.Steps[i].Verdict = "off"
+			if !strings.Contains(s.Comment, why) {
+				s.Comment += why
+			}
 		}
-	}
-	if off {
-		s.Comment += " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off)."
 	}
 }
 
