@@ -2,13 +2,13 @@ package endpoint
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"sort"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
