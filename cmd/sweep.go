@@ -71,6 +71,9 @@ Exit code 1 on any ✗ (a run diverged from run 0, or run 0 itself executed a ke
 
 func runSweep(ctx context.Context, opts *SweepOptions) error {
 	h, calls, err := trace.ReadFile(opts.Trace)
+	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
+		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
+	}
 	if err != nil {
 		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, unwrapPath(err))}
 	}
