@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -49,6 +50,8 @@ type planCall struct {
 	args map[string]any
 	// retryOf is the step id of the earlier call whose key this call reused (a recorded retry).
 	retryOf string
+	// recorded is the call's outcome in the recording.
+	recorded scenario.Outcome
 }
 
 // plan is a trace ready to be replayed.
@@ -83,7 +86,7 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 	origin := map[string]where{}
 	known := map[string]bool{} // values the agent sent before they appeared in an answer
 	for _, tc := range sorted {
-		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating}
+		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating, recorded: tc.Outcome}
 		if tc.Seq < 0 {
 			pc.id = fmt.Sprintf("c_%d", -tc.Seq)
 		}

@@ -37,6 +37,8 @@ type result struct {
 	faultUnknown string
 	plan         *plan
 	reads0       []read
+	// shared is set when the run began on the server earlier runs left behind.
+	shared bool
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
@@ -101,7 +103,7 @@ func (s *sweeper) okAsserts(r run) []check.SpecStep {
 func (s *sweeper) execute(r run) *result {
 	start := time.Now()
 	sp := s.spec(r)
-	out := &result{cell: &Cell{Fault: r.fault, Scenario: sp}, plan: s.plan, reads0: s.reads}
+	out := &result{cell: &Cell{Fault: r.fault, Scenario: sp}, plan: s.plan, reads0: s.reads, shared: !s.opts.FreshPerRun && r.call != nil}
 	if r.call != nil {
 		out.cell.Seq, out.cell.Tool = r.call.seq, r.call.tool
 	}
@@ -271,6 +273,13 @@ func brokenBaseline(b *result) string {
 	if len(b.verdict) > 0 {
 		return "run 0 itself broke the exactly-once verdict: " + b.verdict[0]
 	}
+	for _, pc := range b.plan.calls {
+		// A call the recording saw succeed must succeed in run 0, else the runs compare a
+		// session that went elsewhere (an id no answer showed, state the recording had).
+		if co := b.calls[pc.id]; pc.recorded == scenario.OK && co.outcome != scenario.OK {
+			return fmt.Sprintf("call %d %s was ok in the recording, %s in run 0%s: run 0 cannot serve as the baseline", pc.seq, pc.tool, co.outcome, because(co))
+		}
+	}
 	return ""
 }
 
@@ -301,13 +310,17 @@ func compare(base, got *result) {
 		}
 	}
 	shown := map[string]bool{}
+	var unchanged []string
 	for i, rd := range got.reads0 {
-		if same, diff := compareRead(rd, base.reads[i], got.reads[i]); !same {
+		same, diff := compareRead(rd, base.reads[i], got.reads[i])
+		switch {
+		case same:
+		case got.shared && sawNoChange(rd, base.reads[i], got.reads[i]):
+			unchanged = append(unchanged, rd.label)
+		case !shown[strings.Join(diff[1:], "\n")]:
 			// Two reads of one tool that show the same difference are shown once.
-			if k := strings.Join(diff[1:], "\n"); !shown[k] {
-				shown[k] = true
-				lines = append(lines, diff...)
-			}
+			shown[strings.Join(diff[1:], "\n")] = true
+			lines = append(lines, diff...)
 		}
 	}
 	for _, name := range sortedNames(base.sinks) {
@@ -319,12 +332,27 @@ func compare(base, got *result) {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
 		c.Details = append(lines[1:], check.Details(got.res, got.trial, maxHistory)...)
+	case len(unchanged) > 0:
+		c.Status = check.Inconclusive
+		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
+		c.Details = check.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
 		c.Details = check.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
+}
+
+// sharedHint says how to give every run the same starting state.
+const sharedHint = "the runs share one server: use --fresh-per-run (or a config with services) so each run starts from the same state"
+
+// sawNoChange reports whether a read showed a change since its run began in run 0 and none in
+// a run that shared the server with run 0: a read model that shows a set (which accounts were
+// refunded) changes once for the same arguments, so the runs after run 0 cannot show it again.
+// That is no evidence either way.
+func sawNoChange(r read, base, got observed) bool {
+	return r.before != "" && base.ok && got.ok && base.beforeOK && got.beforeOK && base.delta != nil && got.delta == nil
 }
 
 func because(co callOutcome) string {

@@ -67,9 +67,10 @@ type Report struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 }
 
-// Failed reports whether any run diverged from run 0, or run 0 itself executed a key twice.
+// Failed reports whether any run diverged from run 0, or run 0 is no baseline: it executed a key
+// twice, a call the recording saw succeed did not, or it could not run.
 func (r *Report) Failed() bool {
-	if r.Baseline != nil && r.Baseline.Status == check.Fail {
+	if r.Baseline != nil && r.Baseline.Status != check.Pass {
 		return true
 	}
 	for _, c := range r.Cells {
