@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -44,7 +45,18 @@ type SpecStep struct {
 	Expect       string         `yaml:"expect,omitempty"`
 	// Verdict "off" leaves the step's calls out of the exactly-once verdict: the state decides.
 	Verdict string `yaml:"verdict,omitempty"`
-	Assert  string `yaml:"assert,omitempty"`
+	// Timeout (the client gives up) and Retry (the framework's retry loop) as in the format.
+	Timeout string     `yaml:"timeout,omitempty"`
+	Retry   *SpecRetry `yaml:"retry,omitempty"`
+	Assert  string     `yaml:"assert,omitempty"`
+	Sleep   string     `yaml:"sleep,omitempty"`
+}
+
+// SpecRetry is a call step's retry: loop.
+type SpecRetry struct {
+	Attempts int      `yaml:"attempts"`
+	On       []string `yaml:"on,flow"`
+	Backoff  string   `yaml:"backoff,omitempty"`
 }
 
 // File is the name the scenario is written under.
@@ -71,6 +83,15 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		if st.ID == "" {
 			st.ID = fmt.Sprintf("step%d", i+1)
 		}
+		if ss.Sleep != "" {
+			d, err := time.ParseDuration(ss.Sleep)
+			if err != nil {
+				return nil, fmt.Errorf("%s: step %s: sleep: %w", where, st.ID, err)
+			}
+			st.Kind, st.Sleep = scenario.SleepStep, d
+			sc.Steps = append(sc.Steps, st)
+			continue
+		}
 		if ss.Assert != "" {
 			p, err := assert.Compile(ss.Assert, env)
 			if err != nil {
@@ -88,6 +109,9 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		st.RetryOf, st.LoseResponse, st.WithoutKey = ss.RetryOf, ss.LoseResponse, ss.WithoutKey
 		st.VerdictOff = ss.Verdict == "off"
 		st.Fanout, st.Sync = max(ss.Fanout, 1), "last-byte"
+		if err := ss.timing(st); err != nil {
+			return nil, fmt.Errorf("%s: step %s: %w", where, st.ID, err)
+		}
 		st.Expect = scenario.OK
 		if ss.Expect != "" {
 			st.Expect = scenario.Outcome(ss.Expect)
@@ -113,6 +137,31 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		sc.Steps = append(sc.Steps, st)
 	}
 	return sc, nil
+}
+
+// timing sets a call step's timeout and retry loop.
+func (ss SpecStep) timing(st *scenario.Step) error {
+	if ss.Timeout != "" {
+		d, err := time.ParseDuration(ss.Timeout)
+		if err != nil {
+			return fmt.Errorf("timeout: %w", err)
+		}
+		st.Timeout = d
+	}
+	if r := ss.Retry; r != nil {
+		st.Retry = &scenario.Retry{Attempts: r.Attempts}
+		for _, on := range r.On {
+			st.Retry.On = append(st.Retry.On, scenario.RetryOn(on))
+		}
+		if r.Backoff != "" {
+			d, err := time.ParseDuration(r.Backoff)
+			if err != nil {
+				return fmt.Errorf("retry.backoff: %w", err)
+			}
+			st.Retry.Backoff = d
+		}
+	}
+	return nil
 }
 
 // compileArgs turns strings with {{ }} into templates, as the loader does.

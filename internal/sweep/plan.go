@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check"
@@ -19,10 +20,13 @@ const (
 	Clean        = "clean"
 	LostResponse = "lost-response"
 	Duplicate    = "duplicate"
+	// Timeout: the client gives up on the call while the server still works on it and retries
+	// it at once with its key, as an agent framework does after a client timeout.
+	Timeout = "timeout"
 )
 
 // Faults lists the faults applied to each mutating call, in table order.
-var Faults = []string{LostResponse, Duplicate}
+var Faults = []string{LostResponse, Duplicate, Timeout}
 
 // Carry is one value carried over: the recording passed a value that call From's answer held at
 // Path into call To's arguments at Arg, so every run passes its own answer's value there.
@@ -222,6 +226,8 @@ func exprPath(path []any) string {
 type run struct {
 	fault string
 	call  *planCall // nil for the clean run
+	// giveUp is the client timeout of the timeout fault.
+	giveUp time.Duration
 }
 
 // retryID is the step id of the retry that follows a lost response.
@@ -234,12 +240,24 @@ func (r run) answerExpr(id string) string {
 		return id + ".result"
 	}
 	switch r.fault {
-	case LostResponse:
+	case LostResponse, Timeout:
 		return retryID(id) + ".result"
 	case Duplicate:
 		return "(first(filter(" + id + ".calls, .ok)) ?? " + id + ".calls[0]).result"
 	}
 	return id + ".result"
+}
+
+// retryAttempts bounds the retry loop after a client timeout.
+const retryAttempts = 6
+
+// retryLoop is the framework's retry after a client timeout: the same key, again on an unknown
+// outcome or an in-progress conflict (a correct server's answer while the first call still
+// works), backing off from half the timeout; the server's remaining work is shorter than the
+// sum of the waits.
+func (r run) retryLoop() *check.SpecRetry {
+	backoff := max(r.giveUp/2, 20*time.Millisecond).Round(time.Millisecond)
+	return &check.SpecRetry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
 }
 
 // render turns carried markers into templates for this run.
@@ -309,6 +327,9 @@ func (r run) steps(p *plan) []check.SpecStep {
 		case Duplicate:
 			st.Fanout = 2
 			out = append(out, st)
+		case Timeout:
+			st.Timeout = r.giveUp.String()
+			out = append(out, st, check.SpecStep{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: r.retryLoop()})
 		}
 	}
 	return out

@@ -39,6 +39,8 @@ type result struct {
 	reads0       []read
 	// shared is set when the run began on the server earlier runs left behind.
 	shared bool
+	// note tells what the fault did (a timeout fault: whether the client gave up, the retries).
+	note string
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
@@ -69,6 +71,10 @@ func (s *sweeper) spec(r run) *check.Spec {
 		sp.Name = fmt.Sprintf("sweep %s: call %d %s loses its response and is retried with its key", s.name, r.call.seq, r.call.tool)
 		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
 		sp.Comment = fmt.Sprintf("The recorded calls in order; call %d (%s) completes on the server but its answer is lost, and the agent retries it with the same key. The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool)
+	case r.fault == Timeout:
+		sp.Name = fmt.Sprintf("sweep %s: call %d %s times out on the client and is retried with its key", s.name, r.call.seq, r.call.tool)
+		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
+		sp.Comment = fmt.Sprintf("The recorded calls in order; the client gives up on call %d (%s) after %s while the server may still work on it, and retries it at once with the same key until it gets an answer (an in-progress conflict is retried). The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool, r.giveUp)
 	default:
 		sp.Name = fmt.Sprintf("sweep %s: call %d %s is sent twice at once with one key", s.name, r.call.seq, r.call.tool)
 		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
@@ -88,7 +94,7 @@ func (s *sweeper) okAsserts(r run) []check.SpecStep {
 		expr := pc.id + ".ok"
 		if r.call == pc {
 			switch r.fault {
-			case LostResponse:
+			case LostResponse, Timeout:
 				expr = retryID(pc.id) + ".ok"
 			case Duplicate:
 				expr = pc.id + ".ok > 0"
@@ -159,7 +165,7 @@ func (s *sweeper) observe(r run, out *result) {
 	out.calls = map[string]callOutcome{}
 	for _, pc := range s.plan.calls {
 		cs := byStep[pc.id]
-		if r.call == pc && r.fault == LostResponse {
+		if r.call == pc && (r.fault == LostResponse || r.fault == Timeout) {
 			cs = byStep[retryID(pc.id)]
 		}
 		co := callOutcome{why: notSent}
@@ -167,6 +173,9 @@ func (s *sweeper) observe(r run, out *result) {
 			co = combine(cs)
 		}
 		out.calls[pc.id] = co
+		if r.call == pc && r.fault == Timeout {
+			out.note = timeoutNote(r, byStep[pc.id], cs)
+		}
 		if r.call == pc && co.sent && co.outcome == scenario.Info {
 			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
 		}
@@ -328,6 +337,9 @@ func compare(base, got *result) {
 			lines = append(lines, fmt.Sprintf("sink %s received %d requests, %d in run 0", name, got.sinks[name], base.sinks[name]))
 		}
 	}
+	if got.note != "" && len(lines) > 0 {
+		lines = append(lines, "the fault: "+got.note)
+	}
 	switch {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
@@ -342,6 +354,31 @@ func compare(base, got *result) {
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
+	if got.note != "" && c.Status != check.Fail {
+		c.Reason += " (" + got.note + ")"
+	}
+}
+
+// timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
+// many attempts its retry took.
+func timeoutNote(r run, first, retries []runner.Call) string {
+	if len(retries) == 0 {
+		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp)
+	}
+	if len(first) > 0 && first[0].Outcome != scenario.Info {
+		return fmt.Sprintf("answered within %s, so the client never gave up: the retry came after it", r.giveUp)
+	}
+	conflicts := 0
+	for _, c := range retries {
+		if c.Conflict {
+			conflicts++
+		}
+	}
+	note := fmt.Sprintf("the client gave up after %s; the retry took %d attempt(s), %d answered in progress", r.giveUp, len(retries), conflicts)
+	if last := retries[len(retries)-1]; conflicts == 0 && last.Outcome == scenario.OK && !last.Replayed {
+		note += "; the retry executed rather than replayed, so only the state shows whether the call given up on executed too"
+	}
+	return note
 }
 
 // sharedHint says how to give every run the same starting state.
