@@ -129,6 +129,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			if ctx.Err() != nil {
 				return silentExit(ExitInterrupted)
 			}
+			if ce := (*check.ConfigError)(nil); errors.As(err, &ce) {
+				return &exitError{ExitUsage, err}
+			}
 			return &exitError{ExitFailed, err}
 		}
 	}

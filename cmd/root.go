@@ -177,6 +177,9 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 	if errors.As(err, &serrs) {
 		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
 		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
+		if f.IO.Getenv("GITHUB_ACTIONS") == "true" {
+			reporters.GitHubLoadErrors(f.IO.Out, serrs, f.IO.Getenv("GITHUB_WORKSPACE"))
+		}
 		return ExitUsage
 	}
 	// Anything else is a usage error from cobra (unknown flag, bad value).

@@ -149,7 +149,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 
 	reporters.Terminal(out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
-		reporters.GitHub(out, rep)
+		reporters.GitHub(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
 	}
 	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
 	if tracer != nil && werr == nil {

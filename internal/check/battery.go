@@ -32,6 +32,8 @@ type battery struct {
 	// oneCall is how one call of the current tool changes the snapshot tools' answers (empty:
 	// no state evidence).
 	oneCall delta
+	// x is what the checks of checks_keys.go and effects.go keep.
+	x extras
 }
 
 // once is the executions a retry check expects: one, or not counted for a tool idempotent by
@@ -156,6 +158,9 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
 	call := func(stepID string, a map[string]any) SpecStep {
 		return SpecStep{ID: stepID, CallTool: t.Name, Args: a}
+	}
+	if c := b.extra(id, t, args); c != nil {
+		return c
 	}
 	natural := "idempotent by nature (" + b.naturalWhy() + "): its answers are no evidence of executions"
 	switch id {
@@ -323,6 +328,7 @@ func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
 		s.Steps = append(s.Steps, b.sinkAsserts(s.executions)...)
 		s.sinksAsserted = true
 	}
+	b.beforeRun(s)
 	sc, err := s.scenario(b.base)
 	if err != nil {
 		return nil, err
@@ -335,6 +341,7 @@ func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
 	if len(rep.Scenarios) == 0 {
 		return nil, fmt.Errorf("nothing ran")
 	}
+	b.afterRun(s, rep.Scenarios[0])
 	return rep.Scenarios[0], nil
 }
 

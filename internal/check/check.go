@@ -24,8 +24,8 @@ const (
 	Annotations     = "annotations"
 )
 
-// IDs lists every check id in matrix order.
-var IDs = []string{Replay, LostResponse, Concurrent, PayloadMismatch, DistinctKeys, MissingKey, Annotations}
+// IDs lists every check id in matrix order (the ids of checks_keys.go are defined there).
+var IDs = []string{Replay, LostResponse, TimeoutRetry, Concurrent, PayloadMismatch, MismatchInFlight, DistinctKeys, KeyScope, MissingKey, ErrorsNotReplayed, Expiry, Annotations}
 
 // Status is a cell's verdict.
 type Status string
@@ -223,6 +223,9 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		}
 	}
 	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
+	if err := b.setup(tools, target); err != nil {
+		return nil, err
+	}
 	for _, t := range tools {
 		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
 			continue
@@ -237,6 +240,9 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		if why == "" {
 			why = b.probe(t, args)
 		}
+		if why == "" {
+			b.measureEffects(t, args)
+		}
 		for _, id := range checks {
 			if ctx.Err() != nil {
 				rep.Interrupted = true
@@ -248,7 +254,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
 				start := time.Now()
-				c = b.run(id, t, args)
+				c = b.withEffects(b.run(id, t, args))
 				c.Duration = time.Since(start)
 			}
 			oneLine(c)
@@ -261,7 +267,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if ctx.Err() != nil {
 		rep.Interrupted = true
 	}
-	rep.Diagnoses = diagnose(rep, def)
+	rep.Diagnoses = append(diagnose(rep, def), b.x.diagnoses...)
 	if len(rep.Rows) == 0 {
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}

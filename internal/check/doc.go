@@ -1,8 +1,10 @@
 // Package check is idemtest check, the conformance battery (DESIGN §9): for every mutating tool
-// of an endpoint it builds ordinary in-memory scenarios (replay, lost-response, concurrent,
-// payload-mismatch, distinct-keys, missing-key, annotations), runs them through the runner on one
-// started environment, and judges each cell from the exactly-once verdict, status codes and the
-// state read from the server's read-only tools.
+// of an endpoint it builds ordinary in-memory scenarios (the ids in IDs: replay, lost-response,
+// timeout-retry, concurrent, payload-mismatch, mismatch-in-flight, distinct-keys, key-scope,
+// missing-key, errors-not-replayed, expiry, annotations), runs them through the runner on one
+// started environment, and judges each cell from the declared effects, the sinks, the state read
+// from the server's read-only tools or configured snapshot calls, the exactly-once verdict and
+// status codes.
 //
 //	base, _ := scenario.LoadConfig(".", scenario.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})

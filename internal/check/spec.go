@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -30,6 +31,13 @@ type Spec struct {
 	// sinkNames and sinkLines say which sinks heard more or less than the executions send, in
 	// the last run.
 	sinkNames, sinkLines []string
+	// effects is the effects assertion added (""), effectsLines why it failed in a run, last
+	// the last run's result.
+	effects      string
+	effectsLines []string
+	last         *runner.ScenarioResult
+	// needsEvidence marks an inconclusive cell that the declared effects can decide.
+	needsEvidence bool
 }
 
 // SpecStep is one step, with the scenario format's field names.
@@ -76,6 +84,9 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 	env := scenario.CheckEnv()
 	for name := range base.Sinks {
 		env[name] = map[string]any{}
+	}
+	for name := range base.Probes {
+		env[name] = assert.Dynamic
 	}
 	tools := map[string]string{}
 	for i, ss := range s.Steps {

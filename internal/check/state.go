@@ -23,7 +23,9 @@ func (b *battery) stateSteps(first, second SpecStep) []SpecStep {
 	var before, mid, after []SpecStep
 	for i, tool := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
-		read := func(id string) SpecStep { return SpecStep{ID: id, CallTool: tool, Expect: "any"} }
+		read := func(id string) SpecStep {
+			return SpecStep{ID: id, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"}
+		}
 		before, mid, after = append(before, read(b0)), append(mid, read(b1)), append(after, read(b2))
 	}
 	out := append(before, first)
@@ -37,8 +39,8 @@ func (b *battery) aroundOne(step SpecStep) []SpecStep {
 	var before, after []SpecStep
 	for i, tool := range b.snapshots {
 		b0, b1, _ := stateIDs(i)
-		before = append(before, SpecStep{ID: b0, CallTool: tool, Expect: "any"})
-		after = append(after, SpecStep{ID: b1, CallTool: tool, Expect: "any"})
+		before = append(before, SpecStep{ID: b0, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"})
+		after = append(after, SpecStep{ID: b1, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"})
 	}
 	return append(append(before, step), after...)
 }

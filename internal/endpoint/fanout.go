@@ -139,6 +139,7 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 		released.Store(true)
 	}
 	done.Wait()
+	settle(results)
 	return FanoutResult{Results: results, SpreadUS: spread(results), Overlapped: overlapped(results), Offsets: offsets}
 }
 
@@ -171,11 +172,32 @@ func staggerOffsets(n int, o FanoutOptions) []time.Duration {
 	return offsets
 }
 
-// spinUntil waits for t without sleeping: a sleep's wake-up is far coarser than the windows
-// a stagger aims at.
+// spinWindow is how long before its release a copy stops sleeping and spins.
+const spinWindow = time.Millisecond
+
+// spinUntil waits for t: asleep until spinWindow before it, then spinning, since a sleep's
+// wake-up is far coarser than the windows a stagger aims at. Spinning all the way would keep
+// the scheduler from polling the network for up to 10 ms (it polls when a P runs out of work):
+// the answer to an earlier copy would then be stamped late, and copies staggered a few
+// milliseconds apart against a fast server would look as if they had overlapped.
 func spinUntil(t time.Time) {
+	if d := time.Until(t) - spinWindow; d > 0 {
+		time.Sleep(d)
+	}
 	for time.Now().Before(t) {
 		runtime.Gosched()
+	}
+}
+
+// settle makes each copy's timing consistent: an answer is never stamped before its own
+// release. A server can answer before the last byte of a request (it did not wait for the body);
+// that copy is then taken as answered the moment it was released, not earlier.
+func settle(results []Result) {
+	for i := range results {
+		r := &results[i]
+		if !r.Answered.IsZero() && !r.Sent.IsZero() && r.Answered.Before(r.Sent) {
+			r.Answered = r.Sent
+		}
 	}
 }
 

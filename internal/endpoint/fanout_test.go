@@ -3,8 +3,10 @@ package endpoint
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -286,5 +288,112 @@ func TestSinglePacketOverH2C(t *testing.T) {
 	fo = Fanout(context.Background(), mcp, Request{Tool: "x"}, FanoutOptions{Copies: 2, Sync: SyncSinglePacket})
 	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "needs an HTTP endpoint") || fo.Results[1].Outcome != Fail {
 		t.Errorf("MCP endpoint: %v %+v", fo.Err, fo.Results)
+	}
+}
+
+// TestSettledTiming: an answer is never stamped before its own release, so that no report
+// shows answered_us before released_us or below zero, and the overlap is judged on that.
+func TestSettledTiming(t *testing.T) {
+	now := time.Now()
+	rs := []Result{
+		// The server answered before the last byte (it did not read the body).
+		{Sent: now.Add(2 * time.Millisecond), Answered: now.Add(time.Millisecond)},
+		{Sent: now.Add(3 * time.Millisecond), Answered: now.Add(4 * time.Millisecond)},
+		{Sent: now, Answered: time.Time{}}, // never answered: left unset
+	}
+	settle(rs)
+	if !rs[0].Answered.Equal(rs[0].Sent) || !rs[1].Answered.Equal(now.Add(4*time.Millisecond)) || !rs[2].Answered.IsZero() {
+		t.Errorf("settled: %v %v %v", rs[0].Answered.Sub(now), rs[1].Answered.Sub(now), rs[2].Answered)
+	}
+	if overlapped(rs) {
+		t.Error("copy 1 was answered when released, before copy 2 left: no overlap")
+	}
+}
+
+// instantServer answers at once and records, per request, when its body was complete and when
+// its answer was written: the server's own view of whether two copies were in flight together.
+type instantServer struct {
+	*httptest.Server
+	mu               sync.Mutex
+	arrived, written []time.Time
+}
+
+func newInstantServer(t *testing.T) *instantServer {
+	s := &instantServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		arrived := time.Now()
+		w.Write([]byte(`{"ok":true}`))
+		w.(http.Flusher).Flush()
+		s.mu.Lock()
+		s.arrived, s.written = append(s.arrived, arrived), append(s.written, time.Now())
+		s.mu.Unlock()
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestStaggeredCopiesAgainstAnInstantServer: two copies released 5 to 10 ms apart against a
+// server that answers at once did not overlap, and idemtest must not say they did. With one P
+// (GOMAXPROCS=1) a copy that spins until its release kept the scheduler from polling the
+// network, so the first answer was stamped up to 10 ms late, after the second release. The
+// test judges each round by the server's view, not by a duration: a round where the server got
+// the second request more than 2 ms after it had written the first answer, and whose copies left
+// when their offsets said, did not overlap.
+func TestStaggeredCopiesAgainstAnInstantServer(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, sync := range []Sync{SyncBarrier, SyncLastByte} {
+		t.Run(string(sync), func(t *testing.T) {
+			srv := newInstantServer(t)
+			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
+			defer ep.Close()
+			// A seed whose two offsets are 5 to 10 ms apart: drawn, not timed.
+			opts := FanoutOptions{Copies: 2, Sync: sync, StaggerMax: 12 * time.Millisecond}
+			for seed := uint64(1); ; seed++ {
+				off := staggerOffsets(2, FanoutOptions{StaggerMax: opts.StaggerMax, Rand: rand.New(rand.NewPCG(seed, seed))})
+				if d := (off[0] - off[1]).Abs(); d >= 5*time.Millisecond && d <= 10*time.Millisecond {
+					opts.Rand = rand.New(rand.NewPCG(seed, seed))
+					break
+				}
+			}
+			judged := 0
+			for round := 0; round < 10; round++ {
+				srv.mu.Lock()
+				srv.arrived, srv.written = nil, nil
+				srv.mu.Unlock()
+				fo := Fanout(context.Background(), ep, Request{Tool: "x"}, opts)
+				for i, r := range fo.Results {
+					if r.Outcome != OK || r.Answered.Before(r.Sent) {
+						t.Fatalf("copy %d: %s %q, answered %v after its release", i+1, r.Outcome, r.Error, r.Answered.Sub(r.Sent))
+					}
+				}
+				srv.mu.Lock()
+				apart := srv.arrived[1].Sub(srv.written[0])
+				srv.mu.Unlock()
+				if apart < 2*time.Millisecond {
+					continue // the server saw them close together: this round proves nothing
+				}
+				// A second copy released late (the whole process descheduled by a loaded machine)
+				// was released after the first answer had long arrived, but idemtest could not
+				// see it arrive: it was not running either. Only rounds whose copies left on time
+				// say anything about how answers are stamped.
+				early, late := 0, 1
+				if fo.Offsets[1] < fo.Offsets[0] {
+					early, late = 1, 0
+				}
+				if fo.Results[late].Sent.Sub(fo.Results[early].Sent) > fo.Offsets[late]-fo.Offsets[early]+time.Millisecond {
+					continue
+				}
+				judged++
+				if fo.Overlapped {
+					t.Errorf("round %d: the server got the second copy %v after answering the first, yet the fan-out is reported overlapped", round, apart)
+				}
+				opts.Rand = rand.New(rand.NewPCG(uint64(round)+1000, 7)) // later rounds: any offsets
+				opts.StaggerMin = 5 * time.Millisecond
+			}
+			if judged == 0 {
+				t.Skip("no round had the copies far apart at the server (a very loaded machine)")
+			}
+		})
 	}
 }

@@ -349,6 +349,7 @@ func (e *HTTP) collect(ctx context.Context, c *h2conn, req Request, timeout time
 			out.Results[i] = lose(e.read(ctx, res, resp, timeout), req.LoseResponse)
 		}
 	}
+	settle(out.Results)
 	out.SpreadUS, out.Overlapped = 0, overlapped(out.Results)
 	return out
 }

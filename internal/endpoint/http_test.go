@@ -141,3 +141,44 @@ func TestHTTPKeyArgAndNoTransportRetry(t *testing.T) {
 		t.Errorf("server received %d requests for 2 calls: the transport retried by itself", n)
 	}
 }
+
+// TestErrorBodies: what a server says about an error reaches the message whatever the body's
+// shape and content type, cut to maxDetail bytes (the reporters escape it).
+func TestErrorBodies(t *testing.T) {
+	long := strings.Repeat("é", 400)
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+		want                    string
+	}{
+		{"plain text", "text/plain", "insufficient funds\n", 400, "client error 400: insufficient funds"},
+		{"problem+json", "application/problem+json", `{"type":"about:blank","title":"Bad Request","detail":"amount must be above 0","status":400}`, 400, "client error 400: amount must be above 0"},
+		{"nested error object", "application/json", `{"error":{"code":"card_declined","message":"Your card was declined."}}`, 402, "client error 402: Your card was declined. (card_declined)"},
+		{"errors list", "application/json", `{"errors":[{"message":"amount is required"},{"message":"currency is invalid"}]}`, 422, "client error 422: amount is required; currency is invalid"},
+		{"errors by field", "application/json", `{"errors":{"currency":["is invalid"],"amount":["is required"]}}`, 422, "client error 422: amount: is required; currency: is invalid"},
+		{"error string with message", "application/json", `{"error":"invalid_request","message":"key reused with another payload"}`, 422, "client error 422: key reused with another payload"},
+		{"only a code", "application/json", `{"code":"rate_limited"}`, 429, "client error 429: rate_limited"},
+		{"html", "text/html", "<html><body>Bad Gateway</body></html>", 502, "server error 502: <html><body>Bad Gateway</body></html>"},
+		{"empty", "text/plain", "", 400, "client error 400"},
+		{"long text is cut", "text/plain", long, 400, "client error 400: " + strings.Repeat("é", maxDetail/2) + "…"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			ep, err := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}", MaxResponseBytes: 1 << 20, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ep.Close()
+			res := ep.Call(context.Background(), Request{Tool: "issue_refund", Args: map[string]any{}})
+			if res.Error != tc.want {
+				t.Errorf("error %q\nwant     %q", res.Error, tc.want)
+			}
+		})
+	}
+}

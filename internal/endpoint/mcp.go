@@ -396,11 +396,18 @@ func (e *MCP) classify(res Result, out *mcp.CallToolResult) Result {
 		return finish(res, OK, "")
 	}
 	res.Conflict = e.isConflict(res.Result, text.String())
-	msg := strings.TrimSpace(text.String())
-	if msg == "" {
-		msg = "tool returned isError"
+	// The tool's own words: its text content, or the message of the JSON error object it holds
+	// (else of the structured content), cut as an HTTP error's are.
+	var said any = strings.TrimSpace(text.String())
+	if said == "" {
+		said = res.Result
+	} else if v, ok := said.(string); ok && json.Valid([]byte(v)) {
+		_ = json.Unmarshal([]byte(v), &said)
 	}
-	return finish(res, Fail, "tool error: "+msg)
+	if msg := detail("tool error", said); msg != "tool error" {
+		return finish(res, Fail, msg)
+	}
+	return finish(res, Fail, "tool returned isError")
 }
 
 func (e *MCP) isConflict(result any, text string) bool {

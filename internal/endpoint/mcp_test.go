@@ -52,6 +52,9 @@ func testMCPServer(cancelled *sync.Map) *mcp.Server {
 	add("broken", false, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "card declined"}}}, nil
 	})
+	add("declined", false, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: `{"error":{"code":"card_declined","message":"Your card was declined."}}`}}}, nil
+	})
 	add("slow", false, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
 		case <-ctx.Done():
@@ -135,10 +138,10 @@ func TestMCPOutcomes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ep := newEP(t)
 			tools, err := ep.Tools(ctx)
-			if err != nil || len(tools) != 6 {
+			if err != nil || len(tools) != 7 {
 				t.Fatalf("tools: %v %v", tools, err)
 			}
-			if tools[5].Name != "text" || !tools[5].ReadOnly || !tools[0].AcceptsArg("idempotencyKey") {
+			if tools[6].Name != "text" || !tools[6].ReadOnly || !tools[0].AcceptsArg("idempotencyKey") {
 				t.Errorf("tool details: %+v", tools)
 			}
 			for _, tc := range []struct {
@@ -154,6 +157,7 @@ func TestMCPOutcomes(t *testing.T) {
 				{"text", "", OK, false, false, ""},
 				{"busy", "k1", Fail, true, false, "in progress"},
 				{"broken", "k1", Fail, false, false, "card declined"},
+				{"declined", "k1", Fail, false, false, "tool error: Your card was declined. (card_declined)"},
 				{"nope", "k1", Fail, false, false, "json-rpc error"},
 			} {
 				res := ep.Call(ctx, Request{Tool: tc.tool, Key: tc.key, Args: map[string]any{"n": 1}})

@@ -20,6 +20,8 @@ type Tail struct {
 	line    []byte
 	long    bool
 	matched bool
+	// written counts every byte ever written, kept or not: a mark of what came before.
+	written int64
 }
 
 // NewTail returns a Tail that keeps the last limit bytes (16 KiB when limit is 0 or less).
@@ -51,6 +53,7 @@ func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
+	t.written += int64(n)
 	if t.watch != nil && !t.matched {
 		t.scan(p)
 	}
@@ -95,4 +98,26 @@ func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// Mark is a position in the output: what Since(mark) later returns starts after it.
+func (t *Tail) Mark() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.written
+}
+
+// Since returns the kept output written after mark (all that is kept when more was written
+// since than the Tail keeps), so that a report shows what a process wrote while one trial ran.
+func (t *Tail) Since(mark int64) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := t.written - mark
+	if k <= 0 {
+		return ""
+	}
+	if k >= int64(len(t.buf)) {
+		return string(t.buf)
+	}
+	return string(t.buf[int64(len(t.buf))-k:])
 }

@@ -64,3 +64,22 @@ func TestTailBounded(t *testing.T) {
 		t.Error("matched a pattern that was never written")
 	}
 }
+
+// TestTailSince: what was written after a mark, and all that is kept when more was written
+// since than the Tail keeps.
+func TestTailSince(t *testing.T) {
+	tl := NewTail(16)
+	tl.Write([]byte("before\n"))
+	m := tl.Mark()
+	if got := tl.Since(m); got != "" {
+		t.Errorf("nothing written since the mark: got %q", got)
+	}
+	tl.Write([]byte("during\n"))
+	if got := tl.Since(m); got != "during\n" {
+		t.Errorf("since the mark: got %q", got)
+	}
+	tl.Write([]byte("a long line past the limit\n"))
+	if got := tl.Since(m); got != tl.String() || len(got) != 16 {
+		t.Errorf("more than kept since the mark: got %q, kept %q", got, tl.String())
+	}
+}

@@ -44,6 +44,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"` // required by the xUnit schema Jenkins checks
 	Cases    []junitCase `xml:"testcase"`
 }
 

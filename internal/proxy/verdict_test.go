@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -141,6 +144,18 @@ func TestReportsAreValid(t *testing.T) {
 	s := suites.Suites[0]
 	if s.Tests != 4 || s.Failures != 1 {
 		t.Errorf("junit tests=%d failures=%d, want 4 and 1", s.Tests, s.Failures)
+	}
+	// Valid against the JUnit schema of Jenkins' xUnit plugin (vendored with the reporters).
+	if xmllint, err := exec.LookPath("xmllint"); err == nil {
+		path := filepath.Join(t.TempDir(), "proxy.xml")
+		if err := os.WriteFile(path, junit.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
+			t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s", err, out)
+		}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatal("xmllint is not installed (CI=true requires it)")
 	}
 	var js bytes.Buffer
 	if err := WriteJSON(&js, v); err != nil {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // History formats a trial's calls as an aligned table: the evidence behind a verdict.
@@ -38,7 +39,26 @@ func History(t *runner.Trial) string {
 			float64(c.Duration.Microseconds())/1000, oneLine(c.Error, 80))
 	}
 	tw.Flush()
+	// The answers lose_response discarded: the agent never saw them, the reader should, to
+	// compare them with what the retry got.
+	for _, c := range t.Calls {
+		if c.Lost && c.Result != nil {
+			fmt.Fprintf(&b, "discarded answer of %s: %s\n", callName(c), oneLine(verdict.Canonical(c.Result), 240))
+		}
+	}
 	return b.String()
+}
+
+// callName names a call in a trial: its step, and its copy or attempt when there are several.
+func callName(c runner.Call) string {
+	name := Escape(c.Step)
+	if c.Copy > 0 {
+		name += fmt.Sprintf(" copy %d", c.Copy)
+	}
+	if c.Attempt > 1 {
+		name += fmt.Sprintf(" attempt %d", c.Attempt)
+	}
+	return name
 }
 
 func oneLine(s string, n int) string {
@@ -49,12 +69,26 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+// VerdictLead is what a failure leads with when something else failed the trial first (an
+// assertion, an expected outcome) but the exactly-once verdict also found keys executed more than
+// once: each violation in words with its likely cause. A verdict failure states its own in its
+// message.
+func VerdictLead(f *runner.Failure) []string {
+	if f == nil || f.Kind == runner.FailVerdict {
+		return nil
+	}
+	return f.Verdict
+}
+
 // FailureText is the plain-text explanation of a failure.
 func FailureText(f *runner.Failure) string {
 	if f == nil {
 		return ""
 	}
 	var b strings.Builder
+	for _, l := range VerdictLead(f) {
+		fmt.Fprintf(&b, "verdict: %s\n", EscapeText(l))
+	}
 	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), EscapeText(f.Message))
 	if f.Expression != "" {
 		fmt.Fprintf(&b, "  assert: %s\n", EscapeText(f.Expression))

@@ -57,6 +57,8 @@ type htmlScenario struct {
 type htmlFailure struct {
 	Kind, Title, Pos, Step, Message, Expression string
 	Explanation                                 []string
+	// Verdict leads a failure that an assertion caused but the exactly-once verdict also found.
+	Verdict []string
 	// Answers are the verdict's answers to one key, shown side by side.
 	Answers  []htmlAnswer
 	Differ   string
@@ -126,7 +128,7 @@ func generateHTML(rep *runner.Report, version string) htmlReport {
 	}
 	out.FailedScenarios = out.Failed + out.Errored
 	out.Duplicates, out.ReplaysDiffer, out.Calls = m.DuplicateExecutions, m.ReplaysDiffer, m.Calls
-	out.ReplayRate, out.ConflictRate = rate(m.Replayed, m.Retries), rate(m.Conflicts, m.Keyed)
+	out.ReplayRate, out.ConflictRate = rate(m.Replayed, m.Repeats()), rate(m.Conflicts, m.Keyed)
 	return out
 }
 
@@ -135,7 +137,7 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 		Anchor: fmt.Sprintf("s%d", i+1), Name: EscapeText(r.Scenario.Name), File: r.Scenario.File, Line: r.Scenario.Pos.Line,
 		Status: string(r.Status), Tags: r.Scenario.Tags, Duration: formatDuration(r.Duration), Weak: weak(r),
 		Duplicates: r.Metrics.DuplicateExecutions, ReplaysDiffer: r.Metrics.ReplaysDiffer,
-		ReplayRate: rate(r.Metrics.Replayed, r.Metrics.Retries), ConflictRate: rate(r.Metrics.Conflicts, r.Metrics.Keyed),
+		ReplayRate: rate(r.Metrics.Replayed, r.Metrics.Repeats()), ConflictRate: rate(r.Metrics.Conflicts, r.Metrics.Keyed),
 		Trials: fmt.Sprintf("%d/%d trials passed", r.TrialsPassed, r.Trials),
 	}
 	switch r.Status {
@@ -174,6 +176,9 @@ func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	}
 	for _, l := range f.Explanation {
 		hf.Explanation = append(hf.Explanation, EscapeText(l))
+	}
+	for _, l := range VerdictLead(f) {
+		hf.Verdict = append(hf.Verdict, EscapeText(l))
 	}
 	hf.Answers, hf.Differ = verdictAnswers(f.Explanation)
 	for _, name := range sortedKeys(f.ServiceOutput) {

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,16 +13,22 @@ import (
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
+// The JUnit types follow the schema Jenkins' xUnit plugin validates against (junit-10.xsd,
+// vendored in testdata): the root has no skipped count and a testcase no file or line, so the
+// skipped count lives on each suite, the file on the suite and the scenario's line in the case's
+// system-out, where every reader shows it.
+
 // JUnitTestSuites is the root of a JUnit XML report.
 type JUnitTestSuites struct {
-	XMLName  xml.Name         `xml:"testsuites"`
-	Name     string           `xml:"name,attr"`
-	Tests    int              `xml:"tests,attr"`
-	Failures int              `xml:"failures,attr"`
-	Errors   int              `xml:"errors,attr"`
-	Skipped  int              `xml:"skipped,attr"`
-	Time     string           `xml:"time,attr"`
-	Suites   []JUnitTestSuite `xml:"testsuite"`
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	// Skipped is the sum of the suites' skipped counts; the schema has no attribute for it.
+	Skipped int              `xml:"-"`
+	Time    string           `xml:"time,attr"`
+	Suites  []JUnitTestSuite `xml:"testsuite"`
 }
 
 // JUnitTestSuite is one scenario file.
@@ -33,6 +40,7 @@ type JUnitTestSuite struct {
 	Skipped   int             `xml:"skipped,attr"`
 	Time      string          `xml:"time,attr"`
 	Timestamp string          `xml:"timestamp,attr,omitempty"`
+	File      string          `xml:"file,attr,omitempty"`
 	Cases     []JUnitTestCase `xml:"testcase"`
 }
 
@@ -40,8 +48,6 @@ type JUnitTestSuite struct {
 type JUnitTestCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	File      string        `xml:"file,attr,omitempty"`
-	Line      int           `xml:"line,attr,omitempty"`
 	Time      string        `xml:"time,attr"`
 	Failure   *JUnitMessage `xml:"failure,omitempty"`
 	Error     *JUnitMessage `xml:"error,omitempty"`
@@ -81,18 +87,18 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		file := r.Scenario.File
 		s := byFile[file]
 		if s == nil {
-			s = &JUnitTestSuite{Name: file}
+			s = &JUnitTestSuite{Name: file, File: file}
 			if !r.Start.IsZero() {
-				s.Timestamp = r.Start.UTC().Format(time.RFC3339)
+				s.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
 			}
 			byFile[file] = s
 			files = append(files, file)
 		}
 		tc := JUnitTestCase{
-			Name: clean(r.Scenario.Name), Classname: file, File: file, Line: r.Scenario.Pos.Line,
-			Time: seconds(r.Duration),
+			Name: clean(r.Scenario.Name), Classname: Classname(file), Time: seconds(r.Duration),
 		}
 		var out strings.Builder
+		fmt.Fprintf(&out, "scenario: %s:%d\n", file, r.Scenario.Pos.Line)
 		fmt.Fprintf(&out, "trials: %d/%d passed\n", r.TrialsPassed, r.Trials)
 		if r.Fanouts > 0 {
 			fmt.Fprintf(&out, "fan-outs: %d/%d overlapped\n", r.Overlapped, r.Fanouts)
@@ -154,6 +160,14 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 				Error: &JUnitMessage{Message: clean(oneLine(rep.Err.Error(), 200)), Type: "error", Text: clean(rep.Err.Error())}}}})
 	}
 	return root
+}
+
+// Classname is a scenario file's JUnit classname: its path without the extension, with dots for
+// slashes, as JUnit readers expect a package-qualified class (examples/scenarios/burst.yaml is
+// examples.scenarios.burst).
+func Classname(file string) string {
+	file = filepath.ToSlash(strings.TrimSuffix(file, filepath.Ext(file)))
+	return strings.ReplaceAll(strings.TrimPrefix(file, "./"), "/", ".")
 }
 
 func firstLine(f *runner.Failure) string {

@@ -22,7 +22,10 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
 // sampleReport has a pass, a failed assertion with hostile bytes from the endpoint, an errored
-// scenario, a key the verdict found executed twice and a skipped one.
+// scenario, a key the verdict found executed twice and a skipped one. It is built by hand only
+// for what a recorded run cannot hold here (a NUL and invalid UTF-8 from a server, which no
+// scenario file can make a sink send); every other golden is rendered from a real run
+// (recorded_test.go).
 func sampleReport() *runner.Report {
 	call := func(step string, cp int, key string, o scenario.Outcome, status int, replayed bool, errMsg string) runner.Call {
 		return runner.Call{Step: step, Tool: "issue_refund", Endpoint: "refunds", Copy: cp, Attempt: 1, Key: key, Outcome: o,
@@ -112,7 +115,7 @@ func TestJUnitGolden(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("the report is not valid XML: %v", err)
 	}
-	if doc.Tests != 5 || doc.Failures != 2 || doc.Errors != 1 || doc.Skipped != 1 || len(doc.Suites) != 4 {
+	if doc.Tests != 5 || doc.Failures != 2 || doc.Errors != 1 || skippedOf(doc) != 1 || len(doc.Suites) != 4 {
 		t.Errorf("counts: %+v", doc)
 	}
 }
@@ -127,7 +130,7 @@ func TestJSONGolden(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Summary.Failed != 2 || back.Scenarios[1].FailedTrial.Calls[2].Key != "bbbbbbbbbbbb-0" {
+	if back.Summary.Failed != 2 || back.Scenarios[1].FailedTrial != 3 || back.Scenarios[1].History[1].Calls[2].Key != "bbbbbbbbbbbb-0" {
 		t.Errorf("round trip: %+v", back.Summary)
 	}
 }
@@ -148,7 +151,7 @@ func TestTerminalGolden(t *testing.T) {
 
 func TestGitHubAnnotations(t *testing.T) {
 	var buf bytes.Buffer
-	GitHub(&buf, sampleReport())
+	GitHub(&buf, sampleReport(), "")
 	golden(t, "report.github.txt", buf.Bytes())
 }
 
@@ -189,59 +192,39 @@ func TestProgressLiveLine(t *testing.T) {
 	}
 }
 
-// interruptedReport is a run stopped by Ctrl-C: one scenario passed, one cut short in its second
-// trial with its call cancelled in flight, one never started.
-func interruptedReport() *runner.Report {
-	call := func(key string, o scenario.Outcome, status int, errMsg string) runner.Call {
-		return runner.Call{Step: "first", Tool: "issue_refund", Endpoint: "refunds", Attempt: 1, Key: key, Outcome: o,
-			Status: status, Error: errMsg, Start: t0, Duration: 1500 * time.Microsecond}
-	}
-	sc := func(name string) *scenario.Scenario {
-		return &scenario.Scenario{Name: name, File: "scenarios/a.yaml", Pos: scenario.Pos{File: "scenarios/a.yaml", Line: 1, Col: 1}}
-	}
-	done := &runner.ScenarioResult{Scenario: sc("finished"), Status: runner.Passed, Trials: 1, TrialsRun: 1, TrialsPassed: 1,
-		Start: t0, Duration: 4 * time.Millisecond, Metrics: runner.Metrics{Calls: 1, OK: 1, Keyed: 1},
-		Trial1: &runner.Trial{Index: 1, Session: "aaaaaaaaaaaa", Passed: true, Calls: []runner.Call{call("aaaaaaaaaaaa-0", scenario.OK, 200, "")}}}
-	cut := &runner.ScenarioResult{Scenario: sc("cut short"), Status: runner.Interrupted, Trials: 3, TrialsRun: 1, TrialsPassed: 1,
-		Start: t0, Duration: 5 * time.Millisecond, Metrics: runner.Metrics{Calls: 2, OK: 1, Info: 1, Keyed: 2},
-		Trial1: &runner.Trial{Index: 1, Session: "eeeeeeeeeeee", Passed: true, Calls: []runner.Call{call("eeeeeeeeeeee-0", scenario.OK, 200, "")}},
-		Cut:    &runner.Trial{Index: 2, Session: "ffffffffffff", Calls: []runner.Call{call("ffffffffffff-0", scenario.Info, 0, "cancelled")}}}
-	notStarted := &runner.ScenarioResult{Scenario: sc("not started"), Status: runner.Interrupted, Trials: 1}
-	return &runner.Report{Scenarios: []*runner.ScenarioResult{done, cut, notStarted}, Start: t0, Duration: 20 * time.Millisecond, Interrupted: true}
-}
-
-// TestInterruptedGolden: a scenario the interrupt stopped is neither passed nor failed in any
-// report, and JUnit counts it as skipped.
-func TestInterruptedGolden(t *testing.T) {
-	var txt, xmlOut, js bytes.Buffer
-	Terminal(&txt, interruptedReport(), TerminalOptions{})
-	golden(t, "interrupted.txt", txt.Bytes())
-	if err := WriteJUnit(&xmlOut, interruptedReport()); err != nil {
+// TestInterrupted: a scenario the interrupt stopped is neither passed nor failed in any report,
+// and JUnit counts it as skipped (the recorded run.interrupted.json: one scenario finished, one
+// cut short in its second trial with its call in flight, one never started).
+func TestInterrupted(t *testing.T) {
+	rep := recordedReport(t, "run.interrupted.json")
+	var xmlOut, js, gh bytes.Buffer
+	if err := WriteJUnit(&xmlOut, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "interrupted.junit.xml", xmlOut.Bytes())
-	if err := WriteJSON(&js, interruptedReport(), "v0.0.0-test"); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "interrupted.json", js.Bytes())
-
 	var doc JUnitTestSuites
 	if err := xml.Unmarshal(xmlOut.Bytes(), &doc); err != nil {
 		t.Fatalf("the report is not valid XML: %v", err)
 	}
-	if doc.Tests != 3 || doc.Failures != 0 || doc.Errors != 0 || doc.Skipped != 2 {
+	if doc.Tests != 3 || doc.Failures != 0 || doc.Errors != 0 || skippedOf(doc) != 2 {
 		t.Errorf("junit counts: %+v", doc)
+	}
+	if err := WriteJSON(&js, rep, "dev"); err != nil {
+		t.Fatal(err)
 	}
 	var back JSONReport
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
 	if !back.Interrupted || back.Summary.Passed != 1 || back.Summary.Failed != 0 || back.Summary.Interrupted != 2 ||
-		back.Scenarios[1].Status != runner.Interrupted || back.Scenarios[1].CutTrial == nil {
+		back.Scenarios[1].Status != runner.Interrupted || len(back.Scenarios[1].History) != 2 || !back.Scenarios[1].History[1].Cut {
 		t.Errorf("json: %+v", back.Summary)
 	}
-	var gh bytes.Buffer
-	GitHub(&gh, interruptedReport())
+	var txt bytes.Buffer
+	Terminal(&txt, rep, TerminalOptions{})
+	if !strings.Contains(txt.String(), "⊘ cut short in its second trial  interrupted in trial 2 of 3 (1 passed before)") {
+		t.Errorf("terminal:\n%s", txt.String())
+	}
+	GitHub(&gh, rep, "")
 	if gh.Len() != 0 {
 		t.Errorf("an interrupted scenario is annotated as an error: %s", gh.String())
 	}
@@ -344,5 +327,22 @@ func TestStepSummary(t *testing.T) {
 	fenced, _, _ = strings.Cut(fenced, "\n````\n")
 	if strings.Count(md, "<script>") != strings.Count(fenced, "<script>") {
 		t.Error("the server's HTML reached the summary outside a code fence")
+	}
+}
+
+func TestWorkspacePath(t *testing.T) {
+	wd, _ := os.Getwd()
+	for _, tc := range []struct{ name, file, workspace, want string }{
+		{"no workspace", "scenarios/a.yaml", "", "scenarios/a.yaml"},
+		{"run from the workspace", "scenarios/a.yaml", wd, "scenarios/a.yaml"},
+		{"run from a subdirectory", "scenarios/a.yaml", filepath.Dir(filepath.Dir(wd)), "internal/reporters/scenarios/a.yaml"},
+		{"an absolute path inside", filepath.Join(wd, "x", "a.yaml"), wd, "x/a.yaml"},
+		{"a path outside the workspace", "/elsewhere/a.yaml", wd, "/elsewhere/a.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WorkspacePath(tc.file, tc.workspace); got != tc.want {
+				t.Errorf("WorkspacePath(%q, %q) = %q, want %q", tc.file, tc.workspace, got, tc.want)
+			}
+		})
 	}
 }

@@ -40,14 +40,18 @@ func stepSummary(rep *runner.Report) string {
 	if rep.Interrupted {
 		mark = "⚠️ interrupted:"
 	}
-	fmt.Fprintf(&b, "### %s idemtest: %d of %d scenarios failed\n\n", mark, bad, len(rep.Scenarios))
+	if rep.Err != nil && len(rep.Scenarios) == 0 {
+		fmt.Fprintf(&b, "### %s idemtest: the run errored before any scenario ran\n\n", mark)
+	} else {
+		fmt.Fprintf(&b, "### %s idemtest: %d of %d scenarios failed\n\n", mark, bad, len(rep.Scenarios))
+	}
 	if rep.Err != nil {
 		fmt.Fprintf(&b, "**error:** %s\n\n", mdText(rep.Err.Error()))
 	}
 	fmt.Fprintf(&b, "| passed | failed | duplicate executions | replays differ | replay rate | conflict rate | calls |\n")
 	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %s | %s | %d |\n\n", passed, bad, m.DuplicateExecutions, m.ReplaysDiffer,
-		rate(m.Replayed, m.Retries), rate(m.Conflicts, m.Keyed), m.Calls)
+		rate(m.Replayed, m.Repeats()), rate(m.Conflicts, m.Keyed), m.Calls)
 	if len(failing) == 0 {
 		return b.String()
 	}
@@ -66,7 +70,7 @@ func stepSummary(rep *runner.Report) string {
 			where = fmt.Sprintf("`%s` %s", mdCode(f.Pos.String()), mdText(stepLabel(f.Step)))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d/%d passed | %s | %s | %s | %s |\n", mdText(r.Scenario.Name), r.Status, r.TrialsPassed, r.Trials, verdict,
-			rate(r.Metrics.Replayed, r.Metrics.Retries), rate(r.Metrics.Conflicts, r.Metrics.Keyed), where)
+			rate(r.Metrics.Replayed, r.Metrics.Repeats()), rate(r.Metrics.Conflicts, r.Metrics.Keyed), where)
 	}
 	b.WriteString("\n")
 	for _, r := range failing {

@@ -98,6 +98,9 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 		title = "ERROR"
 	}
 	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(Escape(r.Scenario.Name)))
+	for _, l := range VerdictLead(f) {
+		fmt.Fprintf(w, "  %s %s\n", st.fail.Render("verdict:"), indentRest(EscapeText(l), "  "))
+	}
 	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, stepLabel(f.Step), indentRest(EscapeText(f.Message), "  "))
 	if f.Expression != "" {
 		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(EscapeText(f.Expression)))
@@ -124,6 +127,9 @@ func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
 // Summary is the closing line: counts and the idempotency metrics.
 func Summary(rep *runner.Report) string {
 	var passed, failed, errored, skipped, interrupted int
+	if rep.Err != nil {
+		errored++ // the run itself, as JUnit and JSON count it
+	}
 	var m runner.Metrics
 	for _, r := range rep.Scenarios {
 		switch r.Status {
@@ -166,7 +172,7 @@ func Summary(rep *runner.Report) string {
 	}
 	parts = append(parts,
 		fmt.Sprintf("%d calls", m.Calls),
-		"replay rate "+rate(m.Replayed, m.Retries),
+		"replay rate "+rate(m.Replayed, m.Repeats()),
 		"conflict rate "+rate(m.Conflicts, m.Keyed),
 		formatDuration(rep.Duration))
 	s := strings.Join(parts, " · ")

@@ -57,7 +57,10 @@ type ScenarioResult struct {
 	Trial1 *Trial
 	// Cut is the trial the interrupt cut short, with the calls it made; it is not counted in
 	// TrialsRun and says nothing about the tool.
-	Cut     *Trial
+	Cut *Trial
+	// History is every trial started, in order, with all its calls: Trial1, FailedTrial and Cut
+	// are among them.
+	History []*Trial
 	Metrics Metrics
 	// SpreadsUS holds each fan-out's release spread in microseconds, up to maxSpreadSamples.
 	SpreadsUS []float64
@@ -75,11 +78,13 @@ const maxSpreadSamples = 10000
 
 // Trial is one run of a scenario's steps with its own session.
 type Trial struct {
-	Index    int
-	Session  string
-	Passed   bool
-	Failure  *Failure
-	Calls    []Call
+	Index   int
+	Session string
+	Passed  bool
+	Failure *Failure
+	Calls   []Call
+	// Start is when the trial began; Duration how long it ran.
+	Start    time.Time
 	Duration time.Duration
 }
 
@@ -91,6 +96,10 @@ type Failure struct {
 	Message     string
 	Expression  string
 	Explanation []string
+	// Verdict states each exactly-once violation of the trial in words, with its likely cause
+	// on the server ("key k executed 16 times (issue_refund) — the server's check-and-store is
+	// not atomic: …"), for reports to lead with whatever else failed the trial.
+	Verdict []string
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
 }
@@ -163,10 +172,12 @@ type Metrics struct {
 	Conflicts int `json:"conflicts"`
 	// Keyed counts the calls that carried an idempotency key.
 	Keyed int `json:"keyed"`
-	// Retries counts the calls that reused a key already sent in the trial: the replay rate is
-	// Replayed/Retries. Replayed counts the answers marked as replays and those equal to an
-	// earlier answer to their key.
+	// Retries counts the calls that sent a key again after an earlier step or attempt had sent
+	// it; Copies the fan-out copies beyond the first of their key (concurrent duplicates, not
+	// retries). Replayed counts the answers marked as replays and those equal to an earlier
+	// answer to their key, among both: the replay rate is Replayed/Repeats().
 	Retries int `json:"retries"`
+	Copies  int `json:"concurrent_copies"`
 	// SpreadMaxUS is the widest fan-out release spread seen, in microseconds.
 	SpreadMaxUS float64 `json:"spread_max_us"`
 	// DuplicateExecutions counts, per key, the executions beyond the first that the
@@ -186,7 +197,12 @@ func (m *Metrics) Add(o Metrics) {
 	m.Conflicts += o.Conflicts
 	m.Keyed += o.Keyed
 	m.Retries += o.Retries
+	m.Copies += o.Copies
 	m.SpreadMaxUS = max(m.SpreadMaxUS, o.SpreadMaxUS)
 	m.DuplicateExecutions += o.DuplicateExecutions
 	m.ReplaysDiffer += o.ReplaysDiffer
 }
+
+// Repeats counts the calls that sent a key again, sequentially or concurrently: the calls a
+// replay can answer.
+func (m Metrics) Repeats() int { return m.Retries + m.Copies }

@@ -418,8 +418,27 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
 }
 
-// mcpStderr adds the standard error of the scenario's stdio MCP servers to a failure.
-func (r *runner) mcpStderr(sc *scenario.Scenario, f *Failure) {
+// outputMarks is where the output of a scenario's services and stdio MCP servers stands before
+// a trial, so that its failure shows only what they wrote during it.
+type outputMarks struct {
+	services, mcp map[string]int64
+}
+
+func (r *runner) marks(sc *scenario.Scenario) outputMarks {
+	m := outputMarks{services: r.svcs.marks(sc), mcp: map[string]int64{}}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name := range sc.Endpoints {
+		if w := r.stderr[name]; w != nil {
+			m.mcp[name] = w.Mark()
+		}
+	}
+	return m
+}
+
+// mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
+// to a failure. A server started during the trial has no mark: all it wrote counts.
+func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *Failure) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for name := range sc.Endpoints {
@@ -427,7 +446,7 @@ func (r *runner) mcpStderr(sc *scenario.Scenario, f *Failure) {
 		if w == nil {
 			continue
 		}
-		if out := strings.TrimSpace(w.String()); out != "" {
+		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
 			if f.ServiceOutput == nil {
 				f.ServiceOutput = map[string]string{}
 			}
@@ -463,7 +482,9 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			cut = true
 			break
 		}
+		marks := r.marks(sc)
 		t := r.trial(ctx, sc, i, res)
+		res.History = append(res.History, t)
 		r.emit(Event{Kind: EventTrialEnd, Scenario: sc, Trial: i, Session: t.Session})
 		if ctx.Err() != nil {
 			// The interrupt came before the trial ended: whatever it says (a call cancelled
@@ -483,8 +504,8 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		res.TrialsFailed++
 		if res.FailedTrial == nil {
 			res.FailedTrial, res.Failure = t, t.Failure
-			t.Failure.ServiceOutput = r.svcs.tails(sc, serviceTail)
-			r.mcpStderr(sc, t.Failure)
+			t.Failure.ServiceOutput = r.svcs.tails(sc, marks.services, serviceTail)
+			r.mcpStderr(sc, marks.mcp, t.Failure)
 			res.Status = Failed
 		}
 		if t.Failure.Kind == FailError {
@@ -531,7 +552,7 @@ type trialState struct {
 	index int // logical calls so far, for default keys
 	keys  map[string]string
 	args  map[string]map[string]any
-	sent  map[string]bool // keys already sent in this trial
+	sent  map[string]string // keys already sent in this trial, with the step that sent each first
 	// judged holds every call of the trial as the verdict sees it; exempt the steps whose
 	// calls it does not judge (verdict: off, a tool idempotent by nature).
 	judged  []verdict.Call
@@ -543,13 +564,13 @@ type trialState struct {
 
 func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res *ScenarioResult) *Trial {
 	start := time.Now()
-	t := &Trial{Index: idx, Session: r.session(idx)}
+	t := &Trial{Index: idx, Session: r.session(idx), Start: start}
 	st := &trialState{
 		sc: sc, trial: t,
 		env:     map[string]any{"session": t.Session, "trial": idx},
 		keys:    map[string]string{},
 		args:    map[string]map[string]any{},
-		sent:    map[string]bool{},
+		sent:    map[string]string{},
 		exempt:  map[string]bool{},
 		metrics: &res.Metrics,
 		res:     res,
@@ -863,10 +884,17 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	}
 	if key != "" {
 		m.Keyed++
-		if st.sent[key] {
-			m.Retries++
+		// The copies of one fan-out are concurrent duplicates, not retries: a retry is a later
+		// step or attempt sending a key again.
+		if first, seen := st.sent[key]; seen {
+			if copy > 0 && first == step.ID {
+				m.Copies++
+			} else {
+				m.Retries++
+			}
+		} else {
+			st.sent[key] = step.ID
 		}
-		st.sent[key] = true
 	}
 	var ignore []string
 	if def := st.sc.Endpoints[step.Endpoint]; def != nil {

@@ -137,6 +137,13 @@ steps:
 	if r.Metrics.Calls != 12 || r.Metrics.Keyed != 8 || r.Metrics.Retries != 2 {
 		t.Errorf("metrics %+v", r.Metrics)
 	}
+	// Every trial is kept with every call and the arguments it sent.
+	if len(r.History) != 2 || r.History[0] != r.Trial1 || len(r.History[1].Calls) != 6 || r.History[1].Start.IsZero() {
+		t.Fatalf("history: %d trials", len(r.History))
+	}
+	if c := r.History[1].Calls[0]; c.Step != "a" || fmt.Sprint(c.Args["n"]) != "1" {
+		t.Errorf("call a sent %v", c.Args)
+	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	if !contains(srv.keys, "pinned-2-0") {

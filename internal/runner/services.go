@@ -286,8 +286,24 @@ func (ss *services) stop() {
 // serviceTail is how much of a service's output a failure report shows.
 const serviceTail = 2048
 
-// tails returns the last n bytes of output of each service the scenario uses.
-func (ss *services) tails(sc *scenario.Scenario, n int) map[string]string {
+// marks returns where the output of each service the scenario uses stands now, by name.
+func (ss *services) marks(sc *scenario.Scenario) map[string]int64 {
+	if ss == nil || len(sc.Services) == 0 {
+		return nil
+	}
+	out := map[string]int64{}
+	for _, def := range sc.Services {
+		if s := ss.byKey[serviceKey(def)]; s != nil {
+			out[def.Name] = s.out.Mark()
+		}
+	}
+	return out
+}
+
+// tails returns the last n bytes each service the scenario uses wrote since its mark: a
+// failure shows what the services said while its trial ran, not what other scenarios made
+// them say before. A service that wrote nothing in that window is left out.
+func (ss *services) tails(sc *scenario.Scenario, marks map[string]int64, n int) map[string]string {
 	if ss == nil || len(sc.Services) == 0 {
 		return nil
 	}
@@ -297,7 +313,9 @@ func (ss *services) tails(sc *scenario.Scenario, n int) map[string]string {
 		if s == nil {
 			continue
 		}
-		out[def.Name] = strings.TrimRight(lastBytes(s.out.String(), n), "\n")
+		if text := strings.TrimRight(lastBytes(s.out.Since(marks[def.Name]), n), "\n"); text != "" {
+			out[def.Name] = text
+		}
 	}
 	return out
 }

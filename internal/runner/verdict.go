@@ -49,17 +49,26 @@ func (r *runner) judge(st *trialState) {
 		return
 	}
 	t := st.trial
+	var said []string
+	for _, v := range j.Violations {
+		said = append(said, verdictLine(v))
+	}
 	if t.Failure == nil {
 		first := j.Violations[0]
 		step := st.step(st.judged[first.First].Step)
-		f := stepFailure(FailVerdict, step, first.Message())
+		f := stepFailure(FailVerdict, step, verdictLine(first))
 		f.Explanation = append(first.Explain(), st.more(j.Violations[1:])...)
+		f.Verdict = said
 		t.Failure, t.Passed = f, false
 		return
 	}
+	t.Failure.Verdict = said
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
 }
+
+// verdictLine states a violation in words, then the likely cause on the server.
+func verdictLine(v verdict.Violation) string { return v.Message() + " — " + v.Hint() }
 
 // more explains further violations, each under its message and position.
 func (st *trialState) more(vs []verdict.Violation) []string {
@@ -70,7 +79,7 @@ func (st *trialState) more(vs []verdict.Violation) []string {
 			break
 		}
 		step := st.step(st.judged[v.First].Step)
-		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, v.Message()))
+		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, verdictLine(v)))
 		for _, l := range v.Explain() {
 			out = append(out, "  "+l)
 		}

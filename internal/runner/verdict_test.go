@@ -65,7 +65,7 @@ func TestVerdict(t *testing.T) {
 		step     string // more settings of every call step
 		// want is the failure message, "" for a pass.
 		want     string
-		replayed int // of 4 retries of each key (1 retry, 3 burst copies) in one trial
+		replayed int // of 4 repeats of a key in one trial: 1 retry, 3 burst copies
 		dups     int
 	}{
 		{name: "unmarked byte-for-byte replays", tool: "stored", replayed: 4},
@@ -96,7 +96,7 @@ steps:
 			switch {
 			case tt.want == "" && r.Status != Passed:
 				t.Fatalf("status %s: %+v", r.Status, r.Failure)
-			case tt.want != "" && (r.Status != Failed || r.Failure.Kind != "verdict" || r.Failure.Message != tt.want):
+			case tt.want != "" && (r.Status != Failed || r.Failure.Kind != "verdict" || !strings.HasPrefix(r.Failure.Message, tt.want+" — ")):
 				t.Fatalf("status %s, failure %+v; want the verdict %q", r.Status, r.Failure, tt.want)
 			}
 			if tt.want != "" {
@@ -105,9 +105,16 @@ steps:
 				}
 				// The answers side by side, and the further violations.
 				text := strings.Join(r.Failure.Explanation, "\n")
-				wants := []string{"first (lost)  {", "retry         {", "burst copy"}
+				// Each violation leads with the verdict and the likely cause: the lost answer's retry
+				// found no stored answer, the burst's copies raced past the check.
+				wants := []string{"first (lost)  {", "retry         {", "burst copy",
+					"key s-2 executed 4 times (" + tt.tool + ") — the server's check-and-store is not atomic: reserve the key"}
+				if tt.tool != "marked" && !strings.Contains(r.Failure.Message, "the server did not find the key when the call came again") {
+					t.Errorf("message without the cause of a retry executed again: %s", r.Failure.Message)
+				}
 				if tt.tool == "marked" {
-					wants = []string{"first answer: first (lost)  {", "marked replay: retry        {", "step burst: key s-2: 3 replays differ"}
+					wants = []string{"first answer: first (lost)  {", "marked replay: retry        {", "step burst: key s-2: 3 replays differ",
+						"— the server builds the answer again on replay"}
 				}
 				for _, want := range wants {
 					if !strings.Contains(text, want) {
@@ -115,8 +122,9 @@ steps:
 					}
 				}
 			}
-			if m := r.Metrics; m.Retries != 4 || m.Replayed != tt.replayed || m.DuplicateExecutions != tt.dups {
-				t.Errorf("retries %d, replayed %d, duplicates %d; want 4, %d, %d", m.Retries, m.Replayed, m.DuplicateExecutions, tt.replayed, tt.dups)
+			// The burst's copies are concurrent duplicates, not retries.
+			if m := r.Metrics; m.Retries != 1 || m.Copies != 3 || m.Repeats() != 4 || m.Replayed != tt.replayed || m.DuplicateExecutions != tt.dups {
+				t.Errorf("retries %d, copies %d, replayed %d, duplicates %d; want 1, 3, %d, %d", m.Retries, m.Copies, m.Replayed, m.DuplicateExecutions, tt.replayed, tt.dups)
 			}
 		})
 	}
@@ -144,6 +152,10 @@ steps:
 	text := strings.Join(f.Explanation, "\n")
 	if !strings.Contains(text, "the exactly-once verdict also failed:") || !strings.Contains(text, "step a: key s-0 executed 2 times (fresh)") {
 		t.Errorf("explanation:\n%s", text)
+	}
+	// The verdict in words, for reports to lead with.
+	if len(f.Verdict) != 1 || !strings.HasPrefix(f.Verdict[0], "key s-0 executed 2 times (fresh) — the server did not find the key") {
+		t.Errorf("verdict %q", f.Verdict)
 	}
 	if rep.Scenarios[0].Metrics.DuplicateExecutions != 1 {
 		t.Errorf("duplicates %d, want 1", rep.Scenarios[0].Metrics.DuplicateExecutions)

@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"fmt"
+	"sort"
+	"time"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
@@ -17,6 +21,21 @@ type CheckConfig struct {
 	// Tools holds per-tool settings by tool name; for a plain HTTP endpoint they also name the
 	// tools to check.
 	Tools map[string]*CheckTool
+	// KeyTTL is how long keys must be remembered (key_ttl): the expiry check retries after it.
+	// 0: the expiry check is skipped.
+	KeyTTL time.Duration
+	// Snapshot lists the read-only calls whose answers are the server's state, read before and
+	// after each retry; when set they replace the read-only tools found by listing.
+	Snapshot []*CheckSnapshot
+}
+
+// CheckSnapshot is one read-only call under check.snapshot.
+type CheckSnapshot struct {
+	// Pos is where the tool is named.
+	Pos  Pos
+	Tool string
+	// Args are the call's arguments: plain values, strings with {{ }} are *assert.Template.
+	Args any
 }
 
 // CheckTool is one tool's entry under check.tools.
@@ -28,13 +47,37 @@ type CheckTool struct {
 	Args any
 	// Skip, when set, leaves the tool out of the battery with this reason.
 	Skip string
+	// Effects counts the side effects of this trial's calls of the tool: an expression over the
+	// probes and sinks (and session, trial), compiled when the config loads. EffectsPos is
+	// where it was written.
+	Effects    *assert.Program
+	EffectsPos Pos
 }
 
 // CheckEnv is what templates in check.tools args may use.
 func CheckEnv() assert.Env { return assert.Env{"session": "", "trial": 0} }
 
-// checkFields decodes check: {missing_key, tools: {NAME: {args, skip}}}.
-func (f *file) checkSection(n *yaml.Node) *CheckConfig {
+// effectsEnv is what an effects expression may use: the config's sinks and probes, session and
+// trial, as in an assertion of a scenario that uses this config.
+func (f *file) effectsEnv(c *config) assert.Env {
+	env := CheckEnv()
+	names := []string{"session", "trial"}
+	for name := range c.Sinks {
+		env[name] = map[string]any{}
+		names = append(names, name)
+	}
+	for name := range c.Probes {
+		env[name] = assert.Dynamic
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	f.namesHint = names
+	return env
+}
+
+// checkSection decodes check: {missing_key, key_ttl, snapshot, tools: {NAME: {args, skip,
+// effects}}}. It runs after the config's sinks and probes are decoded: effects name them.
+func (f *file) checkSection(n *yaml.Node, cfg *config) *CheckConfig {
 	m, ok := f.fields(n, "check", checkFields)
 	if !ok {
 		return nil
@@ -49,6 +92,12 @@ func (f *file) checkSection(n *yaml.Node) *CheckConfig {
 			}
 			f.errf(v, hint, "check.missing_key must be reject or accept, got %q", c.MissingKey)
 		}
+	}
+	if v := m["key_ttl"]; v != nil {
+		c.KeyTTL = f.duration(v, "check.key_ttl")
+	}
+	if v := m["snapshot"]; v != nil {
+		c.Snapshot = f.snapshots(v)
 	}
 	if v := m["tools"]; v != nil {
 		for _, kv := range f.entries(v, "check.tools") {
@@ -68,8 +117,53 @@ func (f *file) checkSection(n *yaml.Node) *CheckConfig {
 			if s := tm["skip"]; s != nil {
 				t.Skip = f.str(s, "check.tools."+name+".skip")
 			}
+			if e := tm["effects"]; e != nil {
+				what := "check.tools." + name + ".effects"
+				p, err := assert.Compile(f.expression(e, what), f.effectsEnv(cfg))
+				if err != nil {
+					f.exprError(e, err, what)
+				}
+				t.Effects, t.EffectsPos = p, f.pos(e)
+			}
 			c.Tools[name] = t
 		}
 	}
 	return c
+}
+
+// snapshots decodes check.snapshot: a list of {tool, args}, one entry per tool.
+func (f *file) snapshots(n *yaml.Node) []*CheckSnapshot {
+	if n.Kind != yaml.SequenceNode {
+		f.errf(n, "snapshot: [{tool: list_refunds, args: {accountId: ...}}]", "check.snapshot must be a list of read-only calls")
+		return nil
+	}
+	var out []*CheckSnapshot
+	seen := map[string]bool{}
+	for i, e := range n.Content {
+		what := fmt.Sprintf("check.snapshot[%d]", i)
+		m, ok := f.fields(e, what, checkSnapshotFields)
+		if !ok {
+			continue
+		}
+		s := &CheckSnapshot{}
+		t := m["tool"]
+		if t == nil {
+			f.errf(e, "add tool: NAME (a read-only tool)", "%s has no tool", what)
+			continue
+		}
+		s.Tool, s.Pos = f.str(t, what+".tool"), f.pos(t)
+		if seen[s.Tool] {
+			f.errf(t, "one entry per tool", "%s: %s is already listed", what, s.Tool)
+		}
+		seen[s.Tool] = true
+		if a := m["args"]; a != nil {
+			if a.Kind != yaml.MappingNode {
+				f.errf(a, "", "%s.args must be a mapping of argument names to values", what)
+			} else {
+				s.Args = f.args(a, CheckEnv())
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -177,11 +177,18 @@ var (
 
 	checkFields = section{"check", []field{
 		{"missing_key", kString, false, "a mutating call without a key must be rejected with a 4xx (reject, default) or is only reported (accept)"},
+		{"key_ttl", kDuration, false, "how long keys must be remembered: the expiry check retries after this long (without it, expiry is skipped)"},
+		{"snapshot", kList, false, "read-only calls whose answers are the server's state, read before and after each retry (instead of the read-only tools found by listing)"},
 		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check"},
+	}}
+	checkSnapshotFields = section{"check/properties/snapshot/items", []field{
+		{"tool", kString, true, "a read-only tool of the endpoint"},
+		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session"},
 	}}
 	checkToolFields = section{"check/properties/tools/additionalProperties", []field{
 		{"args", kMapping, false, "the arguments to call the tool with, instead of ones built from its input schema; {{ session }} makes a value unique per trial"},
 		{"skip", kString, false, "leave the tool out of the battery, with this reason"},
+		{"effects", kString, false, "an expression over probes and sinks counting the side effects of this trial's calls of the tool, e.g. len(refunds.refunds) with a probe refunds filtered by {{ session }}"},
 	}}
 
 	callFields = section{"callStep", []field{
@@ -235,7 +242,7 @@ var sections = map[string]section{
 	"service": serviceFields, "ready": readyFields,
 	"sink": sinkFields, "route": routeFields, "respond": respondFields,
 	"probe": probeFields, "http probe": httpProbeFields, "sql probe": sqlProbeFields, "redis probe": redisProbeFields,
-	"check": checkFields, "check tool": checkToolFields,
+	"check": checkFields, "check tool": checkToolFields, "check snapshot": checkSnapshotFields,
 	"call step": callFields, "retry": retryFields, "assert step": assertFields, "sleep step": sleepFields, "seed step": seedFields,
 }
 

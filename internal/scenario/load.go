@@ -250,13 +250,13 @@ func (l *loader) config(path string) (*config, Errors) {
 	if root != nil {
 		m, ok := f.fields(root, "config", configFields)
 		if ok {
-			if n := m["check"]; n != nil {
-				c.Check = f.checkSection(n)
-			}
 			if n := m["endpoint"]; n != nil {
 				c.Endpoint, c.endpointPos = f.str(n, "endpoint"), f.pos(n)
 			}
 			l.sections(f, m, c, path)
+			if n := m["check"]; n != nil {
+				c.Check = f.checkSection(n, c)
+			}
 			f.checkRefs(c.Services, c.Sinks)
 		}
 	}

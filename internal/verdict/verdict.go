@@ -177,6 +177,29 @@ func (v Violation) Message() string {
 	return fmt.Sprintf("key %s executed %d times (%s)", v.Key, v.Executions, v.Tool)
 }
 
+// Hint is a one-line guess at the server-side cause of a violation, from its kind and from how
+// the executions came about: copies of one fan-out racing each other, or a call made again after
+// the first had finished.
+func (v Violation) Hint() string {
+	switch {
+	case v.Kind == ReplayDiffers:
+		return "the server builds the answer again on replay: store the first answer (status and body) with the key and return it unchanged"
+	case v.concurrent():
+		return "the server's check-and-store is not atomic: reserve the key (INSERT … ON CONFLICT DO NOTHING, SET NX) before executing, and answer 409 to a duplicate in flight"
+	}
+	return "the server did not find the key when the call came again: store each key's answer when the call completes (per caller and tool) and return it to every retry"
+}
+
+// concurrent reports whether every execution was a copy of one fan-out.
+func (v Violation) concurrent() bool {
+	for _, a := range v.Answers {
+		if a.Copy == 0 || a.Step != v.Answers[0].Step {
+			return false
+		}
+	}
+	return len(v.Answers) > 1
+}
+
 // maxShown bounds the answers an explanation lists.
 const maxShown = 4
 

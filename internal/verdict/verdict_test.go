@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -139,5 +140,35 @@ func TestDifferBounds(t *testing.T) {
 	}
 	if got := Differ("x", "y"); !reflect.DeepEqual(got, []string{"(the whole answer)"}) {
 		t.Errorf("differ on scalars: %v", got)
+	}
+}
+
+// TestHint: the likely cause follows how the key came to execute twice.
+func TestHint(t *testing.T) {
+	answer := func(n int) map[string]any { return map[string]any{"refundId": fmt.Sprint("re_", n)} }
+	for _, tc := range []struct {
+		name  string
+		calls []Call
+		want  string
+	}{
+		{"copies of one fan-out", []Call{
+			{Key: "k", Step: "burst", Copy: 1, OK: true, Answer: answer(1)},
+			{Key: "k", Step: "burst", Copy: 2, OK: true, Answer: answer(2)},
+		}, "check-and-store is not atomic"},
+		{"a retry after a lost answer", []Call{
+			{Key: "k", Step: "first", OK: true, Lost: true, Answer: answer(1)},
+			{Key: "k", Step: "retry", OK: true, Answer: answer(2)},
+		}, "did not find the key when the call came again"},
+		{"a replay with a new id", []Call{
+			{Key: "k", Step: "first", OK: true, Answer: answer(1)},
+			{Key: "k", Step: "retry", OK: true, Replayed: true, Answer: answer(2)},
+		}, "builds the answer again on replay"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := Judge(tc.calls)
+			if len(j.Violations) != 1 || !strings.Contains(j.Violations[0].Hint(), tc.want) {
+				t.Fatalf("violations %+v; want one whose hint says %q", j.Violations, tc.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,172 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// ConfigError is a check: section that does not fit the endpoint (a snapshot tool it does not
+// have, or one that is mutating): bad input, found before any mutating call was sent.
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
+// byEffects names the declared effects as evidence.
+const byEffects = "effects"
+
+// setup keeps what the checks of checks_keys.go need and applies check.snapshot: configured
+// read-only calls replace the read-only tools found by listing.
+func (b *battery) setup(tools []runner.ToolInfo, target string) error {
+	b.x.tools, b.x.target = tools, target
+	if len(b.cfg.Snapshot) == 0 {
+		return nil
+	}
+	b.snapshots, b.x.snapArgs = nil, map[string]map[string]any{}
+	listed := b.def.MCP != nil || b.def.HTTP.OpenAPI != nil
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	for _, sn := range b.cfg.Snapshot {
+		var info *runner.ToolInfo
+		for i := range tools {
+			if tools[i].Name == sn.Tool {
+				info = &tools[i]
+			}
+		}
+		switch {
+		case info == nil && listed:
+			hint := "its tools: " + strings.Join(names, ", ")
+			if c := assert.Closest(sn.Tool, names); c != "" {
+				hint = fmt.Sprintf("did you mean %q?", c)
+			}
+			return &ConfigError{fmt.Sprintf("%s: check.snapshot: endpoint %s has no tool %s; %s", sn.Pos, b.def.Name, sn.Tool, hint)}
+		case (info != nil && info.Mutating) || (info == nil && runner.Mutating(b.def, sn.Tool, nil)):
+			return &ConfigError{fmt.Sprintf("%s: check.snapshot: %s is a mutating tool of endpoint %s; a snapshot must not change anything (name the mutating tools with mutating: on the endpoint)", sn.Pos, sn.Tool, b.def.Name)}
+		}
+		b.snapshots = append(b.snapshots, sn.Tool)
+		if m, ok := plainArgs(sn.Args).(map[string]any); ok {
+			b.x.snapArgs[sn.Tool] = m
+		}
+	}
+	return nil
+}
+
+// effectsSource is the tool's declared effects expression as written, or "".
+func (b *battery) effectsSource(tool string) string {
+	if ct := b.cfg.Tools[tool]; ct != nil && ct.Effects != nil {
+		return ct.Effects.Source
+	}
+	return ""
+}
+
+// measureEffects checks the declared effects expression on one call, twice: it must count 0
+// before and 1 after, in each trial. An expression that does not is left out as evidence, with a diagnosis that says why.
+func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
+	src := b.effectsSource(t.Name)
+	if src == "" || t.Natural {
+		return
+	}
+	s := b.spec(t, "effects", "effects of one call",
+		SpecStep{Assert: "(" + src + ") == 0"}, SpecStep{ID: "first", CallTool: t.Name, Args: args},
+		SpecStep{Assert: "(" + src + ") == 1"})
+	// Two trials: an expression that counts every trial's effects shows it in the second.
+	s.executions, s.Trials = -1, 2
+	res, err := b.exec(s)
+	why := ""
+	switch {
+	case err != nil:
+		why = err.Error()
+	case res.Status == runner.Passed:
+		if b.x.effects == nil {
+			b.x.effects = map[string]string{}
+		}
+		b.x.effects[t.Name] = src
+		return
+	case res.Failure != nil:
+		why = res.Failure.Message
+		if res.Failure.Expression != "" {
+			when := "after one call"
+			if strings.HasSuffix(res.Failure.Expression, "== 0") {
+				when = "before any call"
+			}
+			why = fmt.Sprintf("it is not 0 before a call and 1 after one: %s %s", res.Failure.Message, when)
+			if len(res.Failure.Explanation) > 0 {
+				why += " (" + strings.TrimSpace(res.Failure.Explanation[0]) + ")"
+			}
+		}
+	}
+	b.x.diagnoses = append(b.x.diagnoses, fmt.Sprintf("check.tools.%s.effects is not used as evidence: %s; it must count the effects of this trial's calls only (filter by arguments unique to the session)", t.Name, why))
+}
+
+// beforeRun adds the declared effects to a spec whose executions are counted, as an assertion
+// just after its calls (before the check's own assertions, so that it is always evaluated).
+func (b *battery) beforeRun(s *Spec) {
+	src := b.x.effects[s.Tool]
+	if src == "" || s.executions < 0 || s.effects != "" {
+		return
+	}
+	s.effects = fmt.Sprintf("(%s) == %d", src, s.executions)
+	at := len(s.Steps)
+	for at > 0 && s.Steps[at-1].Assert != "" {
+		at--
+	}
+	s.Steps = append(s.Steps[:at], append([]SpecStep{{Assert: s.effects}}, s.Steps[at:]...)...)
+}
+
+// afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
+func (b *battery) afterRun(s *Spec, res *runner.ScenarioResult) {
+	s.last = res
+	b.x.noteLatency(s.Tool, trialOf(res))
+	if f := res.Failure; s.effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.effects {
+		s.effectsLines = append([]string{fmt.Sprintf("declared effects: %s is false", s.effects)}, indent(f.Explanation)...)
+	}
+}
+
+func indent(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = "  " + l
+	}
+	return out
+}
+
+// withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
+// A cell that only effects or sinks can decide (needsEvidence) is decided by them.
+func (b *battery) withEffects(c *Cell) *Cell {
+	s := c.Scenario
+	if s != nil && s.effects == "" && s.needsEvidence && c.Status == Inconclusive && s.sinksAsserted {
+		// No effects declared: the sinks decide, having heard one execution's requests or more.
+		if len(s.sinkNames) > 0 {
+			c.Status, c.Evidence = Fail, bySinks+" ("+strings.Join(s.sinkNames, ", ")+")"
+			c.Reason = "the sinks heard another execution: " + strings.Join(s.sinkLines, "; ")
+			return c
+		}
+		c.Status, c.Evidence = Pass, bySinks+" ("+strings.Join(sortedKeys(b.perCall), ", ")+")"
+		c.Reason = fmt.Sprintf("the sinks heard %d execution(s), as they should", s.executions)
+		c.Details = nil
+		return c
+	}
+	if s == nil || s.effects == "" || c.Status == Skip {
+		return c
+	}
+	if len(s.effectsLines) > 0 {
+		if c.Status != Fail {
+			c.Status, c.Reason = Fail, "the declared effects counted another number of executions than "+fmt.Sprint(s.executions)
+		}
+		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+		c.Details = append(append([]string(nil), s.effectsLines...), c.Details...)
+		return c
+	}
+	if c.Status == Inconclusive && s.needsEvidence {
+		c.Status, c.Evidence = Pass, byEffects
+		c.Reason = fmt.Sprintf("the declared effects count %d execution(s), as they should", s.executions)
+		c.Details = nil
+	} else if c.Status == Pass {
+		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+	}
+	return c
+}
