@@ -38,6 +38,11 @@ type Carry struct {
 	Value string `json:"value"`
 }
 
+// sessioned marks a string argument that held the recording's session (a trace written by
+// idemtest run, whose arguments used {{ session }}): every run puts its own session there, so
+// the runs do not find each other's state. parts are the string's pieces around the session.
+type sessioned struct{ parts []string }
+
 // carried marks an argument filled in at run time from an earlier step's answer.
 type carried struct {
 	from string // step id of the answering call
@@ -89,7 +94,9 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 	}
 	origin := map[string]where{}
 	known := map[string]bool{} // values the agent sent before they appeared in an answer
+	sessions := recordedSessions(sorted)
 	for _, tc := range sorted {
+		sess := sessions[tc.Seq]
 		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating, recorded: tc.Outcome}
 		if tc.Seq < 0 {
 			pc.id = fmt.Sprintf("c_%d", -tc.Seq)
@@ -117,6 +124,9 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 			}
 			known[s] = true
 			p.literals[s] = true
+			if sess != "" && strings.Contains(s, sess) {
+				return &sessioned{parts: strings.Split(s, sess)}
+			}
 			return v
 		})
 		pc.args = args
@@ -141,6 +151,32 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 		})
 	}
 	return p, nil
+}
+
+// runKey is a key idemtest run made: the trial's session, a dash and the call's index.
+var runKey = regexp.MustCompile(`^(.{2,})-[0-9]+$`)
+
+// recordedSessions finds, by seq, the session each call of a trace written by idemtest run was
+// made in: its trial's keys are "<session>-<index>". A proxy's trace (no scenario) has none:
+// its keys are the agent's.
+func recordedSessions(calls []trace.Call) map[int]string {
+	type trial struct {
+		scenario string
+		n        int
+	}
+	byTrial := map[trial]string{}
+	for _, c := range calls {
+		if m := runKey.FindStringSubmatch(c.Key); m != nil && c.Scenario != "" {
+			byTrial[trial{c.Scenario, c.Trial}] = m[1]
+		}
+	}
+	out := map[int]string{}
+	for _, c := range calls {
+		if sess := byTrial[trial{c.Scenario, c.Trial}]; sess != "" && c.Scenario != "" {
+			out[c.Seq] = sess
+		}
+	}
+	return out
 }
 
 // keyArgs are the argument names the key travelled in: the recorded carrier's and the
@@ -265,6 +301,15 @@ func (r run) render(v any) any {
 	switch x := v.(type) {
 	case *carried:
 		return "{{ " + r.answerExpr(x.from) + exprPath(x.path) + " }}"
+	case *sessioned:
+		var pieces []string
+		for i, part := range x.parts {
+			if i > 0 {
+				pieces = append(pieces, "session")
+			}
+			pieces = append(pieces, quotedPieces(part)...)
+		}
+		return "{{ " + strings.Join(pieces, " + ") + " }}"
 	case string:
 		if assert.HasTemplate(x) {
 			return literalTemplate(x)
@@ -290,6 +335,11 @@ func (r run) render(v any) any {
 // agent writing a template file) must not be evaluated. It is one expression of quoted pieces,
 // each brace a piece of its own so that no }} ends the expression early.
 func literalTemplate(s string) string {
+	return "{{ " + strings.Join(quotedPieces(s), " + ") + " }}"
+}
+
+// quotedPieces are s as quoted strings, each brace a piece of its own.
+func quotedPieces(s string) []string {
 	var pieces []string
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -304,7 +354,7 @@ func literalTemplate(s string) string {
 	if start < len(s) {
 		pieces = append(pieces, strconv.Quote(s[start:]))
 	}
-	return "{{ " + strings.Join(pieces, " + ") + " }}"
+	return pieces
 }
 
 // steps are the run's call steps for the trace, without the state reads.
