@@ -41,6 +41,9 @@ type result struct {
 	shared bool
 	// note tells what the fault did (a timeout fault: whether the client gave up, the retries).
 	note string
+	// unseen is set when the client gave up on the faulted call and its retry executed rather
+	// than replayed: whether the call given up on executed too only state can tell.
+	unseen bool
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
@@ -174,7 +177,7 @@ func (s *sweeper) observe(r run, out *result) {
 		}
 		out.calls[pc.id] = co
 		if r.call == pc && r.fault == Timeout {
-			out.note = timeoutNote(r, byStep[pc.id], cs)
+			out.note, out.unseen = timeoutNote(r, byStep[pc.id], cs)
 		}
 		if r.call == pc && co.sent && co.outcome == scenario.Info {
 			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
@@ -195,6 +198,9 @@ func (s *sweeper) observe(r run, out *result) {
 		}
 		out.reads = append(out.reads, o)
 	}
+	if out.unseen && s.stateShows(r, byStep) {
+		out.unseen = false
+	}
 	if len(s.base.Sinks) > 0 {
 		out.sinks = s.env.SinkRequests(s.base)
 	}
@@ -208,6 +214,36 @@ func (s *sweeper) observe(r run, out *result) {
 			out.verdict = []string{f.Message}
 		}
 	}
+}
+
+// stateShows reports whether a read at the end of the run shows a value the server made up in
+// the faulted call's retry (its new id): the reads then show that tool's effects, and their
+// sameness with run 0 is evidence that the call given up on did not execute unseen.
+func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
+	retries := byStep[retryID(r.call.id)]
+	if len(retries) == 0 {
+		return false
+	}
+	var made []string
+	walk(copyJSON(retries[len(retries)-1].Result), nil, func(_ []any, v any) any {
+		if str, ok := v.(string); ok && len(str) >= 4 && !s.plan.literals[str] {
+			made = append(made, str)
+		}
+		return v
+	})
+	for _, rd := range s.reads {
+		cs := byStep[rd.after]
+		if len(cs) == 0 {
+			continue
+		}
+		shown := canon(cs[len(cs)-1].Result)
+		for _, v := range made {
+			if strings.Contains(shown, canon(v)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // combine is the agent's view of a step's calls: a fan-out succeeded when a copy did.
@@ -348,25 +384,35 @@ func compare(base, got *result) {
 		c.Status = check.Inconclusive
 		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
 		c.Details = check.Details(got.res, got.trial, maxHistory)
+	case got.unseen:
+		// The call given up on either never reached the server or executed as well (its answer
+		// unseen); no read, sink or answer differed, which proves nothing when none shows it.
+		c.Status, c.Reason = check.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
+		c.Details = check.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
 		c.Details = check.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
-	if got.note != "" && c.Status != check.Fail {
+	switch {
+	case got.note == "" || c.Status == check.Fail:
+	case c.Status == check.Pass:
 		c.Reason += " (" + got.note + ")"
+	default:
+		c.Details = append([]string{"the fault: " + got.note}, c.Details...)
 	}
 }
 
 // timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
-// many attempts its retry took.
-func timeoutNote(r run, first, retries []runner.Call) string {
+// many attempts its retry took; unseen when the client gave up and the retry executed rather
+// than replayed, with no in-progress answer on the way.
+func timeoutNote(r run, first, retries []runner.Call) (note string, unseen bool) {
 	if len(retries) == 0 {
-		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp)
+		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
 	}
 	if len(first) > 0 && first[0].Outcome != scenario.Info {
-		return fmt.Sprintf("answered within %s, so the client never gave up: the retry came after it", r.giveUp)
+		return fmt.Sprintf("answered within %s, so the client never gave up: the retry came after it", r.giveUp), false
 	}
 	conflicts := 0
 	for _, c := range retries {
@@ -374,11 +420,12 @@ func timeoutNote(r run, first, retries []runner.Call) string {
 			conflicts++
 		}
 	}
-	note := fmt.Sprintf("the client gave up after %s; the retry took %d attempt(s), %d answered in progress", r.giveUp, len(retries), conflicts)
+	note = fmt.Sprintf("the client gave up after %s; the retry took %d attempt(s), %d answered in progress", r.giveUp, len(retries), conflicts)
 	if last := retries[len(retries)-1]; conflicts == 0 && last.Outcome == scenario.OK && !last.Replayed {
 		note += "; the retry executed rather than replayed, so only the state shows whether the call given up on executed too"
+		unseen = true
 	}
-	return note
+	return note, unseen
 }
 
 // sharedHint says how to give every run the same starting state.

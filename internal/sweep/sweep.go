@@ -188,17 +188,21 @@ func durations(r *result) map[string]time.Duration {
 	return out
 }
 
+// minGiveUp is the shortest client timeout: a request given up on sooner may be dropped before
+// the server reads it, which tests nothing.
+const minGiveUp = 20 * time.Millisecond
+
 // defaultGiveUp is the client timeout when run 0 did not time the call.
 const defaultGiveUp = 100 * time.Millisecond
 
-// giveUp is the timeout fault's client timeout for a call: half of what it took in run 0, so the
-// retry arrives while the server still works on it.
+// giveUp is the timeout fault's client timeout for a call: a quarter of what it took in run 0,
+// so the retry arrives while the server still works on it, even on a loaded machine.
 func (s *sweeper) giveUp(pc *planCall) time.Duration {
 	d, ok := s.took[pc.id]
 	if !ok {
 		return defaultGiveUp
 	}
-	return min(max(d/2, time.Millisecond), 5*time.Second).Round(time.Millisecond)
+	return min(max(d/4, minGiveUp), 5*time.Second).Round(time.Millisecond)
 }
 
 func (s *sweeper) tell(c *Cell) {
