@@ -59,7 +59,9 @@ func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *c
 		Long: `proxy forwards an agent's tool calls to the real tool server, records them (--record),
 injects faults on chosen calls, and when the agent disconnects (or on SIGTERM/SIGINT) judges
 the agent: every mutating call carries a key, a retry after a fault carries the same key,
-one key never covers two different calls. Exit 1 on a violation.
+one key never covers two different calls. Exit 1 on a violation, and when the tool server
+ended while the agent was connected or never answered its initialize request. A session
+without a mutating call says "nothing judged" (exit 0), never PASS.
 
 MCP over stdio: make the agent start "idemtest proxy [flags] -- node server.js" as its
 server command. The verdict goes to stderr; stdout is the agent's MCP stream.
@@ -164,10 +166,19 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut})
 	}
 	calls, cerr := rec.Close()
+	// A tool server that failed the agent is reported with the verdict (redacted: its stderr
+	// may quote a secret), which it turns into an error.
+	var upErr *proxy.UpstreamError
+	if errors.As(err, &upErr) {
+		err = nil
+	}
 	if err = errors.Join(err, cerr); err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	v := proxy.Judge(calls, jopts)
+	if upErr != nil {
+		v.Error = upErr.Error()
+	}
 	if err := proxy.WriteText(errOut, v); err != nil {
 		return err
 	}

@@ -92,6 +92,11 @@ func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	if what := h.mcp.initProblem(); what != "" && !cfg.Plain {
+		h.upMu.Lock()
+		defer h.upMu.Unlock()
+		return &UpstreamError{URL: cfg.Upstream, What: what, LastAnswer: h.upLast}
+	}
 	return nil
 }
 
@@ -103,6 +108,18 @@ type httpProxy struct {
 	client *http.Client
 	mcp    *mcpSession
 	wg     sync.WaitGroup // handlers that outlive Shutdown's grace (held answers)
+
+	upMu sync.Mutex
+	// upLast is the latest failure of the upstream (an error, or a status that was no MCP
+	// answer), for an UpstreamError.
+	upLast string
+}
+
+// upstreamFailed notes a failure of the upstream.
+func (h *httpProxy) upstreamFailed(what string) {
+	h.upMu.Lock()
+	defer h.upMu.Unlock()
+	h.upLast = what
 }
 
 // target is where a request goes upstream.
@@ -332,10 +349,14 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	resp, err := h.forward(ctx, r, body)
 	if err != nil {
+		h.upstreamFailed(err.Error())
 		http.Error(w, "idemtest proxy: upstream: "+err.Error(), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		h.upstreamFailed("HTTP " + resp.Status)
+	}
 	ct := resp.Header.Get("Content-Type")
 	copyHeaders(w.Header(), resp.Header)
 	switch {

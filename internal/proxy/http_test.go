@@ -256,6 +256,81 @@ func TestPlainHTTPProxyJudgesRealAgent(t *testing.T) {
 	}
 }
 
+// TestPlainHTTPProxyRegeneratedRetry is an agent that rebuilds its request for the retry after
+// a lost response (Python's json.dumps writes 10 as 10.0; a model spells out a default): with a
+// new key the server refunds twice and the verdict fails; with the same key, or for a call that
+// really is another (another amount), it passes.
+func TestPlainHTTPProxyRegeneratedRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		retryKey    string
+		retryBody   string
+		wantExit    int
+		wantRefunds int
+		want        string
+	}{
+		{"amount respelled, new key", "k2", `{"accountId":%q,"amount":10.0}`, 1, 2,
+			`✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2 with key "k2" instead of "k1"` + "\n"},
+		{"default currency spelled out, new key", "k2", `{"accountId":%q,"amount":1e1,"currency":"USD"}`, 1, 2,
+			`was retried as call #2 with key "k2" instead of "k1" (the retry's arguments differ only in: currency)`},
+		{"amount respelled, same key", "k1", `{"accountId":%q,"amount":10.0}`, 0, 1, "PASS"},
+		{"another amount, new key", "k2", `{"accountId":%q,"amount":11}`, 0, 2, "was never retried (reported; --require-retry makes it fail)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxyURL, serverURL, proxy := startProxy(t, "", "--http", "--fault", "lose-response:issue_refund#1")
+			acct := "acct_regen_" + strings.NewReplacer(" ", "_", ",", "").Replace(tc.name)
+			client := &http.Client{Timeout: 30 * time.Second}
+			for i, call := range []struct{ key, body string }{{"k1", `{"accountId":%q,"amount":10}`}, {tc.retryKey, tc.retryBody}} {
+				req, _ := http.NewRequest(http.MethodPost, proxyURL+"/tools/issue_refund", strings.NewReader(fmt.Sprintf(call.body, acct)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", call.key)
+				resp, err := client.Do(req)
+				if i == 0 {
+					if err == nil {
+						resp.Body.Close()
+						t.Fatalf("the lost response reached the agent: %s", resp.Status)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("retry: %v\n%s", err, proxy.stderr.String())
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if got := executed(t, serverURL, acct); got != tc.wantRefunds {
+				t.Errorf("the server executed %d refunds, want %d", got, tc.wantRefunds)
+			}
+			if code := proxy.terminate(t); code != tc.wantExit {
+				t.Errorf("proxy exited %d, want %d", code, tc.wantExit)
+			}
+			if !strings.Contains(proxy.stderr.String(), tc.want) {
+				t.Errorf("verdict lacks %q:\n%s", tc.want, proxy.stderr.String())
+			}
+		})
+	}
+}
+
+// TestStreamableHTTPProxyUpstreamNeverAnswers points the proxy at a path the server does not
+// serve, the common slip of an --upstream without its /mcp: the agent cannot even connect, and
+// the proxy says so instead of passing a session with no call in it.
+func TestStreamableHTTPProxyUpstreamNeverAnswers(t *testing.T) {
+	proxyURL, serverURL, proxy := startProxy(t, "/nope")
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proxyURL + "/nope", MaxRetries: -1}, nil); err == nil {
+		_ = cs.Close()
+		t.Fatal("the agent connected to a server that does not serve MCP there")
+	}
+	code := proxy.terminate(t)
+	out := proxy.stderr.String()
+	want := "ERROR: tool server at " + serverURL + "/nope never answered the agent's "
+	if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "(last: HTTP 404 Not Found)\n") || strings.Contains(out, "PASS") {
+		t.Errorf("exit %d, want 1 and %q … (last: HTTP 404 Not Found):\n%s", code, want, out)
+	}
+}
+
 func TestProxyRefusesNonLoopback(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {

@@ -71,6 +71,29 @@ type mcpSession struct {
 	// version, client info: newer MCP revisions send them on every request), copied to the
 	// proxy's own requests.
 	protoMeta map[string]any
+	// hsID and hsMethod are the agent's latest handshake request (initialize, or server/discover
+	// in newer MCP revisions, whose clients fall back to initialize on an error); hsErr is the
+	// server's error answer to it, hsOK is set once a handshake request got a result.
+	hsID, hsMethod, hsErr string
+	hsOK                  bool
+}
+
+// handshakes are the requests an MCP client opens a session with.
+var handshakes = map[string]bool{"initialize": true, "server/discover": true}
+
+// initProblem says what went wrong with the agent's handshake, "" when the server answered it
+// or the agent never sent one (an agent that disconnects without a word is no fault of the
+// server's).
+func (s *mcpSession) initProblem() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.hsMethod == "" || s.hsOK:
+		return ""
+	case s.hsErr == "":
+		return "never answered the agent's " + s.hsMethod + " request"
+	}
+	return "refused the agent's " + s.hsMethod + " request: " + s.hsErr
 }
 
 // ownList returns a tools/list request of the proxy's own (page cursor, "" for the first).
@@ -122,6 +145,10 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 	}
 	id := m.idKey()
 	switch {
+	case handshakes[m.Method] && id != "":
+		s.mu.Lock()
+		s.hsID, s.hsMethod, s.hsErr = id, m.Method, ""
+		s.mu.Unlock()
 	case m.Method == "tools/list" && id != "":
 		s.mu.Lock()
 		s.inflight[id] = &flight{list: true}
@@ -282,6 +309,13 @@ func (s *mcpSession) fromServer(raw []byte) (deliver bool, then []byte) {
 	s.mu.Lock()
 	f := s.inflight[id]
 	delete(s.inflight, id)
+	switch {
+	case id == "" || f != nil:
+	case m.Error == nil:
+		s.hsOK = true // an answer to initialize, or to any other request: the server is up
+	case id == s.hsID:
+		s.hsErr = fmt.Sprintf("json-rpc error %d: %s", m.Error.Code, m.Error.Message)
+	}
 	s.mu.Unlock()
 	switch {
 	case f == nil:

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,7 +47,11 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Dir = cfg.Dir
-	cmd.Stderr = cfg.Stderr
+	stderrTail := &tailBuffer{max: 2 << 10}
+	cmd.Stderr = stderrTail
+	if cfg.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(stderrTail, cfg.Stderr)
+	}
 	// A Stderr that is not a file is copied through a pipe: a descendant that left the group
 	// and keeps it open must not keep Wait from returning.
 	cmd.WaitDelay = time.Second
@@ -84,6 +90,7 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 		readLines(agentIn, p.fromAgent)
 	}()
 
+	serverEnded := false
 	select {
 	case <-agentDone:
 		// The agent disconnected, giving up on every call a timeout fault still holds: they
@@ -103,6 +110,7 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 		}
 		t.Stop()
 	case <-serverDone:
+		serverEnded = true
 	case <-ctx.Done():
 	}
 	p.stopMu.Lock()
@@ -120,7 +128,77 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	t.Stop()
 	fromServer.Close()
 	p.wg.Wait()
-	return nil
+	var what string
+	switch {
+	case serverEnded:
+		what = "ended before the agent disconnected (" + cmd.ProcessState.String() + ")"
+	default:
+		what = p.s.initProblem()
+	}
+	if what == "" {
+		return nil
+	}
+	return &UpstreamError{Command: strings.Join(cfg.Command, " "), What: what, StderrTail: stderrTail.String()}
+}
+
+// UpstreamError is a tool server that failed the agent: it ended while the agent was still
+// connected, or never answered the agent's initialize request. No verdict on the agent can
+// stand on such a session.
+type UpstreamError struct {
+	// Command is the server's command line (stdio), URL its address (HTTP).
+	Command, URL string
+	What         string
+	// StderrTail is the end of what the server wrote to its standard error (stdio).
+	StderrTail string
+	// LastAnswer is the latest failure of an HTTP upstream: a connection error or a status.
+	LastAnswer string
+}
+
+// Error names the server and how it failed, with the end of its stderr (stdio) or its last
+// failure (HTTP).
+func (e *UpstreamError) Error() string {
+	if e.URL != "" {
+		msg := fmt.Sprintf("tool server at %s %s", e.URL, e.What)
+		if e.LastAnswer != "" {
+			msg += " (last: " + e.LastAnswer + ")"
+		}
+		return msg
+	}
+	msg := fmt.Sprintf("tool server %q %s", e.Command, e.What)
+	tail := strings.TrimRight(e.StderrTail, "\n")
+	if tail == "" {
+		return msg + "; it wrote nothing to stderr"
+	}
+	return msg + "; the end of its stderr:\n  " + strings.ReplaceAll(tail, "\n", "\n  ")
+}
+
+// tailBuffer keeps the last max bytes written to it, from the start of a line when it can.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.b
+	if len(b) == t.max {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
+			b = b[i+1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // stdioProxy moves messages between an agent and a server over stdio.

@@ -60,24 +60,35 @@ func refundServer(t *testing.T) string {
 // status and stderr once the session is closed).
 func proxied(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, c, stderr, err := connectProxy(ctx, t, args, refundServer(t), "--stdio")
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	}
+	return cs, c, stderr
+}
+
+// connectProxy starts "idemtest proxy ARGS -- SERVER..." as an agent's MCP server, through the
+// Go SDK's CommandTransport, and connects to it. When the connection fails, the proxy has
+// exited by the time connectProxy returns.
+func connectProxy(ctx context.Context, t *testing.T, args []string, server ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer, error) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := append([]string{"proxy"}, args...)
-	argv = append(argv, "--", refundServer(t), "--stdio")
+	argv := append(append(append([]string{"proxy"}, args...), "--"), server...)
 	c := exec.Command(self, argv...)
 	c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
 	stderr := &bytes.Buffer{}
 	c.Stderr = &lockedBuffer{b: stderr}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	if err != nil && c.ProcessState == nil && c.Process != nil {
+		_ = c.Wait()
 	}
-	return cs, c, stderr
+	return cs, c, stderr, err
 }
 
 type lockedBuffer struct {
@@ -101,7 +112,10 @@ type agent struct {
 	attempt  time.Duration
 	reuseKey bool
 	noKey    bool
-	n        int
+	// regenerated, when set, is the JSON arguments (without the key) of attempts after the
+	// first, as an agent that rebuilds its call spells them; %s is the account.
+	regenerated string
+	n           int
 }
 
 func (a *agent) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
@@ -119,8 +133,13 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (*mc
 		if !a.noKey {
 			sent["idempotencyKey"] = key
 		}
+		var params any = sent
+		if i > 1 && a.regenerated != "" {
+			b, _ := json.Marshal(key)
+			params = json.RawMessage(fmt.Sprintf(strings.TrimSuffix(a.regenerated, "}")+`,"idempotencyKey":%s}`, args["accountId"], b))
+		}
 		cctx, cancel := context.WithTimeout(ctx, a.attempt)
-		res, err := a.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: sent})
+		res, err := a.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: params})
 		cancel()
 		if err == nil && !res.IsError {
 			return res, nil
@@ -170,6 +189,32 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 			agent: agent{attempts: 3, reuseKey: false}, wantExit: 1, wantRefunds: 2,
 			want:       []string{"✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2 with key", "FAIL: 1 violation"},
 			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry respells the amount with a new key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, regenerated: `{"accountId":%q,"amount":12.50}`}, wantExit: 1, wantRefunds: 2,
+			want:       []string{"✗ would charge twice: issue_refund call #1 (response lost; the server executed it) was retried as call #2 with key", "FAIL: 1 violation"},
+			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry spells out the default currency with a new key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, regenerated: `{"accountId":%q,"amount":1.25e1,"currency":"USD"}`}, wantExit: 1, wantRefunds: 2,
+			want:       []string{`(the retry's arguments differ only in: currency)`, "FAIL: 1 violation"},
+			wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "retry respells the amount with the same key after a lost response",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 3, reuseKey: true, regenerated: `{"accountId":%q,"amount":12.50}`}, wantExit: 0, wantRefunds: 1,
+			want: []string{"PASS"}, wantFaults: []string{"lose-response", ""},
+		},
+		{
+			name:  "a call with another amount after a lost response is a new call",
+			flags: []string{"--fault", "lose-response:issue_refund#1"},
+			agent: agent{attempts: 2, regenerated: `{"accountId":%q,"amount":13}`}, wantExit: 0, wantRefunds: 2,
+			want: []string{"! outcome left unknown to the agent: issue_refund call #1", "PASS"}, wantFaults: []string{"lose-response", ""},
 		},
 		{
 			name:  "retry reuses the key after an injected JSON-RPC error",
@@ -402,7 +447,8 @@ func TestStdioProxyStopsServerGroup(t *testing.T) {
 				_ = c.Process.Kill()
 				t.Fatalf("the proxy did not exit:\n%s", stderr)
 			}
-			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "PASS") {
+			// The agent never said a word: nothing to judge, and no fault of the server's.
+			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "nothing judged: the agent made no tool call") {
 				t.Errorf("exit %d, stderr:\n%s", code, stderr)
 			}
 			for alive(pid) {
@@ -428,4 +474,94 @@ func alive(pid int) bool {
 	}
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// TestStdioProxyNothingJudged shows that a session in which no key could be judged never passes:
+// a tool server that never answers initialize or dies at once is an error that names it and
+// quotes its stderr, and a clean session without a mutating call says so instead of PASS.
+func TestStdioProxyNothingJudged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		server []string
+		// readOnly is how many read-only calls the agent makes; -1 when it cannot connect.
+		readOnly int
+		wantExit int
+		want     []string
+		result   string
+	}{
+		{
+			name:     "the server never answers initialize",
+			server:   []string{"sh", "-c", "echo booting the tool server >&2; cat >/dev/null"},
+			readOnly: -1, wantExit: 1, result: "error",
+			want: []string{"idemtest proxy: 0 calls", "ERROR: tool server \"sh -c echo booting the tool server >&2; cat >/dev/null\" never answered the agent's server/discover request; the end of its stderr:\n  booting the tool server\n"},
+		},
+		{
+			name:     "the server exits at once",
+			server:   []string{"sh", "-c", "echo fatal: no API token >&2; exit 3"},
+			readOnly: -1, wantExit: 1, result: "error",
+			want: []string{"ERROR: tool server \"sh -c echo fatal: no API token >&2; exit 3\" ended before the agent disconnected (exit status 3); the end of its stderr:\n  fatal: no API token\n"},
+		},
+		{
+			name:   "a clean session without a tool call",
+			server: []string{refundServer(t), "--stdio"}, wantExit: 0, result: "nothing-judged",
+			want: []string{"idemtest proxy: 0 calls, 0 mutating, 0 with a fault injected\nnothing judged: the agent made no tool call\n"},
+		},
+		{
+			name:   "a clean session with read-only calls only",
+			server: []string{refundServer(t), "--stdio"}, readOnly: 2, wantExit: 0, result: "nothing-judged",
+			want: []string{"nothing judged: the agent made no mutating tool call (2 read-only)\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jsonPath, junitPath := filepath.Join(dir, "verdict.json"), filepath.Join(dir, "agent.xml")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			connectCtx, connectCancel := context.WithTimeout(ctx, 3*time.Second)
+			defer connectCancel()
+			cs, proc, stderr, err := connectProxy(connectCtx, t, []string{"--json", jsonPath, "--junit", junitPath}, tc.server...)
+			if (err != nil) != (tc.readOnly < 0) {
+				t.Fatalf("connect: %v\n%s", err, stderr)
+			}
+			if cs != nil {
+				for range tc.readOnly {
+					refunds(t, cs, "acct_nothing")
+				}
+				_ = cs.Close()
+			}
+			out := stderr.String()
+			if got := proc.ProcessState.ExitCode(); got != tc.wantExit {
+				t.Errorf("proxy exited %d, want %d\n%q", got, tc.wantExit, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("verdict lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "PASS") {
+				t.Errorf("a session that judged nothing passed:\n%s", out)
+			}
+			b, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v struct {
+				Result string `json:"result"`
+			}
+			if err := json.Unmarshal(b, &v); err != nil || v.Result != tc.result {
+				t.Errorf("--json result %q (%v), want %q:\n%s", v.Result, err, tc.result, b)
+			}
+			x, err := os.ReadFile(junitPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantJUnit := `<skipped message="nothing judged: the agent made no`
+			if tc.result == "error" {
+				wantJUnit = `<testcase name="tool-server" classname="idemtest.proxy">` + "\n" + `      <error message="tool server`
+			}
+			if !strings.Contains(string(x), wantJUnit) {
+				t.Errorf("--junit lacks %q:\n%s", wantJUnit, x)
+			}
+		})
+	}
 }

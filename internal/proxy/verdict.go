@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/trace"
@@ -61,10 +63,39 @@ type Verdict struct {
 	Findings   []Finding `json:"findings"`
 	// Checked lists the checks that applied (key-pattern only with a pattern).
 	Checked []Check `json:"checked"`
+	// Error, when set, is why no verdict can stand: the tool server ended while the agent was
+	// connected, or never answered its initialize request.
+	Error string `json:"error,omitempty"`
 }
 
-// Failed reports whether a finding is a violation.
-func (v Verdict) Failed() bool { return v.Violations > 0 }
+// Failed reports whether a finding is a violation or the session failed.
+func (v Verdict) Failed() bool { return v.Violations > 0 || v.Error != "" }
+
+// Nothing reports why nothing was judged, "" when something was: a session without a mutating
+// call checks no key.
+func (v Verdict) Nothing() string {
+	switch {
+	case v.Calls == 0:
+		return "the agent made no tool call"
+	case v.Mutating == 0:
+		return fmt.Sprintf("the agent made no mutating tool call (%d read-only)", v.Calls)
+	}
+	return ""
+}
+
+// Result is the verdict in a word: "fail" (a violation), "error" (the session failed),
+// "nothing-judged" or "pass".
+func (v Verdict) Result() string {
+	switch {
+	case v.Violations > 0:
+		return "fail"
+	case v.Error != "":
+		return "error"
+	case v.Nothing() != "":
+		return "nothing-judged"
+	}
+	return "pass"
+}
 
 // Judge applies the agent checks to calls in the order the agent sent them. It is pure.
 func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
@@ -114,14 +145,7 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 		if !hidesOutcome(c) || c.Key == "" {
 			continue
 		}
-		// The retry is the next call of the same tool with the same arguments.
-		var retry *trace.Call
-		for j := i + 1; j < len(calls); j++ {
-			if s, _ := signature(calls[j], opts.IgnoreArgs); calls[j].Mutating && s == sig {
-				retry = &calls[j]
-				break
-			}
-		}
+		retry, differ := findRetry(calls, i, opts.IgnoreArgs)
 		what := describeHidden(c)
 		switch {
 		case retry == nil:
@@ -131,12 +155,79 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 			}
 			add(Finding{Check: CheckRetried, Violation: opts.RequireRetry, Seq: []int{c.Seq}, Tool: c.Tool, Key: c.Key, Message: msg})
 		case retry.Key != c.Key:
-			add(Finding{Check: CheckRetrySameKey, Violation: true, Seq: []int{c.Seq, retry.Seq}, Tool: c.Tool, Key: c.Key,
-				Message: fmt.Sprintf("would charge twice: %s call #%d (%s) was retried as call #%d with key %q instead of %q",
-					c.Tool, c.Seq, what, retry.Seq, retry.Key, c.Key)})
+			msg := fmt.Sprintf("would charge twice: %s call #%d (%s) was retried as call #%d with key %q instead of %q",
+				c.Tool, c.Seq, what, retry.Seq, retry.Key, c.Key)
+			if len(differ) > 0 {
+				msg += " (the retry's arguments differ only in: " + strings.Join(differ, ", ") + ")"
+			}
+			add(Finding{Check: CheckRetrySameKey, Violation: true, Seq: []int{c.Seq, retry.Seq}, Tool: c.Tool, Key: c.Key, Message: msg})
 		}
 	}
 	return v
+}
+
+// findRetry finds the retry of calls[i], a mutating call whose outcome the agent does not know.
+// The retry is the first later mutating call of the same tool with the same arguments (compared
+// as canonical JSON: numbers by value, the key and ignored arguments left out). The next call of
+// that tool is also its retry when the agent regenerated the arguments: every argument both
+// calls carry has an equal value and one call's arguments include all of the other's, so that
+// the only differences are arguments added or dropped (an optional field spelled out with the
+// server's default, say). differ names those arguments, sorted; it is empty for an exact
+// retry. A call that changes an argument's value (another amount) is a new call, not a retry.
+func findRetry(calls []trace.Call, i int, ignore []string) (retry *trace.Call, differ []string) {
+	c := calls[i]
+	sig, _ := signature(c, ignore)
+	next := true
+	for j := i + 1; j < len(calls); j++ {
+		r := &calls[j]
+		if !r.Mutating || r.Tool != c.Tool {
+			continue
+		}
+		if s, _ := signature(*r, ignore); s == sig {
+			return r, nil
+		}
+		if next {
+			next = false
+			if d, ok := regenerated(c, *r, ignore); ok {
+				return r, d
+			}
+		}
+	}
+	return nil, nil
+}
+
+// regenerated reports whether b's arguments differ from a's only by top-level arguments one of
+// them left out (at least one argument in common), and names those arguments.
+func regenerated(a, b trace.Call, ignore []string) ([]string, bool) {
+	am, aok := argMap(a, ignore)
+	bm, bok := argMap(b, ignore)
+	if !aok || !bok {
+		return nil, false
+	}
+	var onlyA, onlyB []string
+	shared := 0
+	for k, av := range am {
+		bv, ok := bm[k]
+		switch {
+		case !ok:
+			onlyA = append(onlyA, k)
+		case verdict.Canonical(av) != verdict.Canonical(bv):
+			return nil, false
+		default:
+			shared++
+		}
+	}
+	for k := range bm {
+		if _, ok := am[k]; !ok {
+			onlyB = append(onlyB, k)
+		}
+	}
+	if shared == 0 || len(onlyA) > 0 && len(onlyB) > 0 {
+		return nil, false
+	}
+	d := append(onlyA, onlyB...)
+	sort.Strings(d)
+	return d, true
 }
 
 // hidesOutcome reports whether the agent cannot know whether the call took effect: a fault hid
@@ -165,27 +256,100 @@ func describeHidden(c trace.Call) string {
 }
 
 // signature identifies a call by tool and arguments, the key argument and ignored arguments
-// left out: canonical JSON (object keys sorted, insignificant space dropped).
+// left out: canonical JSON (object keys sorted, insignificant space dropped, numbers by value:
+// 10, 10.0 and 1e1 are one number).
 func signature(c trace.Call, ignore []string) (sig, args string) {
+	v, ok := decodeArgs(c, ignore)
+	if !ok {
+		args = string(c.Args)
+	} else {
+		args = verdict.Canonical(v)
+	}
+	return c.Tool + "\x00" + args, args
+}
+
+// argMap returns a call's arguments as an object, the key and ignored arguments left out.
+func argMap(c trace.Call, ignore []string) (map[string]any, bool) {
+	v, ok := decodeArgs(c, ignore)
+	m, isMap := v.(map[string]any)
+	return m, ok && isMap
+}
+
+// decodeArgs decodes a call's arguments with every number in its canonical spelling, the key
+// argument and ignored arguments left out. Absent arguments are an empty object.
+func decodeArgs(c trace.Call, ignore []string) (any, bool) {
 	drop := ignore
 	if keyArg, isArg := strings.CutPrefix(c.KeyCarrier, "arg "); isArg {
 		drop = append([]string{keyArg}, ignore...)
 	}
-	args = canonical(c.Args, drop)
-	return c.Tool + "\x00" + args, args
-}
-
-func canonical(raw json.RawMessage, drop []string) string {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return "{}"
+	if len(bytes.TrimSpace(c.Args)) == 0 {
+		return map[string]any{}, true
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
+	d := json.NewDecoder(bytes.NewReader(c.Args))
 	d.UseNumber()
 	var v any
 	if d.Decode(&v) != nil {
-		return string(raw)
+		return nil, false
 	}
-	return verdict.Canonical(verdict.Without(v, drop))
+	return verdict.Without(normNumbers(v), drop), true
+}
+
+// normNumbers replaces every number in v (decoded with UseNumber) by its canonical spelling.
+func normNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return json.Number(normNumber(string(x)))
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = normNumbers(e)
+		}
+	}
+	return v
+}
+
+// normNumber spells a JSON number so that equal values are equal text, exactly (no float
+// rounding: two large integer ids stay apart): 10.0, 1e1 and 10 are "10"; 12.50 is "12.5";
+// -0 is "0". Very large or small exponents keep an exponent: 1e30 is "1e30".
+func normNumber(s string) string {
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || e > 1<<20 || e < -(1<<20) {
+			return s
+		}
+		mant, exp = s[:i], e
+	}
+	neg := strings.HasPrefix(mant, "-")
+	mant = strings.TrimPrefix(mant, "-")
+	if whole, frac, ok := strings.Cut(mant, "."); ok {
+		mant, exp = whole+frac, exp-len(frac)
+	}
+	mant = strings.TrimLeft(mant, "0")
+	if mant == "" {
+		return "0"
+	}
+	for strings.HasSuffix(mant, "0") {
+		mant, exp = mant[:len(mant)-1], exp+1
+	}
+	var out string
+	switch {
+	case exp >= 0 && exp <= 20:
+		out = mant + strings.Repeat("0", exp)
+	case exp < 0 && -exp < len(mant):
+		out = mant[:len(mant)+exp] + "." + mant[len(mant)+exp:]
+	case exp < 0 && -exp-len(mant) <= 6:
+		out = "0." + strings.Repeat("0", -exp-len(mant)) + mant
+	default:
+		out = mant + "e" + strconv.Itoa(exp)
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
 }
 
 // args0 shortens arguments for a message.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,26 @@ func call(seq int, key string, amount float64, fault string, outcome endpoint.Ou
 	b, _ := json.Marshal(args)
 	return trace.Call{Seq: seq, Tool: "issue_refund", Args: b, Key: key, KeyCarrier: "arg idempotencyKey",
 		Mutating: true, Outcome: outcome, Fault: fault, Result: result}
+}
+
+// rawCall builds a trace line of a mutating issue_refund with the arguments as the agent spelled
+// them and the key added.
+func rawCall(seq int, key, args string, fault string, outcome endpoint.Outcome) trace.Call {
+	c := call(seq, key, 0, fault, outcome)
+	c.Args = json.RawMessage(strings.TrimSuffix(args, "}") + `,"idempotencyKey":"` + key + `"}`)
+	return c
+}
+
+func TestNormNumber(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"10", "10"}, {"10.0", "10"}, {"1e1", "10"}, {"1E+1", "10"}, {"100e-1", "10"},
+		{"12.50", "12.5"}, {"-0", "0"}, {"-0.0e5", "0"}, {"0.001", "0.001"}, {"-3.14", "-3.14"},
+		{"1e30", "1e30"}, {"9007199254740993", "9007199254740993"}, {"1.5e-9", "15e-10"},
+	} {
+		if got := normNumber(tc.in); got != tc.want {
+			t.Errorf("normNumber(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
 }
 
 func TestJudge(t *testing.T) {
@@ -74,6 +95,51 @@ func TestJudge(t *testing.T) {
 			},
 			opts: JudgeOptions{IgnoreArgs: []string{"meta.sentAt"}},
 			want: []string{"retry-same-key true"}, failing: true,
+		},
+		{
+			name: "a number respelled with a new key after a lost response",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10.0}`, "", ok)},
+			want: []string{"retry-same-key true"}, failing: true,
+			msgs: []string{`was retried as call #2 with key "s-2" instead of "s-1"`},
+		},
+		{
+			name: "a number respelled with the same key is the same call",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-1", `{"accountId":"acct_1","amount":1e1}`, "", ok)},
+		},
+		{
+			name: "a default spelled out with a new key after a lost response",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10.00,"currency":"USD"}`, "", ok)},
+			want: []string{"retry-same-key true"}, failing: true,
+			msgs: []string{`was retried as call #2 with key "s-2" instead of "s-1" (the retry's arguments differ only in: currency)`},
+		},
+		{
+			name: "an optional argument dropped with a new key after a timeout",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10,"currency":"USD","note":"x"}`, "timeout", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10}`, "", ok)},
+			want: []string{"retry-same-key true"}, failing: true,
+			msgs: []string{"(the retry's arguments differ only in: currency, note)"},
+		},
+		{
+			name: "another amount is a new call, not a retry",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":11,"currency":"USD"}`, "", ok)},
+			want: []string{"retried false"}, msgs: []string{"was never retried"},
+		},
+		{
+			name: "only the next call of the tool can be a regenerated retry",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_2","amount":10}`, "", ok),
+				rawCall(3, "s-3", `{"accountId":"acct_1","amount":10,"currency":"USD"}`, "", ok)},
+			want: []string{"retried false"},
+		},
+		{
+			name: "arguments added and others dropped make a new call",
+			calls: []trace.Call{rawCall(1, "s-1", `{"accountId":"acct_1","amount":10,"note":"a"}`, "lose-response", info),
+				rawCall(2, "s-2", `{"accountId":"acct_1","amount":10,"currency":"USD"}`, "", ok)},
+			want: []string{"retried false"},
 		},
 		{name: "a delay is not a fault to retry", calls: []trace.Call{call(1, "s-1", 10, "delay:2s", ok), call(2, "s-2", 10, "", ok)}},
 		{
@@ -145,18 +211,7 @@ func TestReportsAreValid(t *testing.T) {
 	if s.Tests != 4 || s.Failures != 1 {
 		t.Errorf("junit tests=%d failures=%d, want 4 and 1", s.Tests, s.Failures)
 	}
-	// Valid against the JUnit schema of Jenkins' xUnit plugin (vendored with the reporters).
-	if xmllint, err := exec.LookPath("xmllint"); err == nil {
-		path := filepath.Join(t.TempDir(), "proxy.xml")
-		if err := os.WriteFile(path, junit.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
-			t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s", err, out)
-		}
-	} else if os.Getenv("CI") == "true" {
-		t.Fatal("xmllint is not installed (CI=true requires it)")
-	}
+	validJUnit(t, junit.Bytes())
 	var js bytes.Buffer
 	if err := WriteJSON(&js, v); err != nil {
 		t.Fatal(err)
@@ -222,5 +277,66 @@ func TestFaultRateIsReproducible(t *testing.T) {
 	}
 	if draw(8) == a {
 		t.Errorf("seeds 7 and 8 drew the same faults %s", a)
+	}
+}
+
+// validJUnit checks a report against the JUnit schema of Jenkins' xUnit plugin (vendored with
+// the reporters).
+func validJUnit(t *testing.T, junit []byte) {
+	t.Helper()
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xmllint is not installed (CI=true requires it)")
+		}
+		return
+	}
+	path := filepath.Join(t.TempDir(), "proxy.xml")
+	if err := os.WriteFile(path, junit, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
+		t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s\n%s", err, out, junit)
+	}
+}
+
+// TestReportsOfNothingJudged: a session without a mutating call skips every check, a failed
+// tool server is one more test case in error, in reports that stay valid; a pass without a
+// fault says that no retry was tested.
+func TestReportsOfNothingJudged(t *testing.T) {
+	readOnly := trace.Call{Seq: 1, Tool: "list_refunds", Outcome: endpoint.OK}
+	failed := Judge(nil, JudgeOptions{})
+	failed.Error = "tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom"
+	for _, tc := range []struct {
+		name                   string
+		v                      Verdict
+		tests, errors, skipped int
+		result, last           string
+	}{
+		{"no call", Judge(nil, JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no tool call\n"},
+		{"read-only calls", Judge([]trace.Call{readOnly}, JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no mutating tool call (1 read-only)\n"},
+		{"no fault injected", Judge([]trace.Call{call(1, "s-1", 10, "", endpoint.OK)}, JudgeOptions{}), 4, 0, 0, "pass", "PASS: the agent kept its keys (no fault was injected: no retry was tested)\n"},
+		{"a failed tool server", failed, 5, 1, 4, "error", "ERROR: tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var junit, js, text bytes.Buffer
+			if err := errors.Join(WriteJUnit(&junit, tc.v), WriteJSON(&js, tc.v), WriteText(&text, tc.v)); err != nil {
+				t.Fatal(err)
+			}
+			var suites junitSuites
+			if err := xml.Unmarshal(junit.Bytes(), &suites); err != nil {
+				t.Fatalf("junit is not valid XML: %v\n%s", err, junit.String())
+			}
+			if s := suites.Suites[0]; s.Tests != tc.tests || s.Errors != tc.errors || s.Skipped != tc.skipped || s.Failures != 0 {
+				t.Errorf("junit tests=%d errors=%d skipped=%d failures=%d, want %d %d %d 0", s.Tests, s.Errors, s.Skipped, s.Failures, tc.tests, tc.errors, tc.skipped)
+			}
+			validJUnit(t, junit.Bytes())
+			if !strings.Contains(js.String(), `"result": "`+tc.result+`"`) {
+				t.Errorf("json lacks result %q:\n%s", tc.result, js.String())
+			}
+			if !strings.HasSuffix(text.String(), tc.last) || tc.result != "pass" && strings.Contains(text.String(), "PASS") {
+				t.Errorf("text does not end with %q:\n%s", tc.last, text.String())
+			}
+		})
 	}
 }
