@@ -366,7 +366,7 @@ func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell)
 		if res.Failure != nil {
 			c.Reason += ": " + res.Failure.Message
 		}
-	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict"):
+	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict" && !noID(res)):
 		c.Status, c.Evidence = Fail, byAnswers
 		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
 		if res.Metrics.DuplicateExecutions == 0 {
@@ -381,6 +381,18 @@ func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell)
 	c.Details = details(res, trial)
 	return res, c
 }
+
+// noID reports that the verdict could not judge a run from its answers alone: equal answers
+// without an id prove no replay, so the check's own state comparison decides.
+func noID(res *runner.ScenarioResult) bool {
+	return res.Metrics.NoID() > 0 && res.Metrics.DuplicateExecutions == 0 && res.Metrics.ReplaysDiffer == 0
+}
+
+// noIDReason is why a check whose answers carry no id is inconclusive.
+const noIDReason = "the answers carry no id, so equal answers prove no replay, and no read-only tool showed the state"
+
+// noIDComment is what a saved spec says when the state decides because the answers carry no id.
+const noIDComment = " Its answers carry no id, so equal answers prove no replay: the state decides (verdict: off)."
 
 // judging is a spec's run, ready to be judged from one step's first call.
 type judging struct {
@@ -467,6 +479,12 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural st
 		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"
 	case t.Natural:
 		c.Status, c.Reason = Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
+	case noID(res) && len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it (its answers carry no id)"
+		stateDecidesBecause(c.Scenario, "retry", noIDComment)
+	case noID(res):
+		c.Status, c.Reason = Inconclusive, noIDReason
 	case c.Replayed:
 		c.Status, c.Reason = Pass, "the retry got the stored answer"
 		if len(moved) > 0 {
@@ -600,7 +618,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	c := &Cell{Check: Concurrent, Scenario: s}
 	var spreads []float64
 	var last *runner.ScenarioResult
-	okCopies, flightWrong, wrongStatus, byState, answersDiffered := 0, 0, 0, 0, 0
+	okCopies, flightWrong, wrongStatus, byState, answersDiffered, unproven := 0, 0, 0, 0, 0, 0
 	deadline := time.Now().Add(b.opts.Budget)
 	for c.Rounds < b.opts.Rounds && (c.Rounds == 0 || time.Now().Before(deadline)) && b.ctx.Err() == nil {
 		s.Trials = 1
@@ -613,7 +631,11 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			c.Overlapped += res.Overlapped
 			spreads = append(spreads, res.SpreadsUS...)
 		}
-		switch n, why := b.burstState(res); {
+		n, why := b.burstState(res)
+		if res != nil && noID(res) && n != 1 {
+			unproven++
+		}
+		switch {
 		case n > 1 && cc != nil && cc.Status == Fail:
 			// The answers caught it too: both are evidence.
 			cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
@@ -623,6 +645,9 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			cc.Details = details(res, trialOf(res))
 		case n == 1:
 			byState++
+			if res != nil && noID(res) && byState == 1 {
+				stateDecidesBecause(s, "burst", noIDComment)
+			}
 			if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
 				if answersDiffered == 0 {
 					stateDecides(s, "burst")
@@ -673,6 +698,8 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	case flightWrong > 0:
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", wrongStatus, b.prof.name, b.prof.flight, stats)
+	case unproven > 0:
+		c.Status, c.Reason = Inconclusive, fmt.Sprintf("in %d round(s) %s: %s", unproven, noIDReason, stats)
 	case answersDiffered > 0:
 		c.Status, c.Evidence = Warn, "state ("+strings.Join(b.snapshots, ", ")+"), answers"
 		c.Reason = fmt.Sprintf("the state changed as one call changes it in every round, but in %d round(s) copies answered differently, not as replays (the server deduplicates by content): %s", answersDiffered, stats)

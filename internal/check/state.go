@@ -360,13 +360,18 @@ func oneLine(c *Cell) {
 // stateDecides leaves a step out of the exactly-once verdict in the saved scenario, once the
 // state overruled the answers: run then judges it as check did, by the state assertions.
 func stateDecides(s *Spec, step string) {
+	stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
+}
+
+// stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment.
+func stateDecidesBecause(s *Spec, step, why string) {
 	if s == nil {
 		return
 	}
 	for i := range s.Steps {
 		if s.Steps[i].ID == step {
 			s.Steps[i].Verdict = "off"
-			s.Comment += " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off)."
+			s.Comment += why
 		}
 	}
 }

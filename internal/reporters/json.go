@@ -71,6 +71,8 @@ type JSONScenario struct {
 	FailedTrial int          `json:"failed_trial,omitempty"`
 	// History is every trial started, in order; one cut short by an interrupt has cut set.
 	History []JSONTrial `json:"history"`
+	// Warnings are problems with the scenario found while it ran (runner.ScenarioResult).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // JSONSpread summarises the fan-out release spreads of a scenario, in microseconds.
@@ -229,7 +231,7 @@ func generateJSON(rep *runner.Report, version string) JSONReport {
 			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed, TrialsFailed: r.TrialsFailed,
 			Fanouts: r.Fanouts, Overlapped: r.Overlapped, Start: r.Start,
 			DurationUS: us(r.Duration), Metrics: r.Metrics, Failure: jsonFailure(r.Failure),
-			Spread: spreadOf(r.SpreadsUS), History: []JSONTrial{},
+			Spread: spreadOf(r.SpreadsUS), History: []JSONTrial{}, Warnings: r.Warnings,
 		}
 		if js.Tags == nil {
 			js.Tags = []string{}

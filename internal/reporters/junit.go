@@ -103,6 +103,12 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 		if r.Fanouts > 0 {
 			fmt.Fprintf(&out, "fan-outs: %d/%d overlapped\n", r.Overlapped, r.Fanouts)
 		}
+		for _, u := range r.Metrics.Unjudged {
+			fmt.Fprintf(&out, "warning: %s\n", u.Message())
+		}
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(&out, "warning: %s\n", warning)
+		}
 		t := r.FailedTrial
 		if t == nil {
 			t = r.Trial1

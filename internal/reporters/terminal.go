@@ -23,8 +23,16 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 	if rep.Err != nil {
 		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), EscapeText(rep.Err.Error()))
 	}
+	var all runner.Metrics
 	for _, r := range rep.Scenarios {
 		fmt.Fprintln(w, ScenarioLine(st, r))
+		for _, u := range r.Metrics.Unjudged {
+			fmt.Fprintln(w, "  "+st.skip.Render("⚠ "+Escape(u.Message())))
+		}
+		for _, warning := range r.Warnings {
+			fmt.Fprintln(w, "  "+st.skip.Render("⚠ "+EscapeText(warning)))
+		}
+		all.Add(r.Metrics)
 	}
 	for _, r := range rep.Scenarios {
 		if r.Failure != nil {
@@ -38,7 +46,15 @@ func Terminal(w io.Writer, rep *runner.Report, opts TerminalOptions) {
 		}
 	}
 	fmt.Fprintln(w)
+	if all.NoneJudged() {
+		fmt.Fprintln(w, st.fail.Render(NoneJudgedNote(all)))
+	}
 	fmt.Fprintln(w, Summary(rep))
+}
+
+// NoneJudgedNote says that the exactly-once verdict judged none of a run's calls with a key.
+func NoneJudgedNote(m runner.Metrics) string {
+	return fmt.Sprintf("⚠ the exactly-once verdict judged none of the %d calls with a key: every tool called was declared idempotent or set verdict: off, so \"0 duplicate executions\" proves nothing; assert on sinks or probes", m.Keyed)
 }
 
 // ScenarioLine is the one-line result of a scenario.
@@ -167,6 +183,9 @@ func Summary(rep *runner.Report) string {
 	}
 	// The exactly-once verdict's count, always shown: 0 is the claim a green run makes.
 	parts = append(parts, fmt.Sprintf("%d duplicate executions", m.DuplicateExecutions))
+	if n := m.UnjudgedCalls(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d calls not judged", n))
+	}
 	if m.ReplaysDiffer > 0 {
 		parts = append(parts, fmt.Sprintf("%d replays differ", m.ReplaysDiffer))
 	}

@@ -71,6 +71,10 @@ type ScenarioResult struct {
 	TrialsFailed int
 	Start        time.Time
 	Duration     time.Duration
+	// Warnings are problems with the scenario itself found while it ran (an assertion reading
+	// an answer field no answer had), once each.
+	Warnings []string
+	paths    pathTracker
 }
 
 // maxSpreadSamples bounds the spreads kept per scenario.
@@ -185,6 +189,8 @@ type Metrics struct {
 	DuplicateExecutions int `json:"duplicate_executions"`
 	// ReplaysDiffer counts the keys whose marked replay was not their first answer.
 	ReplaysDiffer int `json:"replays_differ"`
+	// Unjudged lists, per tool and reason, the calls the verdict did not judge.
+	Unjudged []Unjudged `json:"unjudged,omitempty"`
 }
 
 // Add sums m and o.
@@ -201,6 +207,9 @@ func (m *Metrics) Add(o Metrics) {
 	m.SpreadMaxUS = max(m.SpreadMaxUS, o.SpreadMaxUS)
 	m.DuplicateExecutions += o.DuplicateExecutions
 	m.ReplaysDiffer += o.ReplaysDiffer
+	for _, u := range o.Unjudged {
+		m.addUnjudged(u)
+	}
 }
 
 // Repeats counts the calls that sent a key again, sequentially or concurrently: the calls a

@@ -518,6 +518,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			break
 		}
 	}
+	res.Warnings = res.paths.warnings()
 	switch {
 	case res.FailedTrial != nil:
 		// A failure found before the interrupt stands.
@@ -556,7 +557,7 @@ type trialState struct {
 	// judged holds every call of the trial as the verdict sees it; exempt the steps whose
 	// calls it does not judge (verdict: off, a tool idempotent by nature).
 	judged  []verdict.Call
-	exempt  map[string]bool
+	exempt  map[string]string // step id → why it is not judged (an Unjudged reason), "" when it is
 	metrics *Metrics
 	res     *ScenarioResult
 	mu      sync.Mutex
@@ -571,7 +572,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		keys:    map[string]string{},
 		args:    map[string]map[string]any{},
 		sent:    map[string]string{},
-		exempt:  map[string]bool{},
+		exempt:  map[string]string{},
 		metrics: &res.Metrics,
 		res:     res,
 	}
@@ -623,6 +624,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 
 func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
 	deadline := time.Now().Add(step.Eventually)
+	st.res.paths.read(step, st.env)
 	for {
 		perr := r.observe(ctx, st, step.Assert.Uses)
 		ok, err := evaluate(ctx, func() (bool, error) { return step.Assert.Bool(st.env) })
@@ -780,7 +782,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	if err != nil {
 		return stepError(step, err)
 	}
-	st.exempt[step.ID] = step.VerdictOff || r.natural(ctx, ep, def, step.Tool)
+	st.exempt[step.ID] = r.exemption(ctx, ep, def, step)
 	if key != "" && def.Key.Arg != "" && args != nil {
 		// The key travels as an argument and the endpoint adds it; a copy written by hand in the
 		// arguments is dropped so that a retry's arguments are the original's.
@@ -895,6 +897,9 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		} else {
 			st.sent[key] = step.ID
 		}
+		if why := st.exempt[step.ID]; why != "" {
+			m.addUnjudged(Unjudged{Endpoint: step.Endpoint, Tool: step.Tool, Reason: why, Calls: 1})
+		}
 	}
 	var ignore []string
 	if def := st.sc.Endpoints[step.Endpoint]; def != nil {
@@ -903,7 +908,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	st.judged = append(st.judged, verdict.Call{
 		Key: key, Endpoint: step.Endpoint, Tool: step.Tool, Step: step.ID, Copy: copy, Attempt: attempt,
 		OK:   res.Outcome == endpoint.OK || (res.Lost && res.Discarded == endpoint.OK),
-		Lost: res.Lost, Replayed: res.Replayed, Answer: res.Result, Ignore: ignore, Exempt: st.exempt[step.ID],
+		Lost: res.Lost, Replayed: res.Replayed, Answer: res.Result, Ignore: ignore, Exempt: st.exempt[step.ID] != "", Args: st.args[step.ID],
 	})
 	st.mu.Unlock()
 	r.emit(Event{Kind: EventCall, Scenario: st.sc, Call: &c, Trial: st.trial.Index, Session: st.trial.Session})

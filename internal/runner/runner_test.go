@@ -106,11 +106,13 @@ steps:
   - id: a
     call_tool: issue_refund
     args: {n: 1}
+    verdict: off   # the echo server executes every call; this test is about keys
   - id: b
     call_tool: issue_refund
     args: {n: "{{ a.result.args.n + 1 }}"}
   - id: again
     retry_of: a
+    verdict: off
   - id: explicit
     call_tool: issue_refund
     key: "mine-{{ trial }}"
@@ -173,6 +175,7 @@ steps:
     call_tool: issue_refund
     args: {hold: 16}
     fanout: 16
+    verdict: off   # the echo server ignores keys: this test is about the release
   - assert: burst.ok == 16 && len(burst.calls) == 16 && burst.spread_us > 0
   - assert: len(uniq(map(burst.calls, .key))) == 1
   # The server answers none before all 16 arrived, so every copy left before the first answer.
@@ -185,6 +188,9 @@ steps:
 	}
 	if r.Fanouts != 1 || r.Overlapped != 1 {
 		t.Errorf("fan-outs %d, overlapped %d; want 1 and 1", r.Fanouts, r.Overlapped)
+	}
+	if u := r.Metrics.Unjudged; len(u) != 1 || u[0].Reason != UnjudgedOff || u[0].Calls != 16 || !r.Metrics.NoneJudged() {
+		t.Errorf("unjudged %+v", u)
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -330,10 +336,12 @@ steps:
     args: {hold: 4}
     fanout: 4
     sync: last-byte
+    verdict: off   # the echo server executes every copy; this test is about the release
   - id: st
     call_tool: issue_refund
     fanout: 4
     stagger: 1ms..2ms
+    verdict: off
   - assert: lb.ok == 4 && lb.overlapped && st.ok == 4
   - assert: all(lb.calls, .released_us <= lb.spread_us && .answered_us > .released_us)
   - assert: all(st.calls, .offset_us >= 1000 && .offset_us <= 2000)
@@ -387,6 +395,7 @@ steps:
     call_tool: issue_refund
     lose_response: true
     retry: {attempts: 3, on: [info], backoff: 1ms}
+    verdict: off   # the echo server executes every attempt; this test is about the loop
   - assert: r.ok && r.attempts == 2 && r.result.key == r.key && !r.lost
   - id: gone
     call_tool: issue_refund

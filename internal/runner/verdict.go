@@ -12,23 +12,30 @@ import (
 // maxVerdictShown bounds the violations one failure explains in full.
 const maxVerdictShown = 3
 
-// natural reports whether a tool is idempotent by nature, so that its answers are no evidence
-// of executions: the endpoint's natural list when it has one, else the tool's idempotentHint.
-func (r *runner) natural(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) bool {
+// exemption says why the verdict does not judge a step's calls (an Unjudged reason), or "":
+// verdict: off on the step; a tool idempotent by nature, by the endpoint's natural list when
+// it has one, else by the tool's idempotentHint.
+func (r *runner) exemption(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, step *scenario.Step) string {
+	if step.VerdictOff {
+		return UnjudgedOff
+	}
 	lister, ok := ep.(endpoint.ToolLister)
 	if !ok || def.Natural != nil {
-		return Natural(def, tool, nil)
+		if Natural(def, step.Tool, nil) {
+			return UnjudgedNatural
+		}
+		return ""
 	}
 	tools, err := lister.Tools(ctx)
 	if err != nil {
-		return false
+		return ""
 	}
 	for _, t := range tools {
-		if t.Name == tool {
-			return Natural(def, tool, &t)
+		if t.Name == step.Tool && Natural(def, step.Tool, &t) {
+			return UnjudgedHint
 		}
 	}
-	return false
+	return ""
 }
 
 // judge runs the exactly-once verdict (DESIGN §8) on a trial's calls. A violation fails the
@@ -44,20 +51,46 @@ func (r *runner) judge(st *trialState) {
 			st.metrics.ReplaysDiffer++
 		}
 	}
+	var unproven []Unjudged
+	for _, u := range j.Unprovable {
+		n := Unjudged{Endpoint: u.Endpoint, Tool: u.Tool, Reason: UnjudgedNoID, Calls: u.Calls}
+		st.metrics.addUnjudged(n)
+		unproven = mergeUnjudged(unproven, n)
+	}
 	st.mu.Unlock()
-	if len(j.Violations) == 0 {
+	if len(j.Violations) == 0 && len(unproven) == 0 {
 		return
+	}
+	var lines []string
+	for _, u := range unproven {
+		lines = append(lines, u.Message())
+	}
+	if len(unproven) > 0 {
+		lines = append(lines, "  equal answers without an id are what a server that ignores keys and executes every call gives too; they prove no replay")
 	}
 	t := st.trial
 	var said []string
 	for _, v := range j.Violations {
 		said = append(said, verdictLine(v))
 	}
+	for _, u := range unproven {
+		said = append(said, u.Message())
+	}
 	if t.Failure == nil {
-		first := j.Violations[0]
-		step := st.step(st.judged[first.First].Step)
-		f := stepFailure(FailVerdict, step, verdictLine(first))
-		f.Explanation = append(first.Explain(), st.more(j.Violations[1:])...)
+		if len(j.Violations) > 0 {
+			first := j.Violations[0]
+			step := st.step(st.judged[first.First].Step)
+			f := stepFailure(FailVerdict, step, verdictLine(first))
+			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:])...), lines...)
+			f.Verdict = said
+			t.Failure, t.Passed = f, false
+			return
+		}
+		// A verdict that cannot go red must not pass as green (DESIGN §8): the trial fails
+		// unless the step sets verdict: off or the tool is declared idempotent by nature.
+		step := st.step(st.judged[j.Unprovable[0].First].Step)
+		f := stepFailure(FailVerdict, step, lines[0])
+		f.Explanation = lines[1:]
 		f.Verdict = said
 		t.Failure, t.Passed = f, false
 		return
@@ -65,6 +98,14 @@ func (r *runner) judge(st *trialState) {
 	t.Failure.Verdict = said
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
+	t.Failure.Explanation = append(t.Failure.Explanation, lines...)
+}
+
+// mergeUnjudged adds u to us, summing calls of the same tool and reason.
+func mergeUnjudged(us []Unjudged, u Unjudged) []Unjudged {
+	m := Metrics{Unjudged: us}
+	m.addUnjudged(u)
+	return m.Unjudged
 }
 
 // verdictLine states a violation in words, then the likely cause on the server.

@@ -10,8 +10,12 @@
 //	}
 //
 // An ok answer is a replay when the server marks it or when it is JSON-equal (after the
-// endpoint's ignored fields are left out) to an earlier ok answer to the same key; every other
-// ok answer is an execution (unmarked answers equal to each other are one). Two executions of one key are a double execution; a marked replay
-// that differs from the key's first answer is a replay that differs. Keys are scoped per
-// endpoint and tool, as servers keep them.
+// endpoint's ignored fields are left out) to an earlier ok answer to the same key and carries a
+// value the server minted (an id, or a value that differs between keys, that is not an echo of
+// the arguments or the key); every other ok answer is an execution (unmarked answers equal to
+// each other are one). A key whose equal answers carry nothing minted is Unprovable: neither a
+// replay nor a double execution, since a server that ignores keys answers the same. Two
+// executions of one key are a double execution; a marked replay that differs from the key's
+// first answer is a replay that differs. Keys are scoped per endpoint and tool, as servers keep
+// them.
 package verdict

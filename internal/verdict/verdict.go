@@ -27,6 +27,9 @@ type Call struct {
 	Answer any
 	// Ignore lists dotted paths (requestId, meta.at) left out of every comparison.
 	Ignore []string
+	// Args are the call's arguments: a value an answer merely echoes tells nothing about which
+	// execution the answer came from.
+	Args map[string]any
 	// Exempt calls are not judged from their answers: a tool idempotent by nature, or a step
 	// with verdict: off.
 	Exempt bool
@@ -66,6 +69,9 @@ type Judgement struct {
 	Replays int
 	// Duplicates counts the executions beyond the first, over every key.
 	Duplicates int
+	// Unprovable lists the keys whose equal answers carry no id: they are not counted as
+	// replays, and the verdict could not judge them.
+	Unprovable []Unprovable
 }
 
 // Judge decides, for every key of a trial, whether it executed exactly once (DESIGN §8). Only
@@ -84,6 +90,23 @@ func Judge(calls []Call) Judgement {
 			order = append(order, s)
 		}
 		byKey[s] = append(byKey[s], i)
+	}
+	type tool struct{ endpoint, tool string }
+	ev := map[tool]*evidence{}
+	for _, s := range order {
+		for _, i := range byKey[s] {
+			if calls[i].OK && !calls[i].Exempt {
+				t := tool{s.endpoint, s.tool}
+				if ev[t] == nil {
+					ev[t] = &evidence{answers: map[string]map[string]string{}}
+				}
+				l := map[string]string{}
+				leaves(Without(calls[i].Answer, calls[i].Ignore), "", l)
+				ev[t].keys = append(ev[t].keys, s.key)
+				ev[t].answers[s.key] = l
+				break
+			}
+		}
 	}
 	var j Judgement
 	for _, s := range order {
@@ -112,17 +135,31 @@ func Judge(calls []Call) Judgement {
 		// other only, so that the order of a fan-out's copies in the history does not matter.
 		var execs, differs []int
 		seen := map[string]bool{}
+		marked, equal := 0, 0
 		for _, i := range ok {
 			switch {
 			case calls[i].Replayed:
-				j.Replays++
+				marked++
 			case seen[canon[i]]:
-				j.Replays++
+				equal++
 			default:
 				execs = append(execs, i)
 				seen[canon[i]] = true
 			}
 		}
+		j.Replays += marked
+		// Equal unmarked answers are replays only when they carry something the server minted
+		// for the execution; otherwise a server that ignores keys answers the same.
+		if equal > 0 && marked == 0 && len(execs) == 1 {
+			args := map[string]string{}
+			leaves(calls[execs[0]].Args, "", args)
+			args["(key)"] = Canonical(s.key) // a server that echoes the key minted nothing
+			if !ev[tool{s.endpoint, s.tool}].minted(s.key, ev[tool{s.endpoint, s.tool}].answers[s.key], args) {
+				j.Unprovable = append(j.Unprovable, Unprovable{Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Calls: len(ok)})
+				continue
+			}
+		}
+		j.Replays += equal
 		// A marked replay must be the stored answer of an execution: the first ok answer when
 		// idemtest saw none (its answer was lost unread). When the key executed twice, a replay
 		// of either execution is explained by the double execution.

@@ -27,6 +27,16 @@ func TestJudge(t *testing.T) {
 	ignore := func(c Call, paths ...string) Call { c.Ignore = paths; return c }
 	exempt := func(c Call) Call { c.Exempt = true; return c }
 	withKey := func(c Call, key, tool string) Call { c.Key, c.Tool = key, tool; return c }
+	args := func(c Call, amount float64, kv ...string) Call {
+		c.Args = map[string]any{"accountId": "acct_1", "amount": amount}
+		for i := 0; i+1 < len(kv); i += 2 {
+			c.Args[kv[i]] = kv[i+1]
+		}
+		return c
+	}
+	echoed := func(amount float64) map[string]any {
+		return map[string]any{"accountId": "acct_1", "amount": amount, "status": "succeeded"}
+	}
 
 	tests := []struct {
 		name       string
@@ -35,6 +45,7 @@ func TestJudge(t *testing.T) {
 		executions int // of the first violation
 		replays    int
 		duplicates int
+		unprovable int // keys
 	}{
 		{name: "one execution, a marked replay", calls: []Call{ok("first", refund("re_1")), marked(ok("retry", refund("re_1")))}, replays: 1},
 		{name: "an unmarked byte-for-byte replay", calls: []Call{ok("first", refund("re_1")), ok("retry", refund("re_1"))}, replays: 1},
@@ -72,7 +83,23 @@ func TestJudge(t *testing.T) {
 		{name: "one key on two tools is two scopes", calls: []Call{ok("a", refund("re_1")), withKey(ok("b", refund("re_2")), "s1-0", "other")}},
 		{name: "calls without a key are not judged", calls: []Call{withKey(ok("a", refund("re_1")), "", "issue_refund"), withKey(ok("b", refund("re_2")), "", "issue_refund")}},
 		{name: "answers that are not JSON", calls: []Call{ok("a", "done 1"), ok("b", "done 2")}, kinds: []Kind{DoubleExecution}, executions: 2, duplicates: 1},
-		{name: "empty answers are equal", calls: []Call{ok("a", nil), ok("b", nil)}, replays: 1},
+		{name: "empty answers are equal but prove nothing", calls: []Call{ok("a", nil), ok("b", nil)}, unprovable: 1},
+		{name: "equal answers without an id prove nothing",
+			calls: []Call{ok("first", map[string]any{"status": "succeeded"}), ok("retry", map[string]any{"status": "succeeded"})}, unprovable: 1},
+		{name: "equal answers that echo the payload prove nothing, across keys too",
+			calls: []Call{args(withKey(ok("once", echoed(5)), "s1-0", "issue_refund"), 5), args(withKey(ok("first", echoed(49.99)), "s1-1", "issue_refund"), 49.99),
+				args(withKey(ok("retry", echoed(49.99)), "s1-1", "issue_refund"), 49.99)}, unprovable: 1},
+		{name: "an id that is the same for every key proves nothing",
+			calls:      []Call{withKey(ok("once", map[string]any{"id": "static"}), "s1-9", "issue_refund"), ok("first", map[string]any{"id": "static"}), ok("retry", map[string]any{"id": "static"})},
+			unprovable: 1},
+		{name: "a value that differs between keys is minted",
+			calls:   []Call{withKey(ok("once", map[string]any{"balance": 10.0}), "s1-9", "issue_refund"), ok("first", map[string]any{"balance": 20.0}), ok("retry", map[string]any{"balance": 20.0})},
+			replays: 1},
+		{name: "an id in the answer, the payload echoed",
+			calls: []Call{args(ok("first", refund("re_1", "accountId", "acct_1")), 49.99), args(ok("retry", refund("re_1", "accountId", "acct_1")), 49.99)}, replays: 1},
+		{name: "an id the client sent is an echo",
+			calls: []Call{args(ok("first", map[string]any{"orderId": "o_1"}), 0, "orderId", "o_1"), args(ok("retry", map[string]any{"orderId": "o_1"}), 0, "orderId", "o_1")}, unprovable: 1},
+		{name: "a marked replay needs no id", calls: []Call{ok("first", nil), marked(ok("retry", nil))}, replays: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +113,9 @@ func TestJudge(t *testing.T) {
 			}
 			if len(j.Violations) > 0 && j.Violations[0].Executions != tt.executions {
 				t.Errorf("executions %d, want %d", j.Violations[0].Executions, tt.executions)
+			}
+			if len(j.Unprovable) != tt.unprovable {
+				t.Errorf("unprovable %+v, want %d keys", j.Unprovable, tt.unprovable)
 			}
 			if j.Replays != tt.replays || j.Duplicates != tt.duplicates {
 				t.Errorf("replays %d duplicates %d, want %d and %d", j.Replays, j.Duplicates, tt.replays, tt.duplicates)
