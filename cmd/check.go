@@ -46,7 +46,8 @@ func NewCmdCheck(f *Factory, runF func(context.Context, *CheckOptions) error) *c
 arguments from each tool's input schema (or from check.tools in idemtest.yaml), and runs a
 fixed battery of ordinary scenarios against it: ` + strings.Join(check.IDs, ", ") + `.
 It prints a matrix: a row per tool, a column per check, ✓ pass, ✗ fail, ⚠ protocol deviation,
-– skipped, ? inconclusive, each cell that is not ✓ explained below it. Exit code 1 on any ✗.`,
+– skipped, ? inconclusive, each cell that is not ✓ explained below it. Exit code 1 on any ✗,
+and when every check of every tool was skipped (nothing was judged).`,
 		Example: `  idemtest check --endpoint refunds
   idemtest check --mcp-command "node server.js" --junit check.xml
   idemtest check --endpoint refunds --only concurrent --rounds 100 --budget 10s
@@ -162,6 +163,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return &exitError{ExitFailed, werr}
 	case rep.Failed():
 		return silentExit(ExitFailed)
+	case rep.AllSkipped():
+		return &exitError{ExitFailed, errors.New("no tool could be judged: every check was skipped (the reasons are above), so check proved nothing")}
 	}
 	return nil
 }

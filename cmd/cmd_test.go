@@ -95,3 +95,27 @@ func TestVerboseBeforeCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestNoColorEverywhere: every command takes --no-color, after its name or before it, so that a
+// script can pass the same flag to all of them; it reaches ColorEnabled either way.
+func TestNoColorEverywhere(t *testing.T) {
+	io, _, _ := Test()
+	root := NewCmdRoot(&Factory{IO: io, Version: "test"})
+	for _, c := range root.Commands() {
+		if c.Flag("no-color") == nil {
+			t.Errorf("%s has no --no-color", c.Name())
+		}
+	}
+	for _, args := range [][]string{{"validate", "--no-color", "does-not-exist"}, {"--no-color", "validate", "does-not-exist"}} {
+		io, _, errOut := Test()
+		io.OutTTY = true
+		io.Getenv = func(string) string { return "" }
+		code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, args)
+		if code != ExitUsage || !strings.Contains(errOut.String(), "no such file") {
+			t.Errorf("%q: exit %d: %s", args, code, errOut)
+		}
+		if io.ColorEnabled(false) {
+			t.Errorf("%q: colour still on", args)
+		}
+	}
+}

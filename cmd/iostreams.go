@@ -20,6 +20,8 @@ type IOStreams struct {
 	ErrTTY bool
 	// Getenv reads the environment (NO_COLOR, CLICOLOR_FORCE, GITHUB_ACTIONS).
 	Getenv func(string) string
+	// NoColor is the --no-color every command accepts (before or after its name).
+	NoColor bool
 }
 
 // System returns the process's streams. IDEMTEST_FORCE_TTY=1 treats them as terminals, so that
@@ -39,11 +41,12 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
 	return &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut, Getenv: func(string) string { return "" }}, out, errOut
 }
 
-// ColorEnabled applies the usual rules: NO_COLOR turns colour off, CLICOLOR_FORCE turns it on,
-// otherwise colour only on a terminal that is not TERM=dumb.
+// ColorEnabled applies the usual rules: --no-color (noColorFlag, or the command line's
+// --no-color in s.NoColor) and NO_COLOR turn colour off, CLICOLOR_FORCE turns it on, otherwise
+// colour only on a terminal that is not TERM=dumb.
 func (s *IOStreams) ColorEnabled(noColorFlag bool) bool {
 	switch {
-	case noColorFlag, s.Getenv("NO_COLOR") != "":
+	case noColorFlag, s.NoColor, s.Getenv("NO_COLOR") != "":
 		return false
 	case s.Getenv("CLICOLOR_FORCE") != "" && s.Getenv("CLICOLOR_FORCE") != "0":
 		return true

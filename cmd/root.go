@@ -203,6 +203,9 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 		Version:       f.Version,
 	}
 	root.SetVersionTemplate("idemtest {{.Version}}\n")
+	// Every command takes --no-color, so that a script can pass it to any of them; run, check
+	// and sweep also declare it themselves (it is in their own help).
+	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "plain output without colour")
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
 	root.AddCommand(NewCmdProxy(f, nil), NewCmdSweep(f, nil))
 	root.SetFlagErrorFunc(flagError)

@@ -172,8 +172,9 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 			accepts = "-"
 		}
 		// Tool names come from the server: escaped so that they cannot drive the terminal or forge
-		// a CI log line.
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", reporters.Escape(t.Name), t.ReadOnly, t.Idempotent, destructive,
+		// a CI log line, and clipped so that one long name keeps the columns on screen (--json
+		// has them whole).
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", reporters.Clip(reporters.Escape(t.Name), reporters.NameWidth), t.ReadOnly, t.Idempotent, destructive,
 			reporters.Escape(t.KeyCarrier), reporters.Escape(accepts), t.Mutating)
 	}
 	return tw.Flush()
@@ -192,7 +193,7 @@ func operationsTable(tw *tabwriter.Writer, tools []runner.ToolInfo) error {
 			note = t.Finding
 		}
 		// Everything here comes from the document: escaped so that it cannot drive the terminal.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%v\t%s\t%s\n", reporters.Escape(t.Name), reporters.Escape(t.Method), reporters.Escape(t.Path),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%v\t%s\t%s\n", reporters.Clip(reporters.Escape(t.Name), reporters.NameWidth), reporters.Escape(t.Method), reporters.Escape(t.Path),
 			t.ReadOnly, t.Idempotent, t.Mutating, reporters.Escape(key), reporters.Escape(note))
 	}
 	return tw.Flush()

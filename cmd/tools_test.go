@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/reporters"
 )
 
 // TestToolsEscapesHostileNames lists and scaffolds the tools of a real MCP server whose tool
@@ -39,7 +41,7 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 		if strings.ContainsAny(got, "\x1b\x07\u202e") || strings.Contains(got, "\n::") {
 			t.Errorf("%s printed server bytes raw:\n%q", args[0], got)
 		}
-		if !strings.Contains(got, `refund\x1b]0;pwned\x07\u202eevil`) && !strings.Contains(got, "refund__0_pwned_") &&
+		if !strings.Contains(got, `refund\x1b]0;pwned\x07`) && !strings.Contains(got, "refund__0_pwned_") &&
 			!strings.Contains(got, `refund\u001b]0;pwned\u0007\u202eevil`) {
 			t.Errorf("%s does not show the tool:\n%s", args[0], got)
 		}
@@ -52,5 +54,41 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 	}
 	if len(files) != 2 { // the scenario, and idemtest.yaml for the endpoint given on the command line
 		t.Errorf("init wrote %d files", len(files))
+	}
+}
+
+// TestToolsClipsLongNames: a server with one 300-character tool name still gets a table whose
+// columns fit a terminal; --json keeps the name whole.
+func TestToolsClipsLongNames(t *testing.T) {
+	long := "refund_" + strings.Repeat("x", 286) + "_create"
+	srv := mcp.NewServer(&mcp.Implementation{Name: "long", Version: "1"}, nil)
+	schema := json.RawMessage(`{"type":"object"}`)
+	for _, name := range []string{long, "issue_refund"} {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+
+	io, out, errOut := Test()
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--mcp-url", ts.URL}); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	// Every column starts where it would without the long name.
+	header, _, _ := strings.Cut(out.String(), "\n")
+	if col := strings.Index(header, "READ-ONLY"); col > reporters.NameWidth+2 {
+		t.Errorf("the second column starts at %d:\n%s", col, out)
+	}
+	if !strings.Contains(out.String(), "refund_xxxxxxxxxxxxxxx") || !strings.Contains(out.String(), "…xxxxxx_create") {
+		t.Errorf("the long name is not shown clipped:\n%s", out)
+	}
+
+	io, out, errOut = Test()
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "--mcp-url", ts.URL}); code != ExitOK {
+		t.Fatalf("--json: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out.String(), `"`+long+`"`) {
+		t.Errorf("--json does not hold the whole name:\n%s", out)
 	}
 }

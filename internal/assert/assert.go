@@ -16,6 +16,8 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Env declares the names an expression may use, with a sample value of each name's type. A
@@ -30,7 +32,7 @@ var Dynamic any = dynamic{}
 type dynamic struct{}
 
 // functions are the names callable in expressions besides expr's builtins.
-var functions = map[string]bool{"countWhere": true, "uuid": true, "now": true}
+var functions = map[string]bool{"countWhere": true, "uuid": true, "now": true, "without": true}
 
 // keywords are expr's operator and literal words, which no name can be.
 var keywords = map[string]bool{
@@ -176,7 +178,26 @@ func options(env Env) []expr.Option {
 		expr.Patch(countPatch{}),
 		expr.Function("countWhere", countWhere),
 		expr.Function("uuid", func(...any) (any, error) { return newUUID(), nil }, new(func() string)),
+		expr.Function("without", without),
 	}
+}
+
+// without returns a value with dotted paths left out, as compare.ignore leaves them out of the
+// verdict's comparisons: without(listed.result, "at") compares a list's answer minus its
+// timestamp.
+func without(params ...any) (any, error) {
+	if len(params) == 0 {
+		return nil, errors.New("without(value, \"path\", …) needs a value")
+	}
+	paths := make([]string, 0, len(params)-1)
+	for _, p := range params[1:] {
+		s, ok := p.(string)
+		if !ok {
+			return nil, fmt.Errorf("without: a path must be a string, got %T", p)
+		}
+		paths = append(paths, s)
+	}
+	return verdict.Without(params[0], paths), nil
 }
 
 // Run evaluates the program.

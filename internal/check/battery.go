@@ -32,6 +32,9 @@ type battery struct {
 	// oneCall is how one call of the current tool changes the snapshot tools' answers (empty:
 	// no state evidence).
 	oneCall delta
+	// contentDedup is set when a retry of the current tool answered like a second execution
+	// while the state showed one: the server deduplicates by content.
+	contentDedup bool
 	// x is what the checks of checks_keys.go and effects.go keep.
 	x extras
 }
@@ -53,7 +56,7 @@ const bySinks = "sinks"
 // reason, when not empty, skips its row instead of reporting failures the tool would have on any
 // call.
 func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
-	b.perCall, b.oneCall = nil, nil
+	b.perCall, b.oneCall, b.contentDedup = nil, nil, false
 	s := b.spec(t, "probe", "one call", b.aroundOne(SpecStep{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.exec(s)
 	if err != nil {
@@ -67,9 +70,17 @@ func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
 	switch r.Outcome {
 	case scenario.Fail:
+		if changed := b.changedAround(trialOf(res)); len(changed) > 0 {
+			return "a plain call failed" + statusNote(r) + ", yet it changed " + strings.Join(changed, ", ") +
+				": the tool executes, then reports an error, and an agent retries errors; give arguments on which it succeeds to judge its retries"
+		}
+		if arg := b.keyLike(t); arg != "" {
+			return "a plain call with these arguments fails" + statusNote(r) + "; its input schema declares " + arg +
+				", which looks like an idempotency key: if the server reads the key there, set key: {arg: " + arg + "} on the endpoint (idemtest sent it in the " + keyWhere(b.def) + ")"
+		}
 		return "a plain call with these arguments fails" + statusNote(r) + fix
 	case scenario.Info:
-		return "a plain call with these arguments did not answer" + statusNote(r) + fix
+		return "a plain call got no answer" + statusNote(r) + ": the tool hangs or is slower than the call timeout (raise the timeout: of the endpoint's mcp: or http: if it is only slow); nothing can be judged without an answer"
 	}
 	if d, ok := b.change(trialOf(res), false); ok {
 		b.oneCall = d
@@ -209,8 +220,8 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		}
 		reuse := call("reuse", other)
 		reuse.Key, reuse.Expect = "{{ first.key }}", "any"
-		s := b.spec(t, id, "the same key with another payload is rejected",
-			call("first", args), reuse, SpecStep{Assert: "!reuse.ok"})
+		steps := append(b.stateSteps(call("first", args), reuse), SpecStep{Assert: "!reuse.ok"})
+		s := b.spec(t, id, "the same key with another payload is rejected", append(steps, b.unchanged(1)...)...)
 		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
 		s.executions = 1
 		return b.mismatch(s, t, other)
@@ -225,9 +236,9 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	case MissingKey:
 		nokey := call("nokey", args)
 		nokey.WithoutKey, nokey.Expect = true, "any"
-		steps := []SpecStep{nokey}
+		steps := b.aroundOne(nokey)
 		if b.cfg.MissingKey != "accept" {
-			steps = append(steps, SpecStep{Assert: "!nokey.ok"})
+			steps = append(append(steps, SpecStep{Assert: "!nokey.ok"}), b.unchanged(0)...)
 		}
 		s := b.spec(t, id, "a call without a key is rejected", steps...)
 		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
@@ -256,7 +267,8 @@ func (b *battery) withState(first, retry SpecStep) []SpecStep {
 	var asserts []SpecStep
 	for i := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
-		asserts = append(asserts, SpecStep{Assert: fmt.Sprintf("toJSON(%s.result) == toJSON(%s.result) || toJSON(%[2]s.result) == toJSON(%s.result)", b0, b1, b2)})
+		x0, x1, x2 := b.stateJSON(b0), b.stateJSON(b1), b.stateJSON(b2)
+		asserts = append(asserts, SpecStep{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
 	}
 	return append(b.stateSteps(first, retry), asserts...)
 }
@@ -275,7 +287,7 @@ func (b *battery) stateDetails(t *runner.Trial, changed []string) []string {
 			continue
 		}
 		var at []string
-		for _, p := range verdict.Differ(r1[0].Result, r2[0].Result) {
+		for _, p := range verdict.Differ(b.view(r1[0].Result), b.view(r2[0].Result)) {
 			a, aok := lookup(r1[0].Result, p).([]any)
 			z, zok := lookup(r2[0].Result, p).([]any)
 			if aok && zok {
@@ -298,11 +310,12 @@ func (b *battery) state(t *runner.Trial) (moved, changed []string) {
 		if len(r0) == 0 || len(r1) == 0 || len(r2) == 0 || r0[0].Outcome != scenario.OK || r1[0].Outcome != scenario.OK || r2[0].Outcome != scenario.OK {
 			continue
 		}
-		if jsonEqual(r0[0].Result, r1[0].Result) {
+		v0, v1, v2 := b.view(r0[0].Result), b.view(r1[0].Result), b.view(r2[0].Result)
+		if jsonEqual(v0, v1) {
 			continue
 		}
 		moved = append(moved, tool)
-		if !jsonEqual(r1[0].Result, r2[0].Result) {
+		if !jsonEqual(v1, v2) {
 			changed = append(changed, tool)
 		}
 	}
@@ -547,7 +560,9 @@ func (b *battery) mismatch(s *Spec, t runner.ToolInfo, other map[string]any) *Ce
 		}
 	} else {
 		b.rejected(c, r, b.prof.mismatch, "another payload under a used key")
-		b.inconclusiveControl(c, t, other, "another payload under a used key")
+		if !b.executedAnyway(c, r, tr, 1, "another payload under a used key") {
+			b.inconclusiveControl(c, t, other, "another payload under a used key")
+		}
 	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
@@ -596,7 +611,9 @@ func (b *battery) missing(s *Spec, t runner.ToolInfo, args map[string]any) *Cell
 		c.Reason = "a call without a key executed" + statusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.missing, "a call without a key")
-		b.inconclusiveControl(c, t, args, "a call without a key")
+		if !b.executedAnyway(c, r, tr, 0, "a call without a key") {
+			b.inconclusiveControl(c, t, args, "a call without a key")
+		}
 	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
@@ -648,7 +665,10 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			if res != nil && noID(res) && byState == 1 {
 				stateDecidesBecause(s, "burst", noIDComment)
 			}
-			if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+			if f, ok := b.mintedKey(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+				cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+				cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.snapshots)
+			} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
 				if answersDiffered == 0 {
 					stateDecides(s, "burst")
 				}
@@ -708,6 +728,11 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 		if byState > 0 {
 			c.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
 			c.Reason = fmt.Sprintf("one execution per key; in %d round(s) the state changed as one call changes it: %s", byState, stats)
+			if b.contentDedup {
+				// Its retries answered like second executions: the saved burst's copies may
+				// too, so there the state decides, as it did for the retries.
+				stateDecides(s, "burst")
+			}
 		}
 	}
 	if c.Status != Pass && !t.Natural && last != nil {
@@ -742,7 +767,7 @@ func explain(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation
-		if f.Kind == "assert" && strings.HasPrefix(f.Expression, "toJSON(state") {
+		if f.Kind == "assert" && (strings.HasPrefix(f.Expression, "toJSON(state") || strings.HasPrefix(f.Expression, "toJSON(without(state")) {
 			// The state comparison is shown by the cell; keep only what the verdict adds.
 			explanation = nil
 			for i, l := range f.Explanation {

@@ -207,20 +207,8 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		sort.Strings(names)
 		target = urls[names[0]]
 	}
-	for _, name := range opts.Tools {
-		found := false
-		for _, t := range tools {
-			found = found || (t.Name == name && t.Mutating)
-		}
-		if !found {
-			var names []string
-			for _, t := range tools {
-				if t.Mutating {
-					names = append(names, t.Name)
-				}
-			}
-			return nil, fmt.Errorf("--tool %s: endpoint %s has no mutating tool of that name; its mutating tools: %s", name, def.Name, strings.Join(names, ", "))
-		}
+	if err := checkNames(opts.Tools, tools, def, cfg); err != nil {
+		return nil, err
 	}
 	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
 	if err := b.setup(tools, target); err != nil {
@@ -272,6 +260,57 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}
 	return rep, nil
+}
+
+// checkNames refuses --tool names that are not mutating tools of the endpoint, and check.tools
+// entries that name no tool the server lists (a typo would silently check the tool with
+// synthesised arguments instead of the user's).
+func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
+	var all, mutating []string
+	for _, t := range tools {
+		all = append(all, t.Name)
+		if t.Mutating {
+			mutating = append(mutating, t.Name)
+		}
+	}
+	for _, name := range selected {
+		if contains(mutating, name) {
+			continue
+		}
+		msg := fmt.Sprintf("--tool %s: endpoint %s has no mutating tool of that name", name, def.Name)
+		if c := assert.Closest(name, mutating); c != "" && !contains(all, name) {
+			return &ConfigError{fmt.Sprintf("%s; did you mean %s?", msg, c)}
+		}
+		if contains(all, name) {
+			msg += " (it is read-only, as idemtest tools shows)"
+		}
+		return &ConfigError{fmt.Sprintf("%s; its mutating tools: %s", msg, strings.Join(mutating, ", "))}
+	}
+	if def.MCP == nil && def.HTTP.OpenAPI == nil {
+		return nil // a plain HTTP endpoint's check.tools names its tools
+	}
+	names := make([]string, 0, len(cfg.Tools))
+	for n := range cfg.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		if contains(all, n) {
+			continue
+		}
+		msg := fmt.Sprintf("%s: check.tools.%s: endpoint %s has no tool of that name", cfg.Tools[n].Pos, n, def.Name)
+		if c := assert.Closest(n, all); c != "" {
+			msg += fmt.Sprintf("; did you mean %s?", c)
+		} else {
+			msg += "; its tools: " + strings.Join(all, ", ")
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	if len(errs) > 0 {
+		return &ConfigError{errors.Join(errs...).Error()}
+	}
+	return nil
 }
 
 func selectChecks(only, skip []string) ([]string, error) {
@@ -408,14 +447,48 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	if judged == 0 || replayed > 0 {
 		return out
 	}
-	where := "header " + def.Key.Header
+	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", keyWhere(def)))
+}
+
+// keyWhere names where the endpoint's calls carry the key: "argument idempotencyKey".
+func keyWhere(def *scenario.Endpoint) string {
 	switch {
 	case def.Key.Arg != "":
-		where = "argument " + def.Key.Arg
+		return "argument " + def.Key.Arg
 	case def.Key.Meta != "":
-		where = "_meta entry " + def.Key.Meta
+		return "_meta entry " + def.Key.Meta
 	}
-	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", where))
+	return "header " + def.Key.Header
+}
+
+// keyLike is a property of the tool's input schema whose name looks like an idempotency key
+// and that is not where idemtest sends the key ("" when there is none).
+func (b *battery) keyLike(t runner.ToolInfo) string {
+	props, _ := t.InputSchema["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		norm := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(n))
+		if n != b.def.Key.Arg && (strings.Contains(norm, "idempoten") || norm == "dedupkey" || norm == "dedupekey" || norm == "deduplicationkey" || norm == "deduplicationid") {
+			return n
+		}
+	}
+	return ""
+}
+
+// AllSkipped reports whether every cell of every tool was skipped: no tool could be judged.
+func (r *Report) AllSkipped() bool {
+	for _, row := range r.Rows {
+		for _, c := range row.Cells {
+			if c.Status != Skip {
+				return false
+			}
+		}
+	}
+	return len(r.Rows) > 0
 }
 
 // maxSnapshots bounds the read-only tools read before and after each retry.

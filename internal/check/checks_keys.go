@@ -339,6 +339,10 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 	for _, r := range rs {
 		conflict = conflict || r.Conflict
 	}
+	if c.Status == Pass && b.contentDedup {
+		// The retries of the tool answered like second executions: the saved scenario's may too.
+		stateDecides(s, "retry", "again")
+	}
 	if moved, _ := b.state(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
 		// The retry executed: the call given up on either never ran or ran as well.
 		c.Status, s.needsEvidence = Inconclusive, true

@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // State evidence (DESIGN §9) outranks the answers: a server that deduplicates by content answers
@@ -179,11 +181,22 @@ func (b *battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bo
 	if !same {
 		return false
 	}
+	if f, ok := b.mintedKey(trialOf(res), "retry"); ok {
+		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
+		return true
+	}
 	c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+"), answers"
-	stateDecides(c.Scenario, "retry")
+	b.contentDedup = true
+	stateDecides(c.Scenario, "retry", "again")
 	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +
 		" as the first call left it: the server deduplicates by content (safe), but the agent never gets the first answer"
 	return true
+}
+
+// mintedWhy explains a ✗ that an unchanged state view did not overrule.
+func mintedWhy(moved []string) string {
+	return "a second execution, though " + strings.Join(moved, ", ") + " did not change (a view that does not count executions cannot rule one out)"
 }
 
 // control calls the tool once with a fresh key: a refusal says something about keys only when
@@ -222,7 +235,7 @@ func (b *battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo,
 	switch c.Status {
 	case Pass:
 		moved, same := b.stateSame(tr)
-		if same {
+		if _, ok := b.minted(tr, "first", "second"); same && !ok {
 			c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+")"
 			c.Reason = "the second key's call left " + strings.Join(moved, ", ") + " as the first call left it: the server deduplicates by content, so one payload is one operation whatever the keys"
 		}
@@ -276,7 +289,7 @@ func (b *battery) readOnly(t runner.ToolInfo, call SpecStep) *Cell {
 			c.Status, c.Reason = Inconclusive, "could not read "+tool+" before and after the call"
 			return c
 		}
-		if !jsonEqual(x, y) {
+		if !jsonEqual(b.view(x), b.view(y)) {
 			changed = append(changed, tool)
 		}
 	}
@@ -357,13 +370,16 @@ func oneLine(c *Cell) {
 	}
 }
 
-// stateDecides leaves a step out of the exactly-once verdict in the saved scenario, once the
-// state overruled the answers: run then judges it as check did, by the state assertions.
-func stateDecides(s *Spec, step string) {
-	stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
+// stateDecides leaves steps out of the exactly-once verdict in the saved scenario, once the
+// state overruled the answers: run then judges them as check did, by the state assertions.
+func stateDecides(s *Spec, steps ...string) {
+	for _, step := range steps {
+		stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
+	}
 }
 
-// stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment.
+// stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment
+// (once).
 func stateDecidesBecause(s *Spec, step, why string) {
 	if s == nil {
 		return
@@ -371,7 +387,84 @@ func stateDecidesBecause(s *Spec, step, why string) {
 	for i := range s.Steps {
 		if s.Steps[i].ID == step {
 			s.Steps[i].Verdict = "off"
-			s.Comment += why
+			if !strings.Contains(s.Comment, why) {
+				s.Comment += why
+			}
 		}
 	}
+}
+
+// view is a snapshot as the state comparisons see it: without the fields the endpoint's
+// compare.ignore names (a timestamp in a list's answer), as the verdict leaves them out.
+func (b *battery) view(v any) any {
+	return verdict.Without(v, b.def.Ignore)
+}
+
+// stateJSON is the expression of a saved scenario's assertion that reads snapshot step id as
+// view does: toJSON(id.result), without the ignored fields.
+func (b *battery) stateJSON(id string) string {
+	if len(b.def.Ignore) == 0 {
+		return "toJSON(" + id + ".result)"
+	}
+	paths := make([]string, len(b.def.Ignore))
+	for i, p := range b.def.Ignore {
+		paths[i] = strconv.Quote(p)
+	}
+	return "toJSON(without(" + id + ".result, " + strings.Join(paths, ", ") + "))"
+}
+
+// unchanged asserts, in a saved scenario, that the call between the snapshot reads at
+// stateIDs position from and from+1 left every snapshot tool's answer as it was (a refused call
+// executes nothing).
+func (b *battery) unchanged(from int) []SpecStep {
+	var out []SpecStep
+	for i := range b.snapshots {
+		ids := stateIDsOf(i)
+		out = append(out, SpecStep{Assert: b.stateJSON(ids[from]) + " == " + b.stateJSON(ids[from+1])})
+	}
+	return out
+}
+
+func stateIDsOf(i int) [3]string {
+	b0, b1, b2 := stateIDs(i)
+	return [3]string{b0, b1, b2}
+}
+
+// executedAnyway turns a refused call's cell into ✗ when the snapshot tools show that it
+// executed all the same (a server that commits, then answers 422): from is the stateIDs
+// position read just before the call. It reports whether it did.
+func (b *battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from int, what string) bool {
+	if r.Outcome != scenario.Fail {
+		return false
+	}
+	var changed []string
+	for i, tool := range b.snapshots {
+		ids := stateIDsOf(i)
+		x, ok0 := snapshot(tr, ids[from])
+		y, ok1 := snapshot(tr, ids[from+1])
+		if ok0 && ok1 && !jsonEqual(b.view(x), b.view(y)) {
+			changed = append(changed, tool)
+		}
+	}
+	if len(changed) == 0 {
+		return false
+	}
+	c.Status, c.Evidence = Fail, byStatus+", state ("+strings.Join(changed, ", ")+")"
+	c.Reason = what + " was refused" + statusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
+	return true
+}
+
+// changedAround lists the snapshot tools whose answer differs after the one call aroundOne
+// surrounds from before it.
+func (b *battery) changedAround(tr *runner.Trial) []string {
+	var changed []string
+	for i, tool := range b.snapshots {
+		b0, b1, _ := stateIDs(i)
+		x, ok0 := snapshot(tr, b0)
+		y, ok1 := snapshot(tr, b1)
+		if ok0 && ok1 && !jsonEqual(b.view(x), b.view(y)) {
+			changed = append(changed, tool)
+		}
+	}
+	return changed
 }

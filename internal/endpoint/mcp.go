@@ -41,7 +41,8 @@ type MCPConfig struct {
 	Stderr *proc.Tail
 	// Policy says which hosts an HTTP server may be reached on; nil allows loopback only.
 	Policy *netguard.Policy
-	// MaxResponseBytes caps an HTTP answer (JSON or SSE); a larger one is an info outcome.
+	// MaxResponseBytes caps an answer (an HTTP body, an SSE stream, a stdio line); a larger one
+	// is an info outcome and the session carries on.
 	MaxResponseBytes int64
 }
 
@@ -142,7 +143,7 @@ func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			cmd.Stderr = e.cfg.Stderr
 		}
 		e.cmd = cmd
-		base = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		base = &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
 	}
 	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped = e.rt.takeCapped; e.conn = c }}
 	client := mcp.NewClient(&mcp.Implementation{Name: "idemtest", Version: "1"}, nil)
@@ -321,7 +322,7 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 		res.Lost = true
 		return finish(res, Info, "response discarded (lose_response)")
 	case errors.As(err, &werr) && werr.Code == tooLargeCode, errors.As(err, &large):
-		return finish(res, Info, tooLarge(e.cfg.MaxResponseBytes))
+		return finish(res, Info, fmt.Sprintf("answer larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
 	case errors.As(err, &status):
 		res.Status = status.Status
 		res.Conflict = status.Status == http.StatusConflict
@@ -356,6 +357,9 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 
 // lostMessage describes a connection that failed under a call.
 func (e *MCP) lostMessage(err error) string {
+	if e.cfg.URL == "" && frameTooLarge(err) {
+		return fmt.Sprintf("idemtest stopped reading mcp server %s: one message spread over several lines passed %d bytes (MCP over stdio sends a message per line)", e.describe(), frameLimit(e.cfg.MaxResponseBytes))
+	}
 	if e.conn != nil {
 		select {
 		case <-e.conn.closed:

@@ -20,7 +20,14 @@ func TestMain(m *testing.M) {
 	// The stdio tests run this test binary as their MCP server.
 	if os.Getenv("ENDPOINT_TEST_MCP_SERVER") == "1" {
 		srv := testMCPServer(nil)
-		_ = srv.Run(context.Background(), &mcp.StdioTransport{})
+		if os.Getenv("ENDPOINT_TEST_MCP_GIANT") == "1" {
+			addGiantTool(srv)
+		}
+		var t mcp.Transport = &mcp.StdioTransport{}
+		if os.Getenv("ENDPOINT_TEST_MCP_PRETTY") == "1" {
+			t = &mcp.IOTransport{Reader: os.Stdin, Writer: indentWriter{os.Stdout}}
+		}
+		_ = srv.Run(context.Background(), t)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -123,7 +130,7 @@ func httpMCP(t *testing.T, cfg MCPConfig) (*MCP, *recorder, *sync.Map) {
 func stdioMCP(t *testing.T, cfg MCPConfig) *MCP {
 	t.Helper()
 	cfg.Command = []string{os.Args[0]}
-	cfg.Env = []string{"ENDPOINT_TEST_MCP_SERVER=1"}
+	cfg.Env = append(cfg.Env, "ENDPOINT_TEST_MCP_SERVER=1")
 	ep := NewMCP(cfg)
 	t.Cleanup(func() { ep.Close() })
 	return ep

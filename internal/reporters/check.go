@@ -22,9 +22,11 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 	if len(rep.Diagnoses) > 0 {
 		fmt.Fprintln(w)
 	}
+	// A long name is clipped in the matrix (one name must not push every column off-screen);
+	// the lines below it and the JSON report have it whole.
 	width := len("TOOL")
 	for _, row := range rep.Rows {
-		width = max(width, utf8.RuneCountInString(row.Tool))
+		width = max(width, utf8.RuneCountInString(Clip(row.Tool, NameWidth)))
 	}
 	var hdr strings.Builder
 	fmt.Fprintf(&hdr, "%-*s", width+2, "TOOL")
@@ -35,7 +37,7 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 	counts := map[check.Status]int{}
 	for _, row := range rep.Rows {
 		var line strings.Builder
-		fmt.Fprintf(&line, "%-*s", width+2, row.Tool)
+		fmt.Fprintf(&line, "%-*s", width+2, Clip(row.Tool, NameWidth))
 		for i, c := range row.Cells {
 			counts[c.Status]++
 			sym := symbolStyle(st, c.Status).Render(c.Status.Symbol())

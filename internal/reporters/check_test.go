@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,24 @@ func TestCheckGolden(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s differs from the golden file (go test ./internal/reporters -update):\n%s", name, got)
 		}
+	}
+}
+
+// TestCheckMatrixClipsLongNames: one 300-character tool name leaves the matrix's columns where
+// they were; the explanation below has the name whole.
+func TestCheckMatrixClipsLongNames(t *testing.T) {
+	rep := recordedCheck(t)
+	long := strings.Repeat("a", 300)
+	row := *rep.Rows[0]
+	row.Tool = long
+	rep.Rows = append(rep.Rows, &row)
+	var txt bytes.Buffer
+	CheckMatrix(&txt, rep, false)
+	header, _, _ := strings.Cut(txt.String(), "\n")
+	if col := strings.Index(header, rep.Checks[0]); col > NameWidth+2 {
+		t.Errorf("the first check's column starts at %d:\n%s", col, txt.String())
+	}
+	if !strings.Contains(txt.String(), " "+long+" ") {
+		t.Errorf("the explanations lack the whole name:\n%s", txt.String())
 	}
 }

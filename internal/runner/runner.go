@@ -219,7 +219,9 @@ type runner struct {
 
 	mu        sync.Mutex
 	endpoints map[string]endpoint.Endpoint
-	// stderr holds the standard error of each stdio MCP server, by endpoint name.
+	// stderr holds the standard error of each stdio MCP server, by the key of its endpoint in
+	// endpoints (scenarios that define an endpoint of one name differently have servers, and
+	// standard errors, of their own).
 	stderr map[string]*proc.Tail
 	// listOnly is set when endpoints are built to list their tools, not to call them.
 	listOnly bool
@@ -241,11 +243,8 @@ func (r *runner) closeEndpoints() {
 func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint, *scenario.Endpoint, error) {
 	def := sc.Endpoints[name]
 	env := r.templateEnv(sc)
-	// Scenarios share an endpoint when its definition and what its templates see are the same;
-	// a scenario that overrides a service the endpoint names gets its own.
-	envKey, _ := json.Marshal(env)
 	allow := endpointAllowHosts(sc, def)
-	cacheKey := fmt.Sprintf("%p %s %q", def, envKey, allow)
+	cacheKey := endpointKey(def, env, allow)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ep, ok := r.endpoints[cacheKey]; ok {
@@ -260,12 +259,20 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 			return nil, def, err
 		}
 		ep = endpoint.NewMCP(cfg)
-		r.stderr[name] = cfg.Stderr
+		r.stderr[cacheKey] = cfg.Stderr
 	} else if ep, err = r.httpEndpoint(def, rd); err != nil {
 		return nil, def, err
 	}
 	r.endpoints[cacheKey] = ep
 	return ep, def, nil
+}
+
+// endpointKey says which endpoint of a run a scenario's definition is. Scenarios share an
+// endpoint when its definition and what its templates see are the same; a scenario that
+// overrides a service the endpoint names gets its own.
+func endpointKey(def *scenario.Endpoint, env map[string]any, allow []string) string {
+	envKey, _ := json.Marshal(env)
+	return fmt.Sprintf("%p %s %q", def, envKey, allow)
 }
 
 // endpointRender evaluates the templates of one endpoint definition for a scenario, and checks
@@ -426,26 +433,31 @@ type outputMarks struct {
 
 func (r *runner) marks(sc *scenario.Scenario) outputMarks {
 	m := outputMarks{services: r.svcs.marks(sc), mcp: map[string]int64{}}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for name := range sc.Endpoints {
-		if w := r.stderr[name]; w != nil {
-			m.mcp[name] = w.Mark()
-		}
+	for name, w := range r.mcpTails(sc) {
+		m.mcp[name] = w.Mark()
 	}
 	return m
+}
+
+// mcpTails are the standard errors of the scenario's stdio MCP servers started so far, by
+// endpoint name.
+func (r *runner) mcpTails(sc *scenario.Scenario) map[string]*proc.Tail {
+	env := r.templateEnv(sc)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tails := map[string]*proc.Tail{}
+	for name, def := range sc.Endpoints {
+		if w := r.stderr[endpointKey(def, env, endpointAllowHosts(sc, def))]; w != nil {
+			tails[name] = w
+		}
+	}
+	return tails
 }
 
 // mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
 // to a failure. A server started during the trial has no mark: all it wrote counts.
 func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *Failure) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for name := range sc.Endpoints {
-		w := r.stderr[name]
-		if w == nil {
-			continue
-		}
+	for name, w := range r.mcpTails(sc) {
 		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
 			if f.ServiceOutput == nil {
 				f.ServiceOutput = map[string]string{}

@@ -174,9 +174,6 @@ func (f *file) mcpEndpoint(ep *Endpoint, n *yaml.Node) *MCPEndpoint {
 		e.InitTimeout = f.duration(v, "init_timeout")
 	}
 	if v := m["max_response_bytes"]; v != nil {
-		if m["url"] == nil {
-			f.errf(v, "a stdio server's messages are bounded by the MCP SDK", "max_response_bytes is only for an MCP server reached by url")
-		}
 		e.MaxResponseBytes = int64(f.integer(v, "max_response_bytes", 1, 1<<30))
 	}
 	if v := m["conflict_match"]; v != nil {

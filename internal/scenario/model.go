@@ -197,7 +197,7 @@ type MCPEndpoint struct {
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
 	// the default pattern.
 	ConflictMatch string
-	// MaxResponseBytes caps an answer over HTTP (JSON or SSE).
+	// MaxResponseBytes caps an answer: an HTTP body (JSON or SSE) or a line from a stdio server.
 	MaxResponseBytes int64
 }
 

@@ -35,6 +35,7 @@ var (
 	noList = flag.Bool("nolist", false, "serve no read-only tool")
 	work   = flag.Duration("work", 0, "how long the side effect takes")
 	lease  = flag.Duration("lease", 10*time.Millisecond, "lease mode: how long an in-flight reservation holds")
+	giant  = flag.Int("giant-bytes", 64<<20, "giant mode: how long the refundId of an answer is")
 )
 
 type answer struct {
@@ -110,7 +111,7 @@ func (s *server) call(ctx context.Context, tool, key string, args map[string]any
 		return 504, map[string]any{"error": "cancelled"}, false
 	}
 	if *mode == "giant" {
-		big := strings.Repeat("x", 64<<20)
+		big := strings.Repeat("x", *giant)
 		return 200, map[string]any{"refundId": big}, false
 	}
 	if key == "" {
