@@ -37,15 +37,16 @@ func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *c
 		Short: "Replay a recorded agent session with a fault on each mutating call",
 		Long: `sweep replays the calls of a trace (written by idemtest proxy --record)
 against an endpoint: run 0 replays them in order with fresh keys; then, for each mutating
-call, one run loses that call's response and retries it with its key, and one sends it as two
-concurrent copies with one key. Each run is an ordinary scenario, and its evidence (the
+call, one run loses that call's response and retries it with its key, one sends it as two
+concurrent copies with one key, and one gives up on it after a client timeout while the server
+still works and retries it at once with its key (again on an in-progress answer). Each run is an ordinary scenario, and its evidence (the
 exactly-once verdict, every call's outcome, the state read-only tools show) must equal run 0's.
 A value an earlier answer showed and the recording passed into a later call's arguments is
 taken from the new run's answer instead.
 
 Without an endpoint flag, the trace's own MCP server is used (its header names it).
-Exit code 1 on any ✗ (a run diverged from run 0, or run 0 itself executed a key twice),
-2 on bad input.`,
+Exit code 1 on any ✗ (a run diverged from run 0, or run 0 itself executed a key twice) or when
+run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad input.`,
 		Example: `  idemtest proxy --record session.jsonl -- node server.js   # the agent's session
   idemtest sweep session.jsonl
   idemtest sweep session.jsonl --endpoint refunds --fresh-per-run --junit sweep.xml
@@ -71,6 +72,9 @@ Exit code 1 on any ✗ (a run diverged from run 0, or run 0 itself executed a ke
 
 func runSweep(ctx context.Context, opts *SweepOptions) error {
 	h, calls, err := trace.ReadFile(opts.Trace)
+	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
+		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
+	}
 	if err != nil {
 		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, unwrapPath(err))}
 	}

@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -18,10 +20,13 @@ const (
 	Clean        = "clean"
 	LostResponse = "lost-response"
 	Duplicate    = "duplicate"
+	// Timeout: the client gives up on the call while the server still works on it and retries
+	// it at once with its key, as an agent framework does after a client timeout.
+	Timeout = "timeout"
 )
 
 // Faults lists the faults applied to each mutating call, in table order.
-var Faults = []string{LostResponse, Duplicate}
+var Faults = []string{LostResponse, Duplicate, Timeout}
 
 // Carry is one value carried over: the recording passed a value that call From's answer held at
 // Path into call To's arguments at Arg, so every run passes its own answer's value there.
@@ -32,6 +37,11 @@ type Carry struct {
 	Arg   string `json:"arg"`
 	Value string `json:"value"`
 }
+
+// sessioned marks a string argument that held the recording's session (a trace written by
+// idemtest run, whose arguments used {{ session }}): every run puts its own session there, so
+// the runs do not find each other's state. parts are the string's pieces around the session.
+type sessioned struct{ parts []string }
 
 // carried marks an argument filled in at run time from an earlier step's answer.
 type carried struct {
@@ -49,6 +59,8 @@ type planCall struct {
 	args map[string]any
 	// retryOf is the step id of the earlier call whose key this call reused (a recorded retry).
 	retryOf string
+	// recorded is the call's outcome in the recording.
+	recorded scenario.Outcome
 }
 
 // plan is a trace ready to be replayed.
@@ -82,8 +94,10 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 	}
 	origin := map[string]where{}
 	known := map[string]bool{} // values the agent sent before they appeared in an answer
+	sessions := recordedSessions(sorted)
 	for _, tc := range sorted {
-		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating}
+		sess := sessions[tc.Seq]
+		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating, recorded: tc.Outcome}
 		if tc.Seq < 0 {
 			pc.id = fmt.Sprintf("c_%d", -tc.Seq)
 		}
@@ -110,6 +124,9 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 			}
 			known[s] = true
 			p.literals[s] = true
+			if sess != "" && strings.Contains(s, sess) {
+				return &sessioned{parts: strings.Split(s, sess)}
+			}
 			return v
 		})
 		pc.args = args
@@ -134,6 +151,32 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 		})
 	}
 	return p, nil
+}
+
+// runKey is a key idemtest run made: the trial's session, a dash and the call's index.
+var runKey = regexp.MustCompile(`^(.{2,})-[0-9]+$`)
+
+// recordedSessions finds, by seq, the session each call of a trace written by idemtest run was
+// made in: its trial's keys are "<session>-<index>". A proxy's trace (no scenario) has none:
+// its keys are the agent's.
+func recordedSessions(calls []trace.Call) map[int]string {
+	type trial struct {
+		scenario string
+		n        int
+	}
+	byTrial := map[trial]string{}
+	for _, c := range calls {
+		if m := runKey.FindStringSubmatch(c.Key); m != nil && c.Scenario != "" {
+			byTrial[trial{c.Scenario, c.Trial}] = m[1]
+		}
+	}
+	out := map[int]string{}
+	for _, c := range calls {
+		if sess := byTrial[trial{c.Scenario, c.Trial}]; sess != "" && c.Scenario != "" {
+			out[c.Seq] = sess
+		}
+	}
+	return out
 }
 
 // keyArgs are the argument names the key travelled in: the recorded carrier's and the
@@ -219,6 +262,8 @@ func exprPath(path []any) string {
 type run struct {
 	fault string
 	call  *planCall // nil for the clean run
+	// giveUp is the client timeout of the timeout fault.
+	giveUp time.Duration
 }
 
 // retryID is the step id of the retry that follows a lost response.
@@ -231,7 +276,7 @@ func (r run) answerExpr(id string) string {
 		return id + ".result"
 	}
 	switch r.fault {
-	case LostResponse:
+	case LostResponse, Timeout:
 		return retryID(id) + ".result"
 	case Duplicate:
 		return "(first(filter(" + id + ".calls, .ok)) ?? " + id + ".calls[0]).result"
@@ -239,11 +284,32 @@ func (r run) answerExpr(id string) string {
 	return id + ".result"
 }
 
+// retryAttempts bounds the retry loop after a client timeout.
+const retryAttempts = 6
+
+// retryLoop is the framework's retry after a client timeout: the same key, again on an unknown
+// outcome or an in-progress conflict (a correct server's answer while the first call still
+// works), backing off from half the timeout; the server's remaining work is shorter than the
+// sum of the waits.
+func (r run) retryLoop() *check.SpecRetry {
+	backoff := max(r.giveUp/2, 20*time.Millisecond).Round(time.Millisecond)
+	return &check.SpecRetry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
+}
+
 // render turns carried markers into templates for this run.
 func (r run) render(v any) any {
 	switch x := v.(type) {
 	case *carried:
 		return "{{ " + r.answerExpr(x.from) + exprPath(x.path) + " }}"
+	case *sessioned:
+		var pieces []string
+		for i, part := range x.parts {
+			if i > 0 {
+				pieces = append(pieces, "session")
+			}
+			pieces = append(pieces, quotedPieces(part)...)
+		}
+		return "{{ " + strings.Join(pieces, " + ") + " }}"
 	case string:
 		if assert.HasTemplate(x) {
 			return literalTemplate(x)
@@ -269,6 +335,11 @@ func (r run) render(v any) any {
 // agent writing a template file) must not be evaluated. It is one expression of quoted pieces,
 // each brace a piece of its own so that no }} ends the expression early.
 func literalTemplate(s string) string {
+	return "{{ " + strings.Join(quotedPieces(s), " + ") + " }}"
+}
+
+// quotedPieces are s as quoted strings, each brace a piece of its own.
+func quotedPieces(s string) []string {
 	var pieces []string
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -283,7 +354,7 @@ func literalTemplate(s string) string {
 	if start < len(s) {
 		pieces = append(pieces, strconv.Quote(s[start:]))
 	}
-	return "{{ " + strings.Join(pieces, " + ") + " }}"
+	return pieces
 }
 
 // steps are the run's call steps for the trace, without the state reads.
@@ -306,6 +377,9 @@ func (r run) steps(p *plan) []check.SpecStep {
 		case Duplicate:
 			st.Fanout = 2
 			out = append(out, st)
+		case Timeout:
+			st.Timeout = r.giveUp.String()
+			out = append(out, st, check.SpecStep{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: r.retryLoop()})
 		}
 	}
 	return out

@@ -78,3 +78,36 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPlanSessionScopedArguments(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	calls := []trace.Call{
+		{Seq: 1, Tool: "issue_refund", Args: raw(`{"accountId":"acct_tr7x","memo":"{tr7x}"}`), Key: "tr7x-0", KeyCarrier: "header Idempotency-Key", Mutating: true, Outcome: "ok", Scenario: "s", Trial: 1},
+		{Seq: 2, Tool: "list_refunds", Args: raw(`{"accountId":"acct_tr7x"}`), Outcome: "ok", Scenario: "s", Trial: 1},
+	}
+	p, err := newPlan(calls, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := run{fault: Clean}.steps(p)
+	want := `{"accountId":"{{ \"acct_\" + session }}","memo":"{{ \"{\" + session + \"}\" }}"}`
+	if got := canon(steps[0].Args); got != want {
+		t.Errorf("call 1 args = %s, want %s", got, want)
+	}
+	if got := canon(steps[1].Args); got != `{"accountId":"{{ \"acct_\" + session }}"}` {
+		t.Errorf("call 2 args = %s", got)
+	}
+	// The templates compile as the loader compiles them.
+	sp := &check.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: Clean}
+	if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
+		t.Fatal(err)
+	}
+	// A proxy's trace: the keys are the agent's, nothing is a session.
+	for i := range calls {
+		calls[i].Scenario = ""
+	}
+	p, _ = newPlan(calls, "")
+	if got := canon(run{fault: Clean}.steps(p)[0].Args); got != `{"accountId":"acct_tr7x","memo":"{tr7x}"}` {
+		t.Errorf("proxy trace args = %s", got)
+	}
+}

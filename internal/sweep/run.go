@@ -37,6 +37,13 @@ type result struct {
 	faultUnknown string
 	plan         *plan
 	reads0       []read
+	// shared is set when the run began on the server earlier runs left behind.
+	shared bool
+	// note tells what the fault did (a timeout fault: whether the client gave up, the retries).
+	note string
+	// unseen is set when the client gave up on the faulted call and its retry executed rather
+	// than replayed: whether the call given up on executed too only state can tell.
+	unseen bool
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
@@ -67,6 +74,10 @@ func (s *sweeper) spec(r run) *check.Spec {
 		sp.Name = fmt.Sprintf("sweep %s: call %d %s loses its response and is retried with its key", s.name, r.call.seq, r.call.tool)
 		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
 		sp.Comment = fmt.Sprintf("The recorded calls in order; call %d (%s) completes on the server but its answer is lost, and the agent retries it with the same key. The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool)
+	case r.fault == Timeout:
+		sp.Name = fmt.Sprintf("sweep %s: call %d %s times out on the client and is retried with its key", s.name, r.call.seq, r.call.tool)
+		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
+		sp.Comment = fmt.Sprintf("The recorded calls in order; the client gives up on call %d (%s) after %s while the server may still work on it, and retries it at once with the same key until it gets an answer (an in-progress conflict is retried). The state at the end must be what the run without a fault leaves.", r.call.seq, r.call.tool, r.giveUp)
 	default:
 		sp.Name = fmt.Sprintf("sweep %s: call %d %s is sent twice at once with one key", s.name, r.call.seq, r.call.tool)
 		sp.Tool = fmt.Sprintf("c%d-%s", r.call.seq, r.call.tool)
@@ -86,7 +97,7 @@ func (s *sweeper) okAsserts(r run) []check.SpecStep {
 		expr := pc.id + ".ok"
 		if r.call == pc {
 			switch r.fault {
-			case LostResponse:
+			case LostResponse, Timeout:
 				expr = retryID(pc.id) + ".ok"
 			case Duplicate:
 				expr = pc.id + ".ok > 0"
@@ -101,7 +112,7 @@ func (s *sweeper) okAsserts(r run) []check.SpecStep {
 func (s *sweeper) execute(r run) *result {
 	start := time.Now()
 	sp := s.spec(r)
-	out := &result{cell: &Cell{Fault: r.fault, Scenario: sp}, plan: s.plan, reads0: s.reads}
+	out := &result{cell: &Cell{Fault: r.fault, Scenario: sp}, plan: s.plan, reads0: s.reads, shared: !s.opts.FreshPerRun && r.call != nil}
 	if r.call != nil {
 		out.cell.Seq, out.cell.Tool = r.call.seq, r.call.tool
 	}
@@ -157,7 +168,7 @@ func (s *sweeper) observe(r run, out *result) {
 	out.calls = map[string]callOutcome{}
 	for _, pc := range s.plan.calls {
 		cs := byStep[pc.id]
-		if r.call == pc && r.fault == LostResponse {
+		if r.call == pc && (r.fault == LostResponse || r.fault == Timeout) {
 			cs = byStep[retryID(pc.id)]
 		}
 		co := callOutcome{why: notSent}
@@ -165,6 +176,9 @@ func (s *sweeper) observe(r run, out *result) {
 			co = combine(cs)
 		}
 		out.calls[pc.id] = co
+		if r.call == pc && r.fault == Timeout {
+			out.note, out.unseen = timeoutNote(r, byStep[pc.id], cs)
+		}
 		if r.call == pc && co.sent && co.outcome == scenario.Info {
 			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
 		}
@@ -184,6 +198,11 @@ func (s *sweeper) observe(r run, out *result) {
 		}
 		out.reads = append(out.reads, o)
 	}
+	if out.unseen && (len(s.base.Sinks) > 0 || s.stateShows(r, byStep)) {
+		// The sinks hear every execution, or a read shows what the retry made: the evidence
+		// compared covers the call given up on.
+		out.unseen = false
+	}
 	if len(s.base.Sinks) > 0 {
 		out.sinks = s.env.SinkRequests(s.base)
 	}
@@ -197,6 +216,36 @@ func (s *sweeper) observe(r run, out *result) {
 			out.verdict = []string{f.Message}
 		}
 	}
+}
+
+// stateShows reports whether a read at the end of the run shows a value the server made up in
+// the faulted call's retry (its new id): the reads then show that tool's effects, and their
+// sameness with run 0 is evidence that the call given up on did not execute unseen.
+func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
+	retries := byStep[retryID(r.call.id)]
+	if len(retries) == 0 {
+		return false
+	}
+	var made []string
+	walk(copyJSON(retries[len(retries)-1].Result), nil, func(_ []any, v any) any {
+		if str, ok := v.(string); ok && len(str) >= 4 && !s.plan.literals[str] {
+			made = append(made, str)
+		}
+		return v
+	})
+	for _, rd := range s.reads {
+		cs := byStep[rd.after]
+		if len(cs) == 0 {
+			continue
+		}
+		shown := canon(cs[len(cs)-1].Result)
+		for _, v := range made {
+			if strings.Contains(shown, canon(v)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // combine is the agent's view of a step's calls: a fan-out succeeded when a copy did.
@@ -271,6 +320,13 @@ func brokenBaseline(b *result) string {
 	if len(b.verdict) > 0 {
 		return "run 0 itself broke the exactly-once verdict: " + b.verdict[0]
 	}
+	for _, pc := range b.plan.calls {
+		// A call the recording saw succeed must succeed in run 0, else the runs compare a
+		// session that went elsewhere (an id no answer showed, state the recording had).
+		if co := b.calls[pc.id]; pc.recorded == scenario.OK && co.outcome != scenario.OK {
+			return fmt.Sprintf("call %d %s was ok in the recording, %s in run 0%s: run 0 cannot serve as the baseline", pc.seq, pc.tool, co.outcome, because(co))
+		}
+	}
 	return ""
 }
 
@@ -301,13 +357,17 @@ func compare(base, got *result) {
 		}
 	}
 	shown := map[string]bool{}
+	var unchanged []string
 	for i, rd := range got.reads0 {
-		if same, diff := compareRead(rd, base.reads[i], got.reads[i]); !same {
+		same, diff := compareRead(rd, base.reads[i], got.reads[i])
+		switch {
+		case same:
+		case got.shared && sawNoChange(rd, base.reads[i], got.reads[i]):
+			unchanged = append(unchanged, rd.label)
+		case !shown[strings.Join(diff[1:], "\n")]:
 			// Two reads of one tool that show the same difference are shown once.
-			if k := strings.Join(diff[1:], "\n"); !shown[k] {
-				shown[k] = true
-				lines = append(lines, diff...)
-			}
+			shown[strings.Join(diff[1:], "\n")] = true
+			lines = append(lines, diff...)
 		}
 	}
 	for _, name := range sortedNames(base.sinks) {
@@ -315,16 +375,70 @@ func compare(base, got *result) {
 			lines = append(lines, fmt.Sprintf("sink %s received %d requests, %d in run 0", name, got.sinks[name], base.sinks[name]))
 		}
 	}
+	if got.note != "" && len(lines) > 0 {
+		lines = append(lines, "the fault: "+got.note)
+	}
 	switch {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
 		c.Details = append(lines[1:], check.Details(got.res, got.trial, maxHistory)...)
+	case len(unchanged) > 0:
+		c.Status = check.Inconclusive
+		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
+		c.Details = check.Details(got.res, got.trial, maxHistory)
+	case got.unseen:
+		// The call given up on either never reached the server or executed as well (its answer
+		// unseen); no read, sink or answer differed, which proves nothing when none shows it.
+		c.Status, c.Reason = check.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
+		c.Details = check.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
 		c.Details = check.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
+	switch {
+	case got.note == "" || c.Status == check.Fail:
+	case c.Status == check.Pass:
+		c.Reason += " (" + got.note + ")"
+	default:
+		c.Details = append([]string{"the fault: " + got.note}, c.Details...)
+	}
+}
+
+// timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
+// many attempts its retry took; unseen when the client gave up and the retry executed rather
+// than replayed, with no in-progress answer on the way.
+func timeoutNote(r run, first, retries []runner.Call) (note string, unseen bool) {
+	if len(retries) == 0 {
+		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
+	}
+	if len(first) > 0 && first[0].Outcome != scenario.Info {
+		return fmt.Sprintf("answered within %s, so the client never gave up: the retry came after it", r.giveUp), false
+	}
+	conflicts := 0
+	for _, c := range retries {
+		if c.Conflict {
+			conflicts++
+		}
+	}
+	note = fmt.Sprintf("the client gave up after %s; the retry took %d attempt(s), %d answered in progress", r.giveUp, len(retries), conflicts)
+	if last := retries[len(retries)-1]; conflicts == 0 && last.Outcome == scenario.OK && !last.Replayed {
+		note += "; the retry executed rather than replayed, so only the state shows whether the call given up on executed too"
+		unseen = true
+	}
+	return note, unseen
+}
+
+// sharedHint says how to give every run the same starting state.
+const sharedHint = "the runs share one server: use --fresh-per-run (or a config with services) so each run starts from the same state"
+
+// sawNoChange reports whether a read showed a change since its run began in run 0 and none in
+// a run that shared the server with run 0: a read model that shows a set (which accounts were
+// refunded) changes once for the same arguments, so the runs after run 0 cannot show it again.
+// That is no evidence either way.
+func sawNoChange(r read, base, got observed) bool {
+	return r.before != "" && base.ok && got.ok && base.beforeOK && got.beforeOK && base.delta != nil && got.delta == nil
 }
 
 func because(co callOutcome) string {

@@ -67,9 +67,10 @@ type Report struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 }
 
-// Failed reports whether any run diverged from run 0, or run 0 itself executed a key twice.
+// Failed reports whether any run diverged from run 0, or run 0 is no baseline: it executed a key
+// twice, a call the recording saw succeed did not, or it could not run.
 func (r *Report) Failed() bool {
-	if r.Baseline != nil && r.Baseline.Status == check.Fail {
+	if r.Baseline != nil && r.Baseline.Status != check.Pass {
 		return true
 	}
 	for _, c := range r.Cells {
@@ -105,11 +106,13 @@ type sweeper struct {
 	snapshots []string
 	// ok0 holds the step ids of the calls that succeeded in run 0.
 	ok0 map[string]bool
+	// took is how long each call took in run 0, by step id.
+	took map[string]time.Duration
 }
 
 // Run replays the trace's calls against the endpoint of base: once clean (run 0), then for each
-// mutating call once with its response lost and retried with its key and once sent as a 2-way
-// concurrent duplicate, each an ordinary scenario run by the runner; every run's evidence must
+// mutating call once with its response lost and retried with its key, once sent as a 2-way
+// concurrent duplicate and once given up on after a client timeout and retried at once, each an ordinary scenario run by the runner; every run's evidence must
 // equal run 0's.
 func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls []trace.Call, opts Options) (*Report, error) {
 	def := base.Endpoints[opts.Endpoint]
@@ -146,6 +149,7 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 	}
 	rep.Baseline = base0.cell
 	s.tell(base0.cell)
+	s.took = durations(base0)
 	for _, pc := range p.calls {
 		if !pc.mutating {
 			continue
@@ -155,7 +159,7 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 				rep.Interrupted = true
 				return rep, nil
 			}
-			got := s.execute(run{fault: f, call: pc})
+			got := s.execute(run{fault: f, call: pc, giveUp: s.giveUp(pc)})
 			compare(base0, got)
 			rep.Cells = append(rep.Cells, got.cell)
 			s.tell(got.cell)
@@ -168,6 +172,37 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 		return rep, errors.New("the trace has no mutating call to sweep")
 	}
 	return rep, nil
+}
+
+// durations are how long the calls of a run took, by step id (a call's first attempt).
+func durations(r *result) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	if r.trial == nil {
+		return out
+	}
+	for _, c := range r.trial.Calls {
+		if _, ok := out[c.Step]; !ok && c.Copy == 0 && c.Duration > 0 {
+			out[c.Step] = c.Duration
+		}
+	}
+	return out
+}
+
+// minGiveUp is the shortest client timeout: a request given up on sooner may be dropped before
+// the server reads it, which tests nothing.
+const minGiveUp = 20 * time.Millisecond
+
+// defaultGiveUp is the client timeout when run 0 did not time the call.
+const defaultGiveUp = 100 * time.Millisecond
+
+// giveUp is the timeout fault's client timeout for a call: a quarter of what it took in run 0,
+// so the retry arrives while the server still works on it, even on a loaded machine.
+func (s *sweeper) giveUp(pc *planCall) time.Duration {
+	d, ok := s.took[pc.id]
+	if !ok {
+		return defaultGiveUp
+	}
+	return min(max(d/4, minGiveUp), 5*time.Second).Round(time.Millisecond)
 }
 
 func (s *sweeper) tell(c *Cell) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,6 +39,8 @@ func ordersServer(t *testing.T, honour, quiet bool) string {
 			var args map[string]any
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			key, _ := args["idempotencyKey"].(string)
+			// The work takes a while: a client that gives up early leaves it running.
+			time.Sleep(20 * time.Millisecond)
 			mu.Lock()
 			defer mu.Unlock()
 			if prev, ok := stored[name+key]; ok && honour {
@@ -151,12 +154,15 @@ func TestSweepOrders(t *testing.T) {
 		want          map[string]check.Status
 	}{
 		{"keys honoured", true, false, "", map[string]check.Status{
-			"1 lost-response": check.Pass, "1 duplicate": check.Pass, "2 lost-response": check.Pass, "2 duplicate": check.Pass}},
+			"1 lost-response": check.Pass, "1 duplicate": check.Pass, "1 timeout": check.Pass,
+			"2 lost-response": check.Pass, "2 duplicate": check.Pass, "2 timeout": check.Pass}},
 		{"keys ignored", false, false, "", map[string]check.Status{
-			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "2 lost-response": check.Fail, "2 duplicate": check.Fail}},
+			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "1 timeout": check.Fail,
+			"2 lost-response": check.Fail, "2 duplicate": check.Fail, "2 timeout": check.Fail}},
 		// The answers of pay_order look like replays: the state alone goes red.
 		{"keys ignored, answers constant", false, true, "diverged: list_orders (state after the run): the change differs from run 0's at orders.+.0.payments", map[string]check.Status{
-			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "2 lost-response": check.Fail, "2 duplicate": check.Fail}},
+			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "1 timeout": check.Fail,
+			"2 lost-response": check.Fail, "2 duplicate": check.Fail, "2 timeout": check.Fail}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: ordersServer(t, tc.honour, tc.quiet)})

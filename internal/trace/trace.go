@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,7 +123,19 @@ func ReadFile(path string) (Header, []Call, error) {
 // maxLine bounds one line of a trace (a call with a large result).
 const maxLine = 64 << 20
 
-// Read reads a whole trace. Errors name the line.
+// Outcomes are the values a call's "outcome" may hold.
+var Outcomes = []endpoint.Outcome{endpoint.OK, endpoint.Fail, endpoint.Info}
+
+// PosError is a trace that cannot be read, at a line and column (both from 1).
+type PosError struct {
+	Line, Col int
+	Msg       string
+}
+
+// Error reads "LINE:COL: MSG", to follow a file name and a colon.
+func (e *PosError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg) }
+
+// Read reads a whole trace. Errors are *PosError naming the line and column.
 func Read(r io.Reader) (Header, []Call, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
@@ -135,33 +149,107 @@ func Read(r io.Reader) (Header, []Call, error) {
 			continue
 		}
 		if n == 1 {
-			var probe map[string]json.RawMessage
-			if err := json.Unmarshal(line, &probe); err != nil {
-				return h, nil, fmt.Errorf("trace line 1: %w", err)
-			}
-			if _, ok := probe["idemtest_trace"]; !ok {
-				return h, nil, errors.New(`trace line 1: not an idemtest trace (no "idemtest_trace" header)`)
-			}
-			if err := json.Unmarshal(line, &h); err != nil {
-				return h, nil, fmt.Errorf("trace line 1: %w", err)
-			}
-			if h.Version != Version {
-				return h, nil, fmt.Errorf("trace line 1: version %d, this idemtest reads version %d", h.Version, Version)
+			if err := readHeader(line, &h); err != nil {
+				return h, nil, err
 			}
 			continue
 		}
-		var c Call
-		d := json.NewDecoder(bytes.NewReader(line))
-		if err := d.Decode(&c); err != nil {
-			return h, calls, fmt.Errorf("trace line %d: %w", n, err)
+		c, err := readCall(n, line)
+		if err != nil {
+			return h, calls, err
 		}
 		calls = append(calls, c)
 	}
 	if err := sc.Err(); err != nil {
-		return h, calls, fmt.Errorf("read trace line %d: %w", n+1, err)
+		return h, calls, &PosError{n + 1, 1, err.Error()}
 	}
 	if n == 0 {
-		return h, nil, errors.New("empty trace: no header")
+		return h, nil, &PosError{1, 1, "empty trace: no header"}
 	}
 	return h, calls, nil
+}
+
+func readHeader(line []byte, h *Header) error {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return jsonError(1, line, err)
+	}
+	if _, ok := probe["idemtest_trace"]; !ok {
+		return &PosError{1, 1, `not an idemtest trace (no "idemtest_trace" header)`}
+	}
+	if err := json.Unmarshal(line, h); err != nil {
+		return jsonError(1, line, err)
+	}
+	if h.Version != Version {
+		return &PosError{1, valueCol(line, "idemtest_trace"), fmt.Sprintf("version %d, this idemtest reads version %d", h.Version, Version)}
+	}
+	return nil
+}
+
+// readCall decodes line n as a call and checks the values that have a fixed set.
+func readCall(n int, line []byte) (Call, error) {
+	var c Call
+	if err := json.Unmarshal(line, &c); err != nil {
+		return c, jsonError(n, line, err)
+	}
+	if c.Outcome != "" && !slices.Contains(Outcomes, c.Outcome) {
+		return c, &PosError{n, valueCol(line, "outcome"), fmt.Sprintf("unknown outcome %q (want ok, fail or info)", c.Outcome)}
+	}
+	if !validCarrier(c.KeyCarrier) {
+		return c, &PosError{n, valueCol(line, "key_carrier"), fmt.Sprintf(`unknown key_carrier %q (want "arg NAME", "meta NAME", "header NAME", "none" or "")`, c.KeyCarrier)}
+	}
+	return c, nil
+}
+
+// validCarrier reports whether s says where a key travels as the writers write it.
+func validCarrier(s string) bool {
+	if s == "" || s == "none" {
+		return true
+	}
+	kind, name, ok := strings.Cut(s, " ")
+	return ok && name != "" && !strings.ContainsAny(name, " \t") && (kind == "arg" || kind == "meta" || kind == "header")
+}
+
+// jsonError places a decoding error of line n at its column.
+func jsonError(n int, line []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return &PosError{n, max(int(se.Offset), 1), "invalid JSON: " + se.Error()}
+	case errors.As(err, &te):
+		col := max(int(te.Offset), 1)
+		if te.Field != "" {
+			col = valueCol(line, strings.Split(te.Field, ".")[0])
+		}
+		return &PosError{n, col, fmt.Sprintf("%s: want %s, got JSON %s", te.Field, te.Type, te.Value)}
+	}
+	return &PosError{n, 1, err.Error()}
+}
+
+// valueCol is the column of the value of the top-level field name in a JSON object line (1 when
+// it is not there).
+func valueCol(line []byte, name string) int {
+	d := json.NewDecoder(bytes.NewReader(line))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return 1
+	}
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			return 1
+		}
+		off := int(d.InputOffset())
+		if k == name {
+			for off < len(line) && (line[off] == ':' || line[off] == ' ' || line[off] == '\t') {
+				off++
+			}
+			return off + 1
+		}
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return 1
+		}
+	}
+	return 1
 }

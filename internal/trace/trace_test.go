@@ -51,14 +51,18 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
+	hdr := `{"idemtest_trace":1,"endpoint":"x"}` + "\n"
 	for _, tc := range []struct {
 		name, in, want string
 	}{
 		{"empty", "", "empty trace"},
 		{"not a trace", `{"hello":1}` + "\n", "not an idemtest trace"},
-		{"not JSON", "hello\n", "trace line 1"},
+		{"not JSON", "hello\n", "1:1: invalid JSON"},
 		{"future version", `{"idemtest_trace":2,"endpoint":"x"}` + "\n", "version 2, this idemtest reads version 1"},
-		{"bad call", `{"idemtest_trace":1,"endpoint":"x"}` + "\n" + `{"seq":1}` + "\n" + `{"seq":"two"}` + "\n", "trace line 3"},
+		{"bad call", `{"idemtest_trace":1,"endpoint":"x"}` + "\n" + `{"seq":1}` + "\n" + `{"seq":"two"}` + "\n", "3:8: seq: want int, got JSON string"},
+		{"cut short", hdr + `{"seq":1,"tool":"t",` + "\n", "2:20: invalid JSON: unexpected end of JSON input"},
+		{"unknown outcome", hdr + `{"seq":1, "outcome": "weird"}` + "\n", `2:22: unknown outcome "weird" (want ok, fail or info)`},
+		{"unknown carrier", hdr + `{"seq":1,"key_carrier":"carrier pigeon"}` + "\n", `2:24: unknown key_carrier "carrier pigeon" (want "arg NAME", "meta NAME", "header NAME", "none" or "")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Read(strings.NewReader(tc.in))
