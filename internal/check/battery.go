@@ -288,8 +288,8 @@ func (b *battery) stateDetails(t *runner.Trial, changed []string) []string {
 		}
 		var at []string
 		for _, p := range verdict.Differ(b.view(r1[0].Result), b.view(r2[0].Result)) {
-			a, aok := lookup(r1[0].Result, p).([]any)
-			z, zok := lookup(r2[0].Result, p).([]any)
+			a, aok := verdict.Lookup(r1[0].Result, p).([]any)
+			z, zok := verdict.Lookup(r2[0].Result, p).([]any)
 			if aok && zok {
 				p += fmt.Sprintf(" (%d → %d items)", len(a), len(z))
 			}
@@ -847,26 +847,4 @@ func (b *battery) annotations(s *Spec) *Cell {
 		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
 	}
 	return c
-}
-
-// lookup reads a dotted path (as verdict.Differ reports it) from a decoded JSON value.
-func lookup(v any, path string) any {
-	if path == "" || path == "(the whole answer)" {
-		return v
-	}
-	for _, k := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[k]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }

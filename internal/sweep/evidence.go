@@ -195,8 +195,8 @@ func compareRead(r read, base, got observed) (bool, []string) {
 	}
 	var at, items []string
 	for _, p := range verdict.Differ(a, b) {
-		x, xok := lookupDotted(a, p).([]any)
-		y, yok := lookupDotted(b, p).([]any)
+		x, xok := verdict.Lookup(a, p).([]any)
+		y, yok := verdict.Lookup(b, p).([]any)
 		if xok && yok {
 			p += fmt.Sprintf(" (%d → %d items)", len(x), len(y))
 			// Lists are shown by the items that differ, not whole.
@@ -233,26 +233,4 @@ func show(v any) string {
 		s = s[:maxShow] + "…"
 	}
 	return s
-}
-
-// lookupDotted reads a dotted path (as verdict.Differ reports it) from a decoded JSON value.
-func lookupDotted(v any, path string) any {
-	if path == "" || path == "(the whole answer)" {
-		return v
-	}
-	for _, k := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[k]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }

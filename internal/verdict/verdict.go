@@ -410,3 +410,25 @@ func differ(a, b any, at string, out *[]string) {
 		*out = append(*out, at)
 	}
 }
+
+// Lookup reads a dotted path, as Differ reports it, from a decoded JSON value.
+func Lookup(v any, path string) any {
+	if path == "" || path == "(the whole answer)" {
+		return v
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

@@ -202,3 +202,32 @@ func TestHint(t *testing.T) {
 		})
 	}
 }
+
+func TestLookupReadsDifferPaths(t *testing.T) {
+	v := map[string]any{"refunds": []any{map[string]any{"id": "r1"}}, "n": 2.0}
+	for _, tc := range []struct {
+		name, path string
+		want       any
+	}{
+		{"whole", "(the whole answer)", v},
+		{"empty", "", v},
+		{"field", "n", 2.0},
+		{"into a list", "refunds.0.id", "r1"},
+		{"past the list", "refunds.1.id", nil},
+		{"not a number", "refunds.x", nil},
+		{"missing", "nope.deeper", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Lookup(v, tc.path); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Lookup(%q) = %v, want %v", tc.path, got, tc.want)
+			}
+		})
+	}
+	// Every path Differ reports can be read back from both values.
+	a, b := map[string]any{"x": []any{1.0, 2.0}}, map[string]any{"x": []any{1.0, 3.0}}
+	for _, p := range Differ(a, b) {
+		if reflect.DeepEqual(Lookup(a, p), Lookup(b, p)) {
+			t.Errorf("Differ reported %q, but both values read the same there", p)
+		}
+	}
+}
