@@ -2,7 +2,6 @@ package reporters
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -113,17 +112,8 @@ func WriteCheckJUnit(w io.Writer, rep *check.Report) error {
 		for _, c := range row.Cells {
 			tc := JUnitTestCase{Name: c.Check, Classname: clean(rep.Endpoint + "." + row.Tool), Time: seconds(c.Duration)}
 			total += c.Duration.Seconds()
-			text := clean(strings.Join(append([]string{c.Reason}, c.Details...), "\n"))
-			switch c.Status {
-			case check.Fail:
-				tc.Failure = &JUnitMessage{Message: clean(c.Reason), Type: c.Check, Text: text}
-				suite.Failures++
-			case check.Skip, check.Inconclusive:
-				tc.Skipped = &JUnitMessage{Message: clean(c.Status.Symbol() + " " + c.Reason)}
-				suite.Skipped++
-			default:
-				tc.SystemOut = text
-			}
+			f, sk := cellCase(&tc, c.Status, c.Reason, c.Details, c.Check)
+			suite.Failures, suite.Skipped = suite.Failures+f, suite.Skipped+sk
 			suite.Tests++
 			suite.Cases = append(suite.Cases, tc)
 		}
@@ -133,16 +123,7 @@ func WriteCheckJUnit(w io.Writer, rep *check.Report) error {
 		root.Skipped += suite.Skipped
 		root.Suites = append(root.Suites, suite)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return encodeJUnit(w, root)
 }
 
 // WriteCheckJSON writes the battery as JSON.

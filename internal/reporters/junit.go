@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -64,7 +65,12 @@ type JUnitMessage struct {
 
 // WriteJUnit writes rep as JUnit XML: a testsuite per scenario file, a testcase per scenario.
 func WriteJUnit(w io.Writer, rep *runner.Report) error {
-	doc := generateJUnit(rep)
+	return encodeJUnit(w, generateJUnit(rep))
+}
+
+// encodeJUnit writes a JUnit document with its XML header, indented: the one writer of the run,
+// check and sweep reports.
+func encodeJUnit(w io.Writer, doc JUnitTestSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -75,6 +81,23 @@ func WriteJUnit(w io.Writer, rep *runner.Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// cellCase fills a check or sweep testcase from a cell's status: ✗ is a failure (typed by
+// failType), – and ? are skipped with why, ✓ and ⚠ pass with their reason in system-out. It
+// returns which count of the suite the case adds to.
+func cellCase(tc *JUnitTestCase, status check.Status, reason string, details []string, failType string) (failed, skipped int) {
+	text := clean(strings.Join(append([]string{reason}, details...), "\n"))
+	switch status {
+	case check.Fail:
+		tc.Failure = &JUnitMessage{Message: clean(reason), Type: failType, Text: text}
+		return 1, 0
+	case check.Skip, check.Inconclusive:
+		tc.Skipped = &JUnitMessage{Message: clean(status.Symbol() + " " + reason)}
+		return 0, 1
+	}
+	tc.SystemOut = text
+	return 0, 0
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

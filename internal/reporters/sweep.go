@@ -2,7 +2,6 @@ package reporters
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -107,32 +106,14 @@ func WriteSweepJUnit(w io.Writer, rep *sweep.Report) error {
 			name, class = "run 0: the trace replayed without a fault", rep.Endpoint
 		}
 		tc := JUnitTestCase{Name: clean(name), Classname: clean(class), Time: seconds(c.Duration)}
-		text := clean(strings.Join(append([]string{c.Reason}, c.Details...), "\n"))
-		switch c.Status {
-		case check.Fail:
-			tc.Failure = &JUnitMessage{Message: clean(c.Reason), Type: c.Fault, Text: text}
-			suite.Failures++
-		case check.Inconclusive, check.Skip:
-			tc.Skipped = &JUnitMessage{Message: clean(c.Status.Symbol() + " " + c.Reason)}
-			suite.Skipped++
-		default:
-			tc.SystemOut = text
-		}
+		f, sk := cellCase(&tc, c.Status, c.Reason, c.Details, c.Fault)
+		suite.Failures, suite.Skipped = suite.Failures+f, suite.Skipped+sk
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
 	}
 	root.Tests, root.Failures, root.Skipped = suite.Tests, suite.Failures, suite.Skipped
 	root.Suites = append(root.Suites, suite)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return encodeJUnit(w, root)
 }
 
 // WriteSweepJSON writes a sweep as JSON.
