@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -96,15 +95,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	red := redact.New(sc.Secrets)
-	opts.IO.Redact(red)
-	if opts.JUnit == "-" || opts.JSON == "-" {
-		return &exitError{ExitUsage, errors.New("check writes its reports to files: give --junit/--json a path, not -")}
-	}
-	// The report files are opened before anything is sent, as run does.
-	reports, err := openReports(opts.JUnit, opts.JSON, "")
+	red, reports, err := matrixReports(opts.IO, sc.Secrets, "check", opts.JUnit, opts.JSON)
 	if err != nil {
-		return &exitError{ExitUsage, err}
+		return err
 	}
 	defer reports.close()
 	color := opts.IO.ColorEnabled(opts.NoColor)

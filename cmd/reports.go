@@ -156,3 +156,19 @@ func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) er
 	}
 	return nil
 }
+
+// matrixReports is how check and sweep start their reports: the streams redact the endpoint's
+// secrets from here on, and --junit/--json are opened before anything is sent. Their matrix is
+// stdout, so "-" is refused (run, whose report can go to stdout, has its own rule).
+func matrixReports(s *IOStreams, secrets *redact.Secrets, command, junit, json string) (*redact.Redactor, *reportFiles, error) {
+	red := redact.New(secrets)
+	s.Redact(red)
+	if junit == "-" || json == "-" {
+		return nil, nil, &exitError{ExitUsage, fmt.Errorf("%s writes its reports to files: give --junit/--json a path, not -", command)}
+	}
+	reports, err := openReports(junit, json, "")
+	if err != nil {
+		return nil, nil, &exitError{ExitUsage, err}
+	}
+	return red, reports, nil
+}

@@ -85,14 +85,9 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	red := redact.New(sc.Secrets)
-	opts.IO.Redact(red)
-	if opts.JUnit == "-" || opts.JSON == "-" {
-		return &exitError{ExitUsage, errors.New("sweep writes its reports to files: give --junit/--json a path, not -")}
-	}
-	reports, err := openReports(opts.JUnit, opts.JSON, "")
+	red, reports, err := matrixReports(opts.IO, sc.Secrets, "sweep", opts.JUnit, opts.JSON)
 	if err != nil {
-		return &exitError{ExitUsage, err}
+		return err
 	}
 	defer reports.close()
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
