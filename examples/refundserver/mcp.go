@@ -21,12 +21,7 @@ func (s *service) mcpServer() *mcp.Server {
 	refund := &mcp.Tool{
 		Name:        "issue_refund",
 		Description: "Refund an amount to an account. Requires an idempotency key; retries with the same key return the first result.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"accountId":{"type":"string","examples":["acct_1"]},
-			"amount":{"type":"number","exclusiveMinimum":0,"examples":[49.99]},
-			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},
-			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
-			"required":["accountId","amount"]}`),
+		InputSchema: moneySchema(""),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
 	}
 	if s.cfg.Charges {
@@ -55,19 +50,21 @@ func (s *service) addChargeTools(srv *mcp.Server, refund *mcp.Tool) {
 	srv.AddTool(&mcp.Tool{
 		Name:        "create_charge",
 		Description: "Charge an amount to an account; returns the chargeId that issue_refund takes. Requires an idempotency key; retries with the same key return the first result.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"accountId":{"type":"string","examples":["acct_1"]},
-			"amount":{"type":"number","exclusiveMinimum":0,"examples":[49.99]},
-			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},
-			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
-			"required":["accountId","amount"]}`),
+		InputSchema: moneySchema(""),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
 	}, s.mcpHandler("create_charge"))
-	refund.InputSchema = json.RawMessage(`{"type":"object","properties":{
+	refund.InputSchema = moneySchema(`
+			"chargeId":{"type":"string","description":"the charge refunded: a chargeId create_charge returned"},`)
+}
+
+// moneySchema is the input schema of the tools that move money (issue_refund, create_charge):
+// an account, an amount, a currency and the key, plus the properties in extra (each followed by
+// a comma).
+func moneySchema(extra string) json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{
 			"accountId":{"type":"string","examples":["acct_1"]},
 			"amount":{"type":"number","exclusiveMinimum":0,"examples":[49.99]},
-			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},
-			"chargeId":{"type":"string","description":"the charge refunded: a chargeId create_charge returned"},
+			"currency":{"type":"string","default":"USD","minLength":3,"maxLength":3},` + extra + `
 			"idempotencyKey":{"type":"string","description":"reuse on retry"}},
 			"required":["accountId","amount"]}`)
 }
