@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -120,4 +121,17 @@ func (t *Tail) Since(mark int64) string {
 		return string(t.buf)
 	}
 	return string(t.buf[int64(len(t.buf))-k:])
+}
+
+// LastBytes returns the last n bytes of s from the start of a line (or all of s when it is no
+// longer): what a failure report shows of a process's output.
+func LastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/probe"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/service"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
 
@@ -61,14 +63,14 @@ const (
 	// EventTrialEnd: a trial of Scenario ended (Trial is its index).
 	EventTrialEnd EventKind = "trial-end"
 	// EventServiceStart: a service's process started; it is not ready yet.
-	EventServiceStart EventKind = "service-start"
+	EventServiceStart = EventKind(service.Started)
 	// EventServiceReady: a service became ready.
-	EventServiceReady EventKind = "service-ready"
+	EventServiceReady = EventKind(service.Ready)
 	// EventServiceStopping: a service was sent SIGTERM.
-	EventServiceStopping EventKind = "service-stopping"
+	EventServiceStopping = EventKind(service.Stopping)
 	// EventServiceSlowStop: a service is still running SlowAfter after SIGTERM; SIGKILL follows
 	// at Grace.
-	EventServiceSlowStop EventKind = "service-slow-stop"
+	EventServiceSlowStop = EventKind(service.SlowStop)
 )
 
 // Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
@@ -213,9 +215,9 @@ func trialsOf(sc *scenario.Scenario, opts Options) int {
 
 type runner struct {
 	opts   Options
-	svcs   *services
+	svcs   *service.Set
 	sinks  *sinks
-	probes *probes
+	probes *probe.Prober
 
 	mu        sync.Mutex
 	endpoints map[string]endpoint.Endpoint
@@ -400,7 +402,7 @@ func (r *runner) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoi
 
 // templateEnv is the environment of a scenario's endpoint, service and probe settings.
 func (r *runner) templateEnv(sc *scenario.Scenario) map[string]any {
-	return r.svcs.templateEnv(sc)
+	return r.svcs.TemplateEnv(sc)
 }
 
 // mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list
@@ -425,6 +427,9 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
 }
 
+// serviceTail is how much of a service's output a failure report shows.
+const serviceTail = 2048
+
 // outputMarks is where the output of a scenario's services and stdio MCP servers stands before
 // a trial, so that its failure shows only what they wrote during it.
 type outputMarks struct {
@@ -432,7 +437,7 @@ type outputMarks struct {
 }
 
 func (r *runner) marks(sc *scenario.Scenario) outputMarks {
-	m := outputMarks{services: r.svcs.marks(sc), mcp: map[string]int64{}}
+	m := outputMarks{services: r.svcs.Marks(sc), mcp: map[string]int64{}}
 	for name, w := range r.mcpTails(sc) {
 		m.mcp[name] = w.Mark()
 	}
@@ -462,20 +467,9 @@ func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *Fai
 			if f.ServiceOutput == nil {
 				f.ServiceOutput = map[string]string{}
 			}
-			f.ServiceOutput["mcp "+name] = lastBytes(out, serviceTail)
+			f.ServiceOutput["mcp "+name] = proc.LastBytes(out, serviceTail)
 		}
 	}
-}
-
-func lastBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[len(s)-n:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return s
 }
 
 // scenario runs every trial; it stops at the first failing trial.
@@ -516,7 +510,7 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		res.TrialsFailed++
 		if res.FailedTrial == nil {
 			res.FailedTrial, res.Failure = t, t.Failure
-			t.Failure.ServiceOutput = r.svcs.tails(sc, marks.services, serviceTail)
+			t.Failure.ServiceOutput = r.svcs.Tails(sc, marks.services, serviceTail)
 			r.mcpStderr(sc, marks.mcp, t.Failure)
 			res.Status = Failed
 		}
@@ -599,7 +593,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		return t
 	}
 	for _, step := range sc.Steps {
-		if err := r.svcs.dead(); err != nil {
+		if err := r.svcs.Dead(); err != nil {
 			t.Failure = stepError(step, err)
 			return t
 		}
@@ -622,7 +616,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		if f != nil {
 			if f.Kind != FailError {
 				// A dead service explains a failed call better than the call does.
-				if err := r.svcs.dead(); err != nil {
+				if err := r.svcs.Dead(); err != nil {
 					f = stepError(step, err)
 				}
 			}
