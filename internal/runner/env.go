@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"sync"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/probe"
@@ -15,6 +16,24 @@ import (
 // talk to an endpoint between runs (tools, init, check) keep one open across several.
 type Env struct {
 	r *runner
+}
+
+// runner is the state behind an Env: what it started, the endpoints built so far and the
+// options of the run in progress.
+type runner struct {
+	opts   Options
+	svcs   *service.Set
+	sinks  *sinks
+	probes *probe.Prober
+
+	mu        sync.Mutex
+	endpoints map[string]endpoint.Endpoint
+	// stderr holds the standard error of each stdio MCP server, by the key of its endpoint in
+	// endpoints (scenarios that define an endpoint of one name differently have servers, and
+	// standard errors, of their own).
+	stderr map[string]*proc.Tail
+	// listOnly is set when endpoints are built to list their tools, not to call them.
+	listOnly bool
 }
 
 // Start starts the sinks and services of the scenarios, each once, and waits until the
