@@ -183,4 +183,3 @@ func (ss *Set) Dead() error {
 	}
 	return nil
 }
-
