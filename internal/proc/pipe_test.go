@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -9,13 +10,7 @@ import (
 // TestMarkTakesInWhatThePipeHolds writes to the pipe and marks at once, many times: every byte
 // written before Mark is counted before it, whether or not the copy loop has read it yet.
 func TestMarkTakesInWhatThePipeHolds(t *testing.T) {
-	tl := NewTail(1 << 10)
-	w, err := tl.Writer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	defer w.Close()
+	tl, w := pipedTail(t)
 	for i := 1; i <= 2000; i++ {
 		if _, err := w.WriteString("x"); err != nil {
 			t.Fatal(err)
@@ -28,13 +23,7 @@ func TestMarkTakesInWhatThePipeHolds(t *testing.T) {
 
 // TestSinceSeesTheLastLine: the line a process wrote just before the report is in Since.
 func TestSinceSeesTheLastLine(t *testing.T) {
-	tl := NewTail(1 << 10)
-	w, err := tl.Writer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	defer w.Close()
+	tl, w := pipedTail(t)
 	for i := 0; i < 500; i++ {
 		mark := tl.Mark()
 		w.WriteString("served one call\n")
@@ -42,6 +31,18 @@ func TestSinceSeesTheLastLine(t *testing.T) {
 			t.Fatalf("round %d: Since = %q", i, got)
 		}
 	}
+}
+
+// pipedTail returns a Tail reading a pipe and the pipe's write end, both closed at the end of t.
+func pipedTail(t *testing.T) (*Tail, *os.File) {
+	t.Helper()
+	tl := NewTail(1 << 10)
+	w, err := tl.Writer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(); tl.Close() })
+	return tl, w
 }
 
 // TestWriterFromAProcess gives the pipe to a real process: its output is all there once it has
