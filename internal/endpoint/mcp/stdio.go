@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/proc"
 )
@@ -30,7 +30,7 @@ type stdioTransport struct {
 	grace time.Duration
 }
 
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	tr := &mcp.IOTransport{
+	tr := &sdk.IOTransport{
 		Reader:        readCloser{newLineCap(stdout, t.limit)},
 		Writer:        &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
 		MaxLineLength: frameLimit(t.limit),
