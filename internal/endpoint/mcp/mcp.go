@@ -107,11 +107,18 @@ func (e *Endpoint) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Env = append(os.Environ(), e.cfg.Env...)
 		cmd.Dir = e.cfg.Dir
 		proc.Isolate(cmd)
+		st := &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
 		if e.cfg.Stderr != nil {
-			cmd.Stderr = e.cfg.Stderr
+			// Through a pipe the Tail reads itself, so that a mark taken after an answer holds
+			// every line the server wrote before it.
+			if w, err := e.cfg.Stderr.Writer(); err == nil {
+				cmd.Stderr, st.stderr = w, w
+			} else {
+				cmd.Stderr = e.cfg.Stderr
+			}
 		}
 		e.cmd = cmd
-		base = &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
+		base = st
 	}
 	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped = e.rt.takeCapped; e.conn = c }}
 	client := sdk.NewClient(&sdk.Implementation{Name: "idemtest", Version: "1"}, nil)
@@ -165,6 +172,9 @@ func (e *Endpoint) Close() error {
 		}
 	}
 	e.killGroup()
+	if e.cfg.Stderr != nil {
+		_ = e.cfg.Stderr.Close()
+	}
 	return nil
 }
 

@@ -28,6 +28,9 @@ type stdioTransport struct {
 	limit int64
 	// grace is how long Close waits for the server to exit after closing its stdin.
 	grace time.Duration
+	// stderr is the write end of the server's standard error pipe, closed here once the server
+	// has started (the server holds its own copy); nil when stderr is not piped.
+	stderr io.Closer
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -39,7 +42,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	err = t.cmd.Start()
+	if t.stderr != nil {
+		t.stderr.Close()
+	}
+	if err != nil {
 		return nil, err
 	}
 	tr := &sdk.IOTransport{
