@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
@@ -57,7 +58,7 @@ const bySinks = "sinks"
 // call.
 func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	b.perCall, b.oneCall, b.contentDedup = nil, nil, false
-	s := b.spec(t, "probe", "one call", b.aroundOne(SpecStep{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
+	s := b.spec(t, "probe", "one call", b.aroundOne(spec.Step{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.exec(s)
 	if err != nil {
 		return "a plain call could not run: " + err.Error()
@@ -100,17 +101,17 @@ func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 }
 
 // sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
-func (b *battery) sinkAsserts(n int) []SpecStep {
-	var out []SpecStep
+func (b *battery) sinkAsserts(n int) []spec.Step {
+	var out []spec.Step
 	for _, name := range sortedKeys(b.perCall) {
-		out = append(out, SpecStep{Assert: fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name])})
+		out = append(out, spec.Step{Assert: fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name])})
 	}
 	return out
 }
 
 // sinkCheck compares what the sinks heard in the last trial with what the spec's executions
 // send; it returns the sinks that heard more or less, explained.
-func (b *battery) sinkCheck(s *Spec) (names, lines []string) {
+func (b *battery) sinkCheck(s *plan) (names, lines []string) {
 	if b.perCall == nil || s.executions < 0 {
 		return nil, nil
 	}
@@ -140,14 +141,38 @@ const (
 	byStatus  = "status code"
 )
 
-func (b *battery) spec(t runner.ToolInfo, check, name string, steps ...SpecStep) *Spec {
-	return &Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps, executions: -1}
+// plan is a spec as the battery runs it: the scenario, and what the battery counts and learns
+// about it beyond what is written.
+type plan struct {
+	*spec.Spec
+	// executions is how many times the tool must execute in one trial (-1: not counted), for
+	// the sinks' evidence.
+	executions int
+	// sinksAsserted is set once the sink counts were added as assertions.
+	sinksAsserted bool
+	// sinkNames and sinkLines say which sinks heard more or less than the executions send, in
+	// the last run.
+	sinkNames, sinkLines []string
+	// effects is the effects assertion added (""), effectsLines why it failed in a run, last
+	// the last run's result.
+	effects      string
+	effectsLines []string
+	last         *runner.ScenarioResult
+	// needsEvidence marks an inconclusive cell that the declared effects can decide.
+	needsEvidence bool
+}
+
+// newCell is the cell the plan decides.
+func (s *plan) newCell() *Cell { return &Cell{Check: s.Check, Scenario: s.Spec, plan: s} }
+
+func (b *battery) spec(t runner.ToolInfo, check, name string, steps ...spec.Step) *plan {
+	return &plan{Spec: &spec.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps}, executions: -1}
 }
 
 // run decides one cell, and adds what the sinks heard to it.
 func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 	c := b.cell(id, t, args)
-	s := c.Scenario
+	s := c.plan
 	if s == nil || s.executions < 0 || b.perCall == nil || c.Status == Inconclusive || c.Status == Skip {
 		return c
 	}
@@ -167,8 +192,8 @@ func (b *battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 
 // cell decides one cell from the answers and the state.
 func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
-	call := func(stepID string, a map[string]any) SpecStep {
-		return SpecStep{ID: stepID, CallTool: t.Name, Args: a}
+	call := func(stepID string, a map[string]any) spec.Step {
+		return spec.Step{ID: stepID, CallTool: t.Name, Args: a}
 	}
 	if c := b.extra(id, t, args); c != nil {
 		return c
@@ -177,7 +202,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	switch id {
 	case Replay:
 		s := b.spec(t, id, "a sequential retry with the same key gets the stored answer",
-			b.withState(call("first", args), SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})...)
+			b.withState(call("first", args), spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})...)
 		s.Comment = "A call, then its retry with the same key: the retry must not execute again."
 		s.executions = b.once(t)
 		return b.retry(id, t, s, "first", natural)
@@ -185,7 +210,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		lost := call("lost", args)
 		lost.LoseResponse, lost.Expect = true, "any"
 		s := b.spec(t, id, "a retry after a lost response does not execute again",
-			b.withState(lost, SpecStep{ID: "retry", RetryOf: "lost", Expect: "any"})...)
+			b.withState(lost, spec.Step{ID: "retry", RetryOf: "lost", Expect: "any"})...)
 		s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
 		s.executions = b.once(t)
 		return b.retry(id, t, s, "lost", natural)
@@ -220,15 +245,15 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		}
 		reuse := call("reuse", other)
 		reuse.Key, reuse.Expect = "{{ first.key }}", "any"
-		steps := append(b.stateSteps(call("first", args), reuse), SpecStep{Assert: "!reuse.ok"})
+		steps := append(b.stateSteps(call("first", args), reuse), spec.Step{Assert: "!reuse.ok"})
 		s := b.spec(t, id, "the same key with another payload is rejected", append(steps, b.unchanged(1)...)...)
 		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
 		s.executions = 1
 		return b.mismatch(s, t, other)
 	case DistinctKeys:
-		steps := append(b.stateSteps(call("first", args), SpecStep{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
-			SpecStep{Assert: "second.ok && !second.replayed"},
-			SpecStep{Assert: "toJSON(first.result) != toJSON(second.result)"})
+		steps := append(b.stateSteps(call("first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
+			spec.Step{Assert: "second.ok && !second.replayed"},
+			spec.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})
 		s := b.spec(t, id, "two keys with the same payload are two operations", steps...)
 		s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
 		s.executions = 2
@@ -238,7 +263,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		nokey.WithoutKey, nokey.Expect = true, "any"
 		steps := b.aroundOne(nokey)
 		if b.cfg.MissingKey != "accept" {
-			steps = append(append(steps, SpecStep{Assert: "!nokey.ok"}), b.unchanged(0)...)
+			steps = append(append(steps, spec.Step{Assert: "!nokey.ok"}), b.unchanged(0)...)
 		}
 		s := b.spec(t, id, "a call without a key is rejected", steps...)
 		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
@@ -263,12 +288,12 @@ func stateIDs(i int) (before, afterFirst, afterRetry string) {
 
 // withState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
 // retry leaves the state as the first call left it (when the first call visibly changed it).
-func (b *battery) withState(first, retry SpecStep) []SpecStep {
-	var asserts []SpecStep
+func (b *battery) withState(first, retry spec.Step) []spec.Step {
+	var asserts []spec.Step
 	for i := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
 		x0, x1, x2 := b.stateJSON(b0), b.stateJSON(b1), b.stateJSON(b2)
-		asserts = append(asserts, SpecStep{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
+		asserts = append(asserts, spec.Step{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
 	}
 	return append(b.stateSteps(first, retry), asserts...)
 }
@@ -336,13 +361,13 @@ func (b *battery) naturalWhy() string {
 }
 
 // exec runs one spec once through the runner.
-func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
+func (b *battery) exec(s *plan) (*runner.ScenarioResult, error) {
 	if b.perCall != nil && s.executions >= 0 && !s.sinksAsserted {
 		s.Steps = append(s.Steps, b.sinkAsserts(s.executions)...)
 		s.sinksAsserted = true
 	}
 	b.beforeRun(s)
-	sc, err := s.scenario(b.base)
+	sc, err := s.Scenario(b.base)
 	if err != nil {
 		return nil, err
 	}
@@ -360,8 +385,8 @@ func (b *battery) exec(s *Spec) (*runner.ScenarioResult, error) {
 
 // outcome runs a spec and returns the cell for the cases every check treats alike: it could
 // not run, the exactly-once verdict failed, or the first call (which must work) did not.
-func (b *battery) outcome(s *Spec, first string) (*runner.ScenarioResult, *Cell) {
-	c := &Cell{Check: s.Check, Scenario: s}
+func (b *battery) outcome(s *plan, first string) (*runner.ScenarioResult, *Cell) {
+	c := s.newCell()
 	res, err := b.exec(s)
 	if err != nil {
 		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
@@ -417,12 +442,12 @@ type judging struct {
 
 // judge runs a spec; done is true when the cell is already decided (it could not run, the
 // verdict failed, the first call failed, or step was never sent).
-func (b *battery) judge(s *Spec, first, step string) (j judging, done bool) {
+func (b *battery) judge(s *plan, first, step string) (j judging, done bool) {
 	res, c := b.outcome(s, first)
 	if c != nil {
 		return judging{res: res, cell: c}, true
 	}
-	j = judging{res: res, tr: trialOf(res), cell: &Cell{Check: s.Check, Scenario: s}}
+	j = judging{res: res, tr: trialOf(res), cell: s.newCell()}
 	rs := calls(j.tr, step)
 	if len(rs) == 0 {
 		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
@@ -455,7 +480,7 @@ func trialOf(res *runner.ScenarioResult) *runner.Trial {
 
 // retry judges replay and lost-response: the retry of a completed call must be answered with
 // the stored result, not executed again.
-func (b *battery) retry(id string, t runner.ToolInfo, s *Spec, first, natural string) *Cell {
+func (b *battery) retry(id string, t runner.ToolInfo, s *plan, first, natural string) *Cell {
 	j, done := b.judge(s, first, "retry")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -541,7 +566,7 @@ func (b *battery) rejected(c *Cell, r runner.Call, want int, what string) {
 	}
 }
 
-func (b *battery) mismatch(s *Spec, t runner.ToolInfo, other map[string]any) *Cell {
+func (b *battery) mismatch(s *plan, t runner.ToolInfo, other map[string]any) *Cell {
 	j, done := b.judge(s, "first", "reuse")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -570,7 +595,7 @@ func (b *battery) mismatch(s *Spec, t runner.ToolInfo, other map[string]any) *Ce
 	return c
 }
 
-func (b *battery) distinct(s *Spec, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *battery) distinct(s *plan, t runner.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "first", "second")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -597,7 +622,7 @@ func (b *battery) distinct(s *Spec, t runner.ToolInfo, args map[string]any) *Cel
 	return c
 }
 
-func (b *battery) missing(s *Spec, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *battery) missing(s *plan, t runner.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "", "nokey")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -624,15 +649,15 @@ func (b *battery) missing(s *Spec, t runner.ToolInfo, args map[string]any) *Cell
 // concurrent repeats a same-key fan-out until a double execution is caught, the rounds are
 // done or the budget is spent. Only a round whose copies overlapped is evidence.
 func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural string) *Cell {
-	burst := SpecStep{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
-	steps := []SpecStep{burst}
+	burst := spec.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
+	steps := []spec.Step{burst}
 	if len(b.oneCall) > 0 {
 		steps = append(b.aroundOne(burst), b.burstAsserts()...)
 	}
 	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), steps...)
 	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.opts.Fanout)
 	s.executions = b.once(t)
-	c := &Cell{Check: Concurrent, Scenario: s}
+	c := s.newCell()
 	var spreads []float64
 	var last *runner.ScenarioResult
 	okCopies, flightWrong, wrongStatus, byState, answersDiffered, unproven := 0, 0, 0, 0, 0, 0
@@ -658,26 +683,26 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
 			cc.Reason += "; " + why
 		case n > 1:
-			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Evidence: "state (" + strings.Join(b.snapshots, ", ") + ")", Reason: why}
+			cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.snapshots, ", ") + ")", Reason: why}
 			cc.Details = details(res, trialOf(res))
 		case n == 1:
 			byState++
 			if res != nil && noID(res) && byState == 1 {
-				stateDecidesBecause(s, "burst", noIDComment)
+				stateDecidesBecause(s.Spec, "burst", noIDComment)
 			}
 			if f, ok := b.mintedKey(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
 				cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
 				cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.snapshots)
 			} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
 				if answersDiffered == 0 {
-					stateDecides(s, "burst")
+					stateDecides(s.Spec, "burst")
 				}
 				answersDiffered++
 				cc = nil
 			}
 		}
 		if cc == nil && len(s.sinkNames) > 0 {
-			cc = &Cell{Check: Concurrent, Scenario: s, Status: Fail, Reason: "the sinks heard another execution"}
+			cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Reason: "the sinks heard another execution"}
 			cc.Details = details(res, trialOf(res))
 		}
 		if cc != nil {
@@ -731,7 +756,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			if b.contentDedup {
 				// Its retries answered like second executions: the saved burst's copies may
 				// too, so there the state decides, as it did for the retries.
-				stateDecides(s, "burst")
+				stateDecides(s.Spec, "burst")
 			}
 		}
 	}
@@ -820,7 +845,7 @@ func explain(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
 }
 
 // annotations judges an idempotentHint tool called twice without a key: only the state can tell.
-func (b *battery) annotations(s *Spec) *Cell {
+func (b *battery) annotations(s *plan) *Cell {
 	j, done := b.judge(s, "first", "second")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {

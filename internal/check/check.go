@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -106,7 +107,9 @@ type Cell struct {
 	// replaysDiffer is set when a marked replay differed from the stored answer.
 	replaysDiffer bool
 	// Scenario is what ran (nil when the check was skipped before building one).
-	Scenario *Spec `json:"-"`
+	Scenario *spec.Spec `json:"-"`
+	// plan is how the battery ran it.
+	plan *plan
 }
 
 // Row is one tool's cells, in the order of Report.Checks.
@@ -146,8 +149,8 @@ func (r *Report) Failed() bool {
 }
 
 // Specs returns the scenarios the battery ran, tool by tool.
-func (r *Report) Specs() []*Spec {
-	var out []*Spec
+func (r *Report) Specs() []*spec.Spec {
+	var out []*spec.Spec
 	for _, row := range r.Rows {
 		for _, c := range row.Cells {
 			if c.Scenario != nil {
@@ -375,7 +378,7 @@ func (b *battery) args(t runner.ToolInfo, target string) (map[string]any, string
 			return nil, "skipped in the config: " + ct.Skip
 		}
 		if ct.Args != nil {
-			m, _ := plainArgs(ct.Args).(map[string]any)
+			m, _ := spec.PlainArgs(ct.Args).(map[string]any)
 			return m, ""
 		}
 	}
@@ -390,27 +393,6 @@ func (b *battery) args(t runner.ToolInfo, target string) (map[string]any, string
 		return nil, err.Error()
 	}
 	return args, ""
-}
-
-// plainArgs turns loaded arguments back into what was written: templates become their source.
-func plainArgs(v any) any {
-	switch x := v.(type) {
-	case *assert.Template:
-		return x.Source
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plainArgs(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plainArgs(e)
-		}
-		return out
-	}
-	return v
 }
 
 // diagnose finds whole-server patterns: no keyed tool ever replayed.

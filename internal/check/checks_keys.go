@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -76,13 +77,13 @@ func (b *battery) extra(id string, t runner.ToolInfo, args map[string]any) *Cell
 }
 
 // insertAt puts extra steps just before (after: just after) the step with the given id.
-func insertAt(steps []SpecStep, id string, after bool, extra ...SpecStep) []SpecStep {
+func insertAt(steps []spec.Step, id string, after bool, extra ...spec.Step) []spec.Step {
 	for i, s := range steps {
 		if s.ID == id {
 			if after {
 				i++
 			}
-			return append(append(append([]SpecStep(nil), steps[:i]...), extra...), steps[i:]...)
+			return append(append(append([]spec.Step(nil), steps[:i]...), extra...), steps[i:]...)
 		}
 	}
 	return steps
@@ -91,9 +92,9 @@ func insertAt(steps []SpecStep, id string, after bool, extra ...SpecStep) []Spec
 // expiry retries after the declared key lifetime: the key must still be remembered.
 func (b *battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
 	ttl := b.cfg.KeyTTL
-	first := SpecStep{ID: "first", CallTool: t.Name, Args: args}
-	steps := b.withState(first, SpecStep{ID: "retry", RetryOf: "first", Expect: "any"})
-	steps = insertAt(steps, "retry", false, SpecStep{Sleep: ttl.String()})
+	first := spec.Step{ID: "first", CallTool: t.Name, Args: args}
+	steps := b.withState(first, spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})
+	steps = insertAt(steps, "retry", false, spec.Step{Sleep: ttl.String()})
 	s := b.spec(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
 	s.Comment = "A call, then its retry with the same key after check.key_ttl: the key must still be remembered, so the retry must not execute again."
 	s.executions = 1
@@ -163,13 +164,13 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	if !ok {
 		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
 	}
-	other := SpecStep{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
+	other := spec.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.spec(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
-		SpecStep{ID: "first", CallTool: t.Name, Args: args}, other,
+		spec.Step{ID: "first", CallTool: t.Name, Args: args}, other,
 		// Whether the retry executes again is replay's business; here only whose answer it gets.
-		SpecStep{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off"},
-		SpecStep{Assert: "!other.ok || (!other.replayed && toJSON(other.result) != toJSON(first.result))"},
-		SpecStep{Assert: "!again.ok || toJSON(again.result) != toJSON(other.result) || toJSON(again.result) == toJSON(first.result)"})
+		spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off"},
+		spec.Step{Assert: "!other.ok || (!other.replayed && toJSON(other.result) != toJSON(first.result))"},
+		spec.Step{Assert: "!again.ok || toJSON(again.result) != toJSON(other.result) || toJSON(again.result) == toJSON(first.result)"})
 	s.Comment = fmt.Sprintf("Keys are scoped per tool: the key of the %s call sent with a %s call is another operation, and the retry of the first still gets its own answer.", t.Name, u.Name)
 	// Two tools execute: the sinks and effects of one tool do not count them.
 	s.executions = -1
@@ -254,9 +255,9 @@ func (b *battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cel
 		return &Cell{Check: ErrorsNotReplayed, Status: Skip, Reason: "no required argument to leave out, so no refused call to retry"}
 	}
 	s := b.spec(t, ErrorsNotReplayed, "a refused call does not bind its key: the corrected retry executes",
-		SpecStep{ID: "broken", CallTool: t.Name, Args: bad, Expect: "any"},
-		SpecStep{ID: "retry", RetryOf: "broken", Args: args, Expect: "any"},
-		SpecStep{Assert: "broken.ok || (retry.ok && !retry.replayed)"})
+		spec.Step{ID: "broken", CallTool: t.Name, Args: bad, Expect: "any"},
+		spec.Step{ID: "retry", RetryOf: "broken", Args: args, Expect: "any"},
+		spec.Step{Assert: "broken.ok || (retry.ok && !retry.replayed)"})
 	s.Comment = fmt.Sprintf("A call without %s, which the server refuses, then the corrected call with the same key: nothing executed, so nothing may be stored under the key, and the corrected call must execute.", field)
 	s.executions = 1
 	j, done := b.judge(s, "", "retry")
@@ -304,11 +305,11 @@ func (b *battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cel
 // answer. The key must have executed once.
 func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural string) *Cell {
 	timeout := b.giveUp(t.Name)
-	first := SpecStep{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
-	retry := SpecStep{ID: "retry", RetryOf: "first", Expect: "any",
-		Retry: &SpecRetry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
+	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
+	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
+		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
-	steps := insertAt(b.withState(first, SpecStep{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
+	steps := insertAt(b.withState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
 	steps = append(steps, b.wholeAsserts()...)
 	s := b.spec(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
@@ -341,7 +342,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 	}
 	if c.Status == Pass && b.contentDedup {
 		// The retries of the tool answered like second executions: the saved scenario's may too.
-		stateDecides(s, "retry", "again")
+		stateDecides(s.Spec, "retry", "again")
 	}
 	if moved, _ := b.state(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
 		// The retry executed: the call given up on either never ran or ran as well.
@@ -362,13 +363,13 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		return &Cell{Check: MismatchInFlight, Status: Skip, Reason: "no argument to vary"}
 	}
 	timeout := b.giveUp(t.Name)
-	first := SpecStep{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
-	other := SpecStep{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
+	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
+	other := spec.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
 	// Whether the retry executes again is replay's business; here only what the key holds.
-	again := SpecStep{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
-		Retry: &SpecRetry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
+	again := spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
+		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
 	steps := insertAt(b.withState(first, again), "first", true, other)
-	steps = append(append(steps, b.wholeAsserts()...), SpecStep{Assert: "!other.ok"})
+	steps = append(append(steps, b.wholeAsserts()...), spec.Step{Assert: "!other.ok"})
 	s := b.spec(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
 	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds.", timeout, field)
 	s.executions = 1

@@ -9,5 +9,5 @@
 //	base, _ := scenario.LoadConfig(".", scenario.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
 //	reporters.CheckMatrix(os.Stdout, rep, false)
-//	paths, err := check.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
+//	paths, err := spec.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
 package check

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -48,7 +49,7 @@ func (b *battery) setup(tools []runner.ToolInfo, target string) error {
 			return &ConfigError{fmt.Sprintf("%s: check.snapshot: %s is a mutating tool of endpoint %s; a snapshot must not change anything (name the mutating tools with mutating: on the endpoint)", sn.Pos, sn.Tool, b.def.Name)}
 		}
 		b.snapshots = append(b.snapshots, sn.Tool)
-		if m, ok := plainArgs(sn.Args).(map[string]any); ok {
+		if m, ok := spec.PlainArgs(sn.Args).(map[string]any); ok {
 			b.x.snapArgs[sn.Tool] = m
 		}
 	}
@@ -71,8 +72,8 @@ func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
 		return
 	}
 	s := b.spec(t, "effects", "effects of one call",
-		SpecStep{Assert: "(" + src + ") == 0"}, SpecStep{ID: "first", CallTool: t.Name, Args: args},
-		SpecStep{Assert: "(" + src + ") == 1"})
+		spec.Step{Assert: "(" + src + ") == 0"}, spec.Step{ID: "first", CallTool: t.Name, Args: args},
+		spec.Step{Assert: "(" + src + ") == 1"})
 	// Two trials: an expression that counts every trial's effects shows it in the second.
 	s.executions, s.Trials = -1, 2
 	res, err := b.exec(s)
@@ -104,7 +105,7 @@ func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
 
 // beforeRun adds the declared effects to a spec whose executions are counted, as an assertion
 // just after its calls (before the check's own assertions, so that it is always evaluated).
-func (b *battery) beforeRun(s *Spec) {
+func (b *battery) beforeRun(s *plan) {
 	src := b.x.effects[s.Tool]
 	if src == "" || s.executions < 0 || s.effects != "" {
 		return
@@ -114,11 +115,11 @@ func (b *battery) beforeRun(s *Spec) {
 	for at > 0 && s.Steps[at-1].Assert != "" {
 		at--
 	}
-	s.Steps = append(s.Steps[:at], append([]SpecStep{{Assert: s.effects}}, s.Steps[at:]...)...)
+	s.Steps = append(s.Steps[:at], append([]spec.Step{{Assert: s.effects}}, s.Steps[at:]...)...)
 }
 
 // afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
-func (b *battery) afterRun(s *Spec, res *runner.ScenarioResult) {
+func (b *battery) afterRun(s *plan, res *runner.ScenarioResult) {
 	s.last = res
 	b.x.noteLatency(s.Tool, trialOf(res))
 	if f := res.Failure; s.effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.effects {
@@ -137,7 +138,7 @@ func indent(lines []string) []string {
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
 // A cell that only effects or sinks can decide (needsEvidence) is decided by them.
 func (b *battery) withEffects(c *Cell) *Cell {
-	s := c.Scenario
+	s := c.plan
 	if s != nil && s.effects == "" && s.needsEvidence && c.Status == Inconclusive && s.sinksAsserted {
 		// No effects declared: the sinks decide, having heard one execution's requests or more.
 		if len(s.sinkNames) > 0 {

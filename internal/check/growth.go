@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -36,7 +37,7 @@ func (b *battery) grewMore(t *runner.Trial) (names, lines []string) {
 // wholeAsserts are the state assertions of a saved check whose first answer is never read: each
 // list or counter one call changes changes no more from before the first call to after the last
 // (burstAsserts, measured to the last read instead of the one after the first call).
-func (b *battery) wholeAsserts() []SpecStep {
+func (b *battery) wholeAsserts() []spec.Step {
 	out := b.burstAsserts()
 	for i := range out {
 		for j := range b.snapshots {

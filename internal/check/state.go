@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
@@ -21,12 +22,12 @@ import (
 
 // stateSteps surrounds a call and a second call with reads of the snapshot tools, asserting
 // nothing about them.
-func (b *battery) stateSteps(first, second SpecStep) []SpecStep {
-	var before, mid, after []SpecStep
+func (b *battery) stateSteps(first, second spec.Step) []spec.Step {
+	var before, mid, after []spec.Step
 	for i, tool := range b.snapshots {
 		b0, b1, b2 := stateIDs(i)
-		read := func(id string) SpecStep {
-			return SpecStep{ID: id, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"}
+		read := func(id string) spec.Step {
+			return spec.Step{ID: id, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"}
 		}
 		before, mid, after = append(before, read(b0)), append(mid, read(b1)), append(after, read(b2))
 	}
@@ -37,12 +38,12 @@ func (b *battery) stateSteps(first, second SpecStep) []SpecStep {
 }
 
 // aroundOne surrounds one step with reads of the snapshot tools, before and after.
-func (b *battery) aroundOne(step SpecStep) []SpecStep {
-	var before, after []SpecStep
+func (b *battery) aroundOne(step spec.Step) []spec.Step {
+	var before, after []spec.Step
 	for i, tool := range b.snapshots {
 		b0, b1, _ := stateIDs(i)
-		before = append(before, SpecStep{ID: b0, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"})
-		after = append(after, SpecStep{ID: b1, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"})
+		before = append(before, spec.Step{ID: b0, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"})
+		after = append(after, spec.Step{ID: b1, CallTool: tool, Args: b.x.snapArgs[tool], Expect: "any"})
 	}
 	return append(append(before, step), after...)
 }
@@ -202,7 +203,7 @@ func mintedWhy(moved []string) string {
 // control calls the tool once with a fresh key: a refusal says something about keys only when
 // such a call works.
 func (b *battery) control(t runner.ToolInfo, args map[string]any) (ok bool, why string) {
-	s := b.spec(t, "control", "a call with a fresh key", SpecStep{ID: "control", CallTool: t.Name, Args: args, Expect: "any"})
+	s := b.spec(t, "control", "a call with a fresh key", spec.Step{ID: "control", CallTool: t.Name, Args: args, Expect: "any"})
 	res, err := b.exec(s)
 	if err != nil {
 		return false, err.Error()
@@ -253,7 +254,7 @@ func (b *battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo,
 
 // twice explains a first call that failed after the plain call before the battery worked: with
 // the same arguments (no {{ }} to make them unique per trial), the tool does not run twice.
-func (b *battery) twice(s *Spec, first string) string {
+func (b *battery) twice(s *plan, first string) string {
 	for _, st := range s.Steps {
 		if st.ID != first {
 			continue
@@ -268,7 +269,7 @@ func (b *battery) twice(s *Spec, first string) string {
 
 // readOnly judges a tool annotated readOnlyHint that is checked as mutating: one call must leave
 // every snapshot tool's answer as it was.
-func (b *battery) readOnly(t runner.ToolInfo, call SpecStep) *Cell {
+func (b *battery) readOnly(t runner.ToolInfo, call spec.Step) *Cell {
 	s := b.spec(t, Annotations, "readOnlyHint: a call changes nothing", b.aroundOne(call)...)
 	s.Comment = "The tool is annotated readOnlyHint: a call must leave the state as it was."
 	j, done := b.judge(s, call.ID, call.ID)
@@ -327,8 +328,8 @@ func (b *battery) burstState(res *runner.ScenarioResult) (n float64, why string)
 
 // burstAsserts are the state checks of a saved concurrent scenario: each list or counter one
 // call changes changes no more in a burst (paths with names expr cannot spell are left out).
-func (b *battery) burstAsserts() []SpecStep {
-	var out []SpecStep
+func (b *battery) burstAsserts() []spec.Step {
+	var out []spec.Step
 	for _, p := range sortedPaths(b.oneCall) {
 		inner, list := strings.CutPrefix(p, "len(")
 		inner = strings.TrimSuffix(inner, ")")
@@ -347,7 +348,7 @@ func (b *battery) burstAsserts() []SpecStep {
 		if d < 0 {
 			op = ">="
 		}
-		out = append(out, SpecStep{Assert: fmt.Sprintf("%s %s %g", expr, op, d)})
+		out = append(out, spec.Step{Assert: fmt.Sprintf("%s %s %g", expr, op, d)})
 	}
 	return out
 }
@@ -372,7 +373,7 @@ func oneLine(c *Cell) {
 
 // stateDecides leaves steps out of the exactly-once verdict in the saved scenario, once the
 // state overruled the answers: run then judges them as check did, by the state assertions.
-func stateDecides(s *Spec, steps ...string) {
+func stateDecides(s *spec.Spec, steps ...string) {
 	for _, step := range steps {
 		stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
 	}
@@ -380,7 +381,7 @@ func stateDecides(s *Spec, steps ...string) {
 
 // stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment
 // (once).
-func stateDecidesBecause(s *Spec, step, why string) {
+func stateDecidesBecause(s *spec.Spec, step, why string) {
 	if s == nil {
 		return
 	}
@@ -416,11 +417,11 @@ func (b *battery) stateJSON(id string) string {
 // unchanged asserts, in a saved scenario, that the call between the snapshot reads at
 // stateIDs position from and from+1 left every snapshot tool's answer as it was (a refused call
 // executes nothing).
-func (b *battery) unchanged(from int) []SpecStep {
-	var out []SpecStep
+func (b *battery) unchanged(from int) []spec.Step {
+	var out []spec.Step
 	for i := range b.snapshots {
 		ids := stateIDsOf(i)
-		out = append(out, SpecStep{Assert: b.stateJSON(ids[from]) + " == " + b.stateJSON(ids[from+1])})
+		out = append(out, spec.Step{Assert: b.stateJSON(ids[from]) + " == " + b.stateJSON(ids[from+1])})
 	}
 	return out
 }
