@@ -1,19 +1,17 @@
 package check
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // battery runs the checks of one endpoint on one started environment.
@@ -25,14 +23,14 @@ type battery struct {
 	opts Options
 	prof profile
 	cfg  *scenario.CheckConfig
-	// snapshots are read-only tools whose answers are the server's state, read before and after.
-	snapshots []string
+	// snap are the read-only calls whose answers are the server's state, read before and after.
+	snap state.Snapshots
 	// perCall is what one execution of the current tool sends to each sink that hears from it
 	// (nil: no sink evidence).
 	perCall map[string]int
 	// oneCall is how one call of the current tool changes the snapshot tools' answers (empty:
 	// no state evidence).
-	oneCall delta
+	oneCall state.Delta
 	// contentDedup is set when a retry of the current tool answered like a second execution
 	// while the state showed one: the server deduplicates by content.
 	contentDedup bool
@@ -58,7 +56,7 @@ const bySinks = "sinks"
 // call.
 func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	b.perCall, b.oneCall, b.contentDedup = nil, nil, false
-	s := b.spec(t, "probe", "one call", b.aroundOne(spec.Step{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
+	s := b.spec(t, "probe", "one call", b.snap.AroundOne(spec.Step{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.exec(s)
 	if err != nil {
 		return "a plain call could not run: " + err.Error()
@@ -71,11 +69,11 @@ func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
 	switch r.Outcome {
 	case scenario.Fail:
-		if changed := b.changedAround(trialOf(res)); len(changed) > 0 {
+		if changed, _ := b.snap.ChangedAt(trialOf(res), 0); len(changed) > 0 {
 			return "a plain call failed" + statusNote(r) + ", yet it changed " + strings.Join(changed, ", ") +
 				": the tool executes, then reports an error, and an agent retries errors; give arguments on which it succeeds to judge its retries"
 		}
-		if arg := b.keyLike(t); arg != "" {
+		if arg := synth.KeyLike(t.InputSchema, b.def.Key.Arg); arg != "" {
 			return "a plain call with these arguments fails" + statusNote(r) + "; its input schema declares " + arg +
 				", which looks like an idempotency key: if the server reads the key there, set key: {arg: " + arg + "} on the endpoint (idemtest sent it in the " + keyWhere(b.def) + ")"
 		}
@@ -83,7 +81,7 @@ func (b *battery) probe(t runner.ToolInfo, args map[string]any) string {
 	case scenario.Info:
 		return "a plain call got no answer" + statusNote(r) + ": the tool hangs or is slower than the call timeout (raise the timeout: of the endpoint's mcp: or http: if it is only slow); nothing can be judged without an answer"
 	}
-	if d, ok := b.change(trialOf(res), false); ok {
+	if d, ok := b.snap.Change(trialOf(res)); ok {
 		b.oneCall = d
 	}
 	if len(b.base.Sinks) == 0 {
@@ -202,7 +200,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	switch id {
 	case Replay:
 		s := b.spec(t, id, "a sequential retry with the same key gets the stored answer",
-			b.withState(call("first", args), spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})...)
+			b.snap.WithState(call("first", args), spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})...)
 		s.Comment = "A call, then its retry with the same key: the retry must not execute again."
 		s.executions = b.once(t)
 		return b.retry(id, t, s, "first", natural)
@@ -210,7 +208,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		lost := call("lost", args)
 		lost.LoseResponse, lost.Expect = true, "any"
 		s := b.spec(t, id, "a retry after a lost response does not execute again",
-			b.withState(lost, spec.Step{ID: "retry", RetryOf: "lost", Expect: "any"})...)
+			b.snap.WithState(lost, spec.Step{ID: "retry", RetryOf: "lost", Expect: "any"})...)
 		s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
 		s.executions = b.once(t)
 		return b.retry(id, t, s, "lost", natural)
@@ -230,7 +228,7 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		first.WithoutKey, first.Expect = true, "ok"
 		second := call("second", args)
 		second.WithoutKey, second.Expect = true, "any"
-		s := b.spec(t, id, "idempotentHint: the same call twice without a key changes the state once", b.withState(first, second)...)
+		s := b.spec(t, id, "idempotentHint: the same call twice without a key changes the state once", b.snap.WithState(first, second)...)
 		s.Comment = "The tool is annotated idempotentHint: calling it twice with the same arguments and no key must leave the state as one call does."
 		return b.annotations(s)
 	}
@@ -239,19 +237,19 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	}
 	switch id {
 	case PayloadMismatch:
-		other, field, ok := vary(args)
+		other, field, ok := synth.Vary(args)
 		if !ok {
 			return &Cell{Check: id, Status: Skip, Reason: "no argument to vary"}
 		}
 		reuse := call("reuse", other)
 		reuse.Key, reuse.Expect = "{{ first.key }}", "any"
-		steps := append(b.stateSteps(call("first", args), reuse), spec.Step{Assert: "!reuse.ok"})
-		s := b.spec(t, id, "the same key with another payload is rejected", append(steps, b.unchanged(1)...)...)
+		steps := append(b.snap.Steps(call("first", args), reuse), spec.Step{Assert: "!reuse.ok"})
+		s := b.spec(t, id, "the same key with another payload is rejected", append(steps, b.snap.Unchanged(1)...)...)
 		s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
 		s.executions = 1
 		return b.mismatch(s, t, other)
 	case DistinctKeys:
-		steps := append(b.stateSteps(call("first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
+		steps := append(b.snap.Steps(call("first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
 			spec.Step{Assert: "second.ok && !second.replayed"},
 			spec.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})
 		s := b.spec(t, id, "two keys with the same payload are two operations", steps...)
@@ -261,9 +259,9 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 	case MissingKey:
 		nokey := call("nokey", args)
 		nokey.WithoutKey, nokey.Expect = true, "any"
-		steps := b.aroundOne(nokey)
+		steps := b.snap.AroundOne(nokey)
 		if b.cfg.MissingKey != "accept" {
-			steps = append(append(steps, spec.Step{Assert: "!nokey.ok"}), b.unchanged(0)...)
+			steps = append(append(steps, spec.Step{Assert: "!nokey.ok"}), b.snap.Unchanged(0)...)
 		}
 		s := b.spec(t, id, "a call without a key is rejected", steps...)
 		s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
@@ -274,83 +272,6 @@ func (b *battery) cell(id string, t runner.ToolInfo, args map[string]any) *Cell 
 		return b.missing(s, t, args)
 	}
 	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
-}
-
-// stateIDs are the ids of the snapshot steps of read-only tool i: before the first call, after
-// it, after the retry.
-func stateIDs(i int) (before, afterFirst, afterRetry string) {
-	sfx := ""
-	if i > 0 {
-		sfx = fmt.Sprint(i + 1)
-	}
-	return "state" + sfx + "_before", "state" + sfx + "_after_first", "state" + sfx + "_after_retry"
-}
-
-// withState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
-// retry leaves the state as the first call left it (when the first call visibly changed it).
-func (b *battery) withState(first, retry spec.Step) []spec.Step {
-	var asserts []spec.Step
-	for i := range b.snapshots {
-		b0, b1, b2 := stateIDs(i)
-		x0, x1, x2 := b.stateJSON(b0), b.stateJSON(b1), b.stateJSON(b2)
-		asserts = append(asserts, spec.Step{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
-	}
-	return append(b.stateSteps(first, retry), asserts...)
-}
-
-// stateDetails shows what the changed snapshot tools answered after the first call and after
-// the retry.
-func (b *battery) stateDetails(t *runner.Trial, changed []string) []string {
-	var out []string
-	for i, tool := range b.snapshots {
-		if !contains(changed, tool) {
-			continue
-		}
-		_, b1, b2 := stateIDs(i)
-		r1, r2 := calls(t, b1), calls(t, b2)
-		if len(r1) == 0 || len(r2) == 0 {
-			continue
-		}
-		var at []string
-		for _, p := range verdict.Differ(b.view(r1[0].Result), b.view(r2[0].Result)) {
-			a, aok := verdict.Lookup(r1[0].Result, p).([]any)
-			z, zok := verdict.Lookup(r2[0].Result, p).([]any)
-			if aok && zok {
-				p += fmt.Sprintf(" (%d → %d items)", len(a), len(z))
-			}
-			at = append(at, p)
-		}
-		out = append(out, fmt.Sprintf("%s after the first call differs from %[1]s after the retry at: %s", tool, strings.Join(at, ", ")),
-			fmt.Sprintf("  after the retry: %s", assert.Show(r2[0].Result)))
-	}
-	return out
-}
-
-// state compares the snapshots of a retry check: moved lists the tools whose answer the first
-// call changed (they are evidence), changed those of them the retry changed again.
-func (b *battery) state(t *runner.Trial) (moved, changed []string) {
-	for i, tool := range b.snapshots {
-		b0, b1, b2 := stateIDs(i)
-		r0, r1, r2 := calls(t, b0), calls(t, b1), calls(t, b2)
-		if len(r0) == 0 || len(r1) == 0 || len(r2) == 0 || r0[0].Outcome != scenario.OK || r1[0].Outcome != scenario.OK || r2[0].Outcome != scenario.OK {
-			continue
-		}
-		v0, v1, v2 := b.view(r0[0].Result), b.view(r1[0].Result), b.view(r2[0].Result)
-		if jsonEqual(v0, v1) {
-			continue
-		}
-		moved = append(moved, tool)
-		if !jsonEqual(v1, v2) {
-			changed = append(changed, tool)
-		}
-	}
-	return moved, changed
-}
-
-func jsonEqual(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 func (b *battery) naturalWhy() string {
@@ -471,7 +392,11 @@ func calls(t *runner.Trial, step string) []runner.Call {
 	return out
 }
 
+// trialOf is the trial a cell shows: the failed one, else the first (nil without a result).
 func trialOf(res *runner.ScenarioResult) *runner.Trial {
+	if res == nil {
+		return nil
+	}
 	if res.FailedTrial != nil {
 		return res.FailedTrial
 	}
@@ -489,16 +414,16 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *plan, first, natural st
 			return c
 		}
 		if res != nil && c.Status == Fail {
-			if moved, changed := b.state(trialOf(res)); len(changed) > 0 {
+			if moved, changed := b.snap.Compare(trialOf(res)); len(changed) > 0 {
 				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
 				c.Reason += "; the retry changed " + strings.Join(changed, ", ") + " again"
-				c.Details = append(b.stateDetails(trialOf(res), changed), c.Details...)
+				c.Details = append(b.snap.Details(trialOf(res), changed), c.Details...)
 			}
 		}
 		return c
 	}
 	c.Replayed, c.Evidence = res.Metrics.Replayed > 0, byAnswers
-	moved, changed := b.state(tr)
+	moved, changed := b.snap.Compare(tr)
 	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
 	case len(changed) > 0:
@@ -533,7 +458,7 @@ func (b *battery) retry(id string, t runner.ToolInfo, s *plan, first, natural st
 		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
 	}
 	if c.Status != Pass && (!t.Natural || len(changed) > 0) {
-		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
+		c.Details = append(b.snap.Details(tr, changed), details(res, tr)...)
 	}
 	return c
 }
@@ -652,7 +577,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	burst := spec.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.opts.Fanout, Expect: "any"}
 	steps := []spec.Step{burst}
 	if len(b.oneCall) > 0 {
-		steps = append(b.aroundOne(burst), b.burstAsserts()...)
+		steps = append(b.snap.AroundOne(burst), b.snap.BurstAsserts(b.oneCall)...)
 	}
 	s := b.spec(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.opts.Fanout), steps...)
 	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.opts.Fanout)
@@ -673,26 +598,26 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 			c.Overlapped += res.Overlapped
 			spreads = append(spreads, res.SpreadsUS...)
 		}
-		n, why := b.burstState(res)
+		n, why := b.snap.Burst(trialOf(res), b.oneCall)
 		if res != nil && noID(res) && n != 1 {
 			unproven++
 		}
 		switch {
 		case n > 1 && cc != nil && cc.Status == Fail:
 			// The answers caught it too: both are evidence.
-			cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+			cc.Evidence += ", state (" + strings.Join(b.snap.Tools, ", ") + ")"
 			cc.Reason += "; " + why
 		case n > 1:
-			cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.snapshots, ", ") + ")", Reason: why}
+			cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.snap.Tools, ", ") + ")", Reason: why}
 			cc.Details = details(res, trialOf(res))
 		case n == 1:
 			byState++
 			if res != nil && noID(res) && byState == 1 {
 				stateDecidesBecause(s.Spec, "burst", noIDComment)
 			}
-			if f, ok := b.mintedKey(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
-				cc.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
-				cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.snapshots)
+			if f, ok := b.snap.MintedKey(trialOf(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+				cc.Evidence += ", state (" + strings.Join(b.snap.Tools, ", ") + ")"
+				cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.snap.Tools)
 			} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
 				if answersDiffered == 0 {
 					stateDecides(s.Spec, "burst")
@@ -732,7 +657,7 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
 	switch {
 	case t.Natural && byState > 0 && c.Overlapped > 0:
-		c.Status, c.Evidence = Pass, "state ("+strings.Join(b.snapshots, ", ")+")"
+		c.Status, c.Evidence = Pass, "state ("+strings.Join(b.snap.Tools, ", ")+")"
 		c.Reason = fmt.Sprintf("idempotent by nature; in %d round(s) the burst changed the state as one call changes it: %s", byState, stats)
 	case t.Natural:
 		c.Status, c.Reason = Inconclusive, natural+"; "+stats
@@ -746,12 +671,12 @@ func (b *battery) concurrent(t runner.ToolInfo, args map[string]any, natural str
 	case unproven > 0:
 		c.Status, c.Reason = Inconclusive, fmt.Sprintf("in %d round(s) %s: %s", unproven, noIDReason, stats)
 	case answersDiffered > 0:
-		c.Status, c.Evidence = Warn, "state ("+strings.Join(b.snapshots, ", ")+"), answers"
+		c.Status, c.Evidence = Warn, "state ("+strings.Join(b.snap.Tools, ", ")+"), answers"
 		c.Reason = fmt.Sprintf("the state changed as one call changes it in every round, but in %d round(s) copies answered differently, not as replays (the server deduplicates by content): %s", answersDiffered, stats)
 	default:
 		c.Status, c.Reason = Pass, "one execution per key: "+stats
 		if byState > 0 {
-			c.Evidence += ", state (" + strings.Join(b.snapshots, ", ") + ")"
+			c.Evidence += ", state (" + strings.Join(b.snap.Tools, ", ") + ")"
 			c.Reason = fmt.Sprintf("one execution per key; in %d round(s) the state changed as one call changes it: %s", byState, stats)
 			if b.contentDedup {
 				// Its retries answered like second executions: the saved burst's copies may
@@ -851,7 +776,7 @@ func (b *battery) annotations(s *plan) *Cell {
 	if done {
 		return c
 	}
-	moved, changed := b.state(tr)
+	moved, changed := b.snap.Compare(tr)
 	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
 	case len(changed) > 0:
@@ -869,7 +794,7 @@ func (b *battery) annotations(s *plan) *Cell {
 		c.Status, c.Reason = Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
 	}
 	if c.Status != Pass {
-		c.Details = append(b.stateDetails(tr, changed), details(res, tr)...)
+		c.Details = append(b.snap.Details(tr, changed), details(res, tr)...)
 	}
 	return c
 }

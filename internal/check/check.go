@@ -10,6 +10,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -213,7 +215,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if err := checkNames(opts.Tools, tools, def, cfg); err != nil {
 		return nil, err
 	}
-	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
+	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snap: state.Snapshots{Tools: state.SnapshotTools(tools), Ignore: def.Ignore}}
 	if err := b.setup(tools, target); err != nil {
 		return nil, err
 	}
@@ -388,7 +390,7 @@ func (b *battery) args(t runner.ToolInfo, target string) (map[string]any, string
 		}
 		return nil, fmt.Sprintf("no input schema and no arguments: give them under check: {tools: {%s: {args: {…}}}}", t.Name)
 	}
-	args, err := Synthesize(t.InputSchema, b.def.Key.Arg, target)
+	args, err := synth.Synthesize(t.InputSchema, b.def.Key.Arg, target)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -443,24 +445,6 @@ func keyWhere(def *scenario.Endpoint) string {
 	return "header " + def.Key.Header
 }
 
-// keyLike is a property of the tool's input schema whose name looks like an idempotency key
-// and that is not where idemtest sends the key ("" when there is none).
-func (b *battery) keyLike(t runner.ToolInfo) string {
-	props, _ := t.InputSchema["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		norm := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(n))
-		if n != b.def.Key.Arg && (strings.Contains(norm, "idempoten") || norm == "dedupkey" || norm == "dedupekey" || norm == "deduplicationkey" || norm == "deduplicationid") {
-			return n
-		}
-	}
-	return ""
-}
-
 // AllSkipped reports whether every cell of every tool was skipped: no tool could be judged.
 func (r *Report) AllSkipped() bool {
 	for _, row := range r.Rows {
@@ -471,29 +455,6 @@ func (r *Report) AllSkipped() bool {
 		}
 	}
 	return len(r.Rows) > 0
-}
-
-// maxSnapshots bounds the read-only tools read before and after each retry.
-const maxSnapshots = 3
-
-// SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
-// decision has it) that the server describes and that need no argument.
-func SnapshotTools(tools []runner.ToolInfo) []string {
-	var out []string
-	for _, t := range tools {
-		if t.Mutating || t.InputSchema == nil {
-			continue
-		}
-		if req, ok := t.InputSchema["required"].([]any); ok && len(req) > 0 {
-			continue
-		}
-		out = append(out, t.Name)
-	}
-	sort.Strings(out)
-	if len(out) > maxSnapshots {
-		out = out[:maxSnapshots]
-	}
-	return out
 }
 
 // skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -93,7 +95,7 @@ func insertAt(steps []spec.Step, id string, after bool, extra ...spec.Step) []sp
 func (b *battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
 	ttl := b.cfg.KeyTTL
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args}
-	steps := b.withState(first, spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})
+	steps := b.snap.WithState(first, spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})
 	steps = insertAt(steps, "retry", false, spec.Step{Sleep: ttl.String()})
 	s := b.spec(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
 	s.Comment = "A call, then its retry with the same key after check.key_ttl: the key must still be remembered, so the retry must not execute again."
@@ -178,7 +180,7 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		if c.Status == Fail && res != nil {
-			if a, o := calls(trialOf(res), "again"), calls(trialOf(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == scenario.OK && jsonEqual(a[0].Result, o[0].Result) {
+			if a, o := calls(trialOf(res), "again"), calls(trialOf(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == scenario.OK && state.Equal(a[0].Result, o[0].Result) {
 				c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 			}
 		}
@@ -188,10 +190,10 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	first := calls(tr, "first")
 	again := calls(tr, "again")
 	switch {
-	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && jsonEqual(r.Result, first[0].Result))):
+	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && state.Equal(r.Result, first[0].Result))):
 		c.Status = Fail
 		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
-	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && jsonEqual(again[0].Result, r.Result) && !jsonEqual(again[0].Result, first[0].Result):
+	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && state.Equal(again[0].Result, r.Result) && !state.Equal(again[0].Result, first[0].Result):
 		c.Status = Fail
 		c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 	case r.Outcome == scenario.Info:
@@ -213,44 +215,11 @@ func (b *battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
 	return c
 }
 
-// broken is args with one argument left out, the one the server should miss: a required
-// property of the input schema, else the first argument. field is what was left out.
-func (b *battery) broken(t runner.ToolInfo, args map[string]any) (out map[string]any, field string, ok bool) {
-	var names []string
-	if req, isList := t.InputSchema["required"].([]any); isList {
-		for _, r := range req {
-			if n, isStr := r.(string); isStr && n != b.def.Key.Arg {
-				if _, has := args[n]; has {
-					names = append(names, n)
-				}
-			}
-		}
-	}
-	if len(names) == 0 && t.InputSchema == nil {
-		for n := range args {
-			if n != b.def.Key.Arg {
-				names = append(names, n)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return nil, "", false
-	}
-	sort.Strings(names)
-	out = make(map[string]any, len(args))
-	for k, v := range args {
-		if k != names[0] {
-			out[k] = v
-		}
-	}
-	return out, names[0], true
-}
-
 // errorsNotReplayed sends a call the server must refuse (a required argument left out), then
 // the corrected call with the same key: an error is not an outcome to store, so the corrected
 // call must execute.
 func (b *battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cell {
-	bad, field, ok := b.broken(t, args)
+	bad, field, ok := synth.Broken(t.InputSchema, b.def.Key.Arg, args)
 	if !ok {
 		return &Cell{Check: ErrorsNotReplayed, Status: Skip, Reason: "no required argument to leave out, so no refused call to retry"}
 	}
@@ -280,7 +249,7 @@ func (b *battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cel
 		c.Status, c.Reason = Pass, "refused without "+field+statusNote(br[0])+"; the corrected call with the same key executed"
 	case r.Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, "the corrected call's outcome is unknown"+statusNote(r)
-	case r.Status == br[0].Status && jsonEqual(r.Result, br[0].Result):
+	case r.Status == br[0].Status && state.Equal(r.Result, br[0].Result):
 		c.Status, c.Evidence = Fail, byStatus
 		c.Reason = "the corrected call got the refused call's error again" + statusNote(r) + ": the error was stored under the key"
 	default:
@@ -309,8 +278,8 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
 		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
-	steps := insertAt(b.withState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
-	steps = append(steps, b.wholeAsserts()...)
+	steps := insertAt(b.snap.WithState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
+	steps = append(steps, b.snap.WholeAsserts(b.oneCall)...)
 	s := b.spec(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
 	s.executions = b.once(t)
@@ -324,7 +293,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 		return c
 	}
 	tr := trialOf(s.last)
-	if names, lines := b.grewMore(tr); len(names) > 0 {
+	if names, lines := b.snap.GrewMore(tr, b.oneCall); len(names) > 0 {
 		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
 		c.Reason = "the call given up on and its retry both executed: " + strings.Join(lines, "; ")
 		c.Details = details(s.last, tr)
@@ -344,7 +313,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 		// The retries of the tool answered like second executions: the saved scenario's may too.
 		stateDecides(s.Spec, "retry", "again")
 	}
-	if moved, _ := b.state(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
+	if moved, _ := b.snap.Compare(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
 		// The retry executed: the call given up on either never ran or ran as well.
 		c.Status, s.needsEvidence = Inconclusive, true
 		c.Reason = "the retry was executed, not replayed: the call given up on either never reached the server or executed as well, and only state, sinks or effects can tell which"
@@ -358,7 +327,7 @@ func (b *battery) timeoutRetry(t runner.ToolInfo, args map[string]any, natural s
 // executed nor replayed. A last retry of the first call, once everything settled, tells whether
 // both payloads executed.
 func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell {
-	otherArgs, field, ok := vary(args)
+	otherArgs, field, ok := synth.Vary(args)
 	if !ok {
 		return &Cell{Check: MismatchInFlight, Status: Skip, Reason: "no argument to vary"}
 	}
@@ -368,8 +337,8 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	// Whether the retry executes again is replay's business; here only what the key holds.
 	again := spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
 		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
-	steps := insertAt(b.withState(first, again), "first", true, other)
-	steps = append(append(steps, b.wholeAsserts()...), spec.Step{Assert: "!other.ok"})
+	steps := insertAt(b.snap.WithState(first, again), "first", true, other)
+	steps = append(append(steps, b.snap.WholeAsserts(b.oneCall)...), spec.Step{Assert: "!other.ok"})
 	s := b.spec(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
 	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds.", timeout, field)
 	s.executions = 1
@@ -386,7 +355,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	if len(ag) > 0 {
 		last = ag[len(ag)-1]
 	}
-	names, lines := b.grewMore(tr)
+	names, lines := b.snap.GrewMore(tr, b.oneCall)
 	c.Evidence = byAnswers
 	switch {
 	case len(names) > 0:
@@ -395,7 +364,7 @@ func (b *battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	case len(f) > 0 && f[0].Outcome != scenario.Info:
 		c.Status = Inconclusive
 		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so it was not in flight; payload-mismatch covers a finished call", timeout, f[0].Outcome)
-	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !jsonEqual(last.Result, r.Result):
+	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !state.Equal(last.Result, r.Result):
 		c.Status = Fail
 		c.Reason = "another payload under a key in flight executed" + statusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
 	case r.Outcome == scenario.OK && r.Replayed:

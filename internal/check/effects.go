@@ -25,7 +25,7 @@ func (b *battery) setup(tools []runner.ToolInfo, target string) error {
 	if len(b.cfg.Snapshot) == 0 {
 		return nil
 	}
-	b.snapshots, b.x.snapArgs = nil, map[string]map[string]any{}
+	b.snap.Tools, b.snap.Args = nil, map[string]map[string]any{}
 	listed := b.def.MCP != nil || b.def.HTTP.OpenAPI != nil
 	var names []string
 	for _, t := range tools {
@@ -48,9 +48,9 @@ func (b *battery) setup(tools []runner.ToolInfo, target string) error {
 		case (info != nil && info.Mutating) || (info == nil && runner.Mutating(b.def, sn.Tool, nil)):
 			return &ConfigError{fmt.Sprintf("%s: check.snapshot: %s is a mutating tool of endpoint %s; a snapshot must not change anything (name the mutating tools with mutating: on the endpoint)", sn.Pos, sn.Tool, b.def.Name)}
 		}
-		b.snapshots = append(b.snapshots, sn.Tool)
+		b.snap.Tools = append(b.snap.Tools, sn.Tool)
 		if m, ok := spec.PlainArgs(sn.Args).(map[string]any); ok {
-			b.x.snapArgs[sn.Tool] = m
+			b.snap.Args[sn.Tool] = m
 		}
 	}
 	return nil

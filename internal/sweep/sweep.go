@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -230,7 +231,7 @@ func (s *sweeper) decide() error {
 			pc.mutating = s.def.IsMutating(pc.tool)
 		}
 	}
-	s.snapshots = check.SnapshotTools(tools)
+	s.snapshots = state.SnapshotTools(tools)
 	for i, tool := range s.snapshots {
 		s.reads = append(s.reads, read{label: tool + " (state after the run)", before: fmt.Sprintf("state%d_before", i+1), after: fmt.Sprintf("state%d_after", i+1)})
 	}
