@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -69,7 +70,7 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{Replay, LostResponse, Annotations}})
+	rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{battery.Replay, battery.LostResponse, battery.Annotations}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -189,7 +190,7 @@ func TestStateOverrulesAnswers(t *testing.T) {
 }
 
 func TestReadOnlyHintChangesNothing(t *testing.T) {
-	cells, _ := runShop(t, Options{Only: []string{Annotations}}, []string{"peek", "look"})
+	cells, _ := runShop(t, Options{Only: []string{battery.Annotations}}, []string{"peek", "look"})
 	for _, tt := range []struct {
 		cell   string
 		status Status

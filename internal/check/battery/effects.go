@@ -1,63 +1,15 @@
-package check
+package battery
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
-// ConfigError is a check: section that does not fit the endpoint (a snapshot tool it does not
-// have, or one that is mutating): bad input, found before any mutating call was sent.
-type ConfigError struct{ Msg string }
-
-func (e *ConfigError) Error() string { return e.Msg }
-
-// byEffects names the declared effects as evidence.
-const byEffects = "effects"
-
-// setup keeps what the checks of checks_keys.go need and applies check.snapshot: configured
-// read-only calls replace the read-only tools found by listing.
-func (b *battery) setup(tools []runner.ToolInfo, target string) error {
-	b.x.tools, b.x.target = tools, target
-	if len(b.cfg.Snapshot) == 0 {
-		return nil
-	}
-	b.snap.Tools, b.snap.Args = nil, map[string]map[string]any{}
-	listed := b.def.MCP != nil || b.def.HTTP.OpenAPI != nil
-	var names []string
-	for _, t := range tools {
-		names = append(names, t.Name)
-	}
-	for _, sn := range b.cfg.Snapshot {
-		var info *runner.ToolInfo
-		for i := range tools {
-			if tools[i].Name == sn.Tool {
-				info = &tools[i]
-			}
-		}
-		switch {
-		case info == nil && listed:
-			hint := "its tools: " + strings.Join(names, ", ")
-			if c := assert.Closest(sn.Tool, names); c != "" {
-				hint = fmt.Sprintf("did you mean %q?", c)
-			}
-			return &ConfigError{fmt.Sprintf("%s: check.snapshot: endpoint %s has no tool %s; %s", sn.Pos, b.def.Name, sn.Tool, hint)}
-		case (info != nil && info.Mutating) || (info == nil && runner.Mutating(b.def, sn.Tool, nil)):
-			return &ConfigError{fmt.Sprintf("%s: check.snapshot: %s is a mutating tool of endpoint %s; a snapshot must not change anything (name the mutating tools with mutating: on the endpoint)", sn.Pos, sn.Tool, b.def.Name)}
-		}
-		b.snap.Tools = append(b.snap.Tools, sn.Tool)
-		if m, ok := spec.PlainArgs(sn.Args).(map[string]any); ok {
-			b.snap.Args[sn.Tool] = m
-		}
-	}
-	return nil
-}
-
 // effectsSource is the tool's declared effects expression as written, or "".
-func (b *battery) effectsSource(tool string) string {
+func (b *Battery) effectsSource(tool string) string {
 	if ct := b.cfg.Tools[tool]; ct != nil && ct.Effects != nil {
 		return ct.Effects.Source
 	}
@@ -66,7 +18,7 @@ func (b *battery) effectsSource(tool string) string {
 
 // measureEffects checks the declared effects expression on one call, twice: it must count 0
 // before and 1 after, in each trial. An expression that does not is left out as evidence, with a diagnosis that says why.
-func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
+func (b *Battery) measureEffects(t runner.ToolInfo, args map[string]any) {
 	src := b.effectsSource(t.Name)
 	if src == "" || t.Natural {
 		return
@@ -105,7 +57,7 @@ func (b *battery) measureEffects(t runner.ToolInfo, args map[string]any) {
 
 // beforeRun adds the declared effects to a spec whose executions are counted, as an assertion
 // just after its calls (before the check's own assertions, so that it is always evaluated).
-func (b *battery) beforeRun(s *plan) {
+func (b *Battery) beforeRun(s *plan) {
 	src := b.x.effects[s.Tool]
 	if src == "" || s.executions < 0 || s.effects != "" {
 		return
@@ -119,7 +71,7 @@ func (b *battery) beforeRun(s *plan) {
 }
 
 // afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
-func (b *battery) afterRun(s *plan, res *runner.ScenarioResult) {
+func (b *Battery) afterRun(s *plan, res *runner.ScenarioResult) {
 	s.last = res
 	b.x.noteLatency(s.Tool, trialOf(res))
 	if f := res.Failure; s.effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.effects {
@@ -137,7 +89,7 @@ func indent(lines []string) []string {
 
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
 // A cell that only effects or sinks can decide (needsEvidence) is decided by them.
-func (b *battery) withEffects(c *Cell) *Cell {
+func (b *Battery) withEffects(c *Cell) *Cell {
 	s := c.plan
 	if s != nil && s.effects == "" && s.needsEvidence && c.Status == Inconclusive && s.sinksAsserted {
 		// No effects declared: the sinks decide, having heard one execution's requests or more.
