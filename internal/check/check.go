@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -168,8 +169,9 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		return nil, err
 	}
 	b := battery.New(ctx,
-		battery.Target{Env: env, Base: base, Def: def, Config: cfg, Tools: tools, URL: sinkURL(env, base), Snapshots: snap},
-		battery.Options{Profile: prof, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout, Only: opts.Only, Tools: opts.Tools, SkipTools: opts.SkipTools})
+		rig.Target{Env: env, Base: base, Def: def, Config: cfg, Tools: tools, URL: sinkURL(env, base), Snapshots: snap},
+		rig.Options{Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout, Only: opts.Only, Tools: opts.Tools, SkipTools: opts.SkipTools},
+		prof)
 	for _, t := range tools {
 		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
 			continue
@@ -256,7 +258,7 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	if judged == 0 || replayed > 0 {
 		return out
 	}
-	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", battery.KeyWhere(def)))
+	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", rig.KeyWhere(def)))
 }
 
 // oneLine keeps a cell's reason and each detail on one line: servers' error messages (an edit

@@ -10,10 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // notesServer is a real MCP server whose answers lie: add_note is annotated idempotentHint and

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // keyFaults are the ways keyServer keeps its keys wrong.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -383,19 +383,19 @@ func compare(base, got *result) {
 	switch {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
-		c.Details = append(lines[1:], battery.Details(got.res, got.trial, maxHistory)...)
+		c.Details = append(lines[1:], history.Details(got.res, got.trial, maxHistory)...)
 	case len(unchanged) > 0:
 		c.Status = check.Inconclusive
 		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
-		c.Details = battery.Details(got.res, got.trial, maxHistory)
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	case got.unseen:
 		// The call given up on either never reached the server or executed as well (its answer
 		// unseen); no read, sink or answer differed, which proves nothing when none shows it.
 		c.Status, c.Reason = check.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
-		c.Details = battery.Details(got.res, got.trial, maxHistory)
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
-		c.Details = battery.Details(got.res, got.trial, maxHistory)
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
@@ -470,7 +470,7 @@ func baselineCell(b *result) {
 			c.Status = check.Fail
 		}
 		if b.res != nil {
-			c.Details = battery.Details(b.res, b.trial, maxHistory)
+			c.Details = history.Details(b.res, b.trial, maxHistory)
 		}
 		return
 	}

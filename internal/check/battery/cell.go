@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 )
 
@@ -46,7 +47,7 @@ type Cell struct {
 	// Scenario is what ran (nil when the check was skipped before building one).
 	Scenario *spec.Spec `json:"-"`
 	// plan is how the battery ran it.
-	plan *plan
+	plan *rig.Plan
 }
 
 // ReplaysDiffer reports that a marked replay differed from the stored answer in this check.

@@ -76,7 +76,7 @@ func (b *Battery) noEvidence() string {
 }
 
 func (b *Battery) naturalWhy() string {
-	if b.def.Natural != nil {
+	if b.Def.Natural != nil {
 		return "natural: on the endpoint"
 	}
 	return "idempotentHint"

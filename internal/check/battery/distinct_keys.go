@@ -3,6 +3,8 @@ package battery
 import (
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -15,17 +17,17 @@ func (b *Battery) distinctKeys(t runner.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(DistinctKeys)
 	}
-	steps := append(b.snap.Steps(call(t, "first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
+	steps := append(b.Snap.Steps(call(t, "first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
 		spec.Step{Assert: "second.ok && !second.replayed"},
 		spec.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})
-	s := b.spec(t, DistinctKeys, "two keys with the same payload are two operations", steps...)
+	s := b.NewPlan(t, DistinctKeys, "two keys with the same payload are two operations", steps...)
 	s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
-	s.executions = 2
+	s.Executions = 2
 	return b.distinct(s, t, args)
 }
 
 // distinct judges the second key's call.
-func (b *Battery) distinct(s *plan, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) distinct(s *rig.Plan, t runner.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "first", "second")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -35,9 +37,9 @@ func (b *Battery) distinct(s *plan, t runner.ToolInfo, args map[string]any) *Cel
 	f := res.Failure
 	switch {
 	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+statusNote(r)
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+history.StatusNote(r)
 	case r.Outcome == scenario.Fail:
-		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+statusNote(r)+": the server dedupes on the payload, not the key"
+		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+history.StatusNote(r)+": the server dedupes on the payload, not the key"
 	case r.Replayed:
 		c.Status, c.Reason = Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
 	case f != nil && f.Kind == "assert":
@@ -58,8 +60,8 @@ func (b *Battery) distinct(s *plan, t runner.ToolInfo, args map[string]any) *Cel
 func (b *Battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo, args map[string]any) {
 	switch c.Status {
 	case Pass:
-		moved, same := b.snap.Same(tr)
-		if _, ok := b.snap.Minted(tr, "first", "second"); same && !ok {
+		moved, same := b.Snap.Same(tr)
+		if _, ok := b.Snap.Minted(tr, "first", "second"); same && !ok {
 			c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+")"
 			c.Reason = "the second key's call left " + strings.Join(moved, ", ") + " as the first call left it: the server deduplicates by content, so one payload is one operation whatever the keys"
 		}
@@ -68,7 +70,7 @@ func (b *Battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo,
 		if !ok {
 			return
 		}
-		if works, why := b.control(t, other); !works {
+		if works, why := b.Control(t, other); !works {
 			c.Status = Inconclusive
 			c.Reason = "a new key with the same arguments was refused, but so is a call with other arguments" + why + ": the refusal is not a dedupe on the payload"
 		}

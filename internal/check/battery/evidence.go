@@ -5,19 +5,79 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
+
+// run decides one cell, and adds what the sinks heard to it.
+func (b *Battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	c := b.cell(id, t, args)
+	s := c.plan
+	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == Inconclusive || c.Status == Skip {
+		return c
+	}
+	if len(s.SinkNames) == 0 {
+		if c.Status == Pass {
+			c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(b.Sinks(), ", ")+")", ", ")
+		}
+		return c
+	}
+	if c.Status != Fail {
+		c.Status, c.Reason = Fail, "the sinks heard another execution: "+strings.Join(s.SinkLines, "; ")
+	}
+	c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(s.SinkNames, ", ")+")", ", ")
+	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
+	return c
+}
+
+// withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
+// A cell that only effects or sinks can decide (NeedsEvidence) is decided by them.
+func (b *Battery) withEffects(c *Cell) *Cell {
+	s := c.plan
+	if s != nil && s.Effects == "" && s.NeedsEvidence && c.Status == Inconclusive && s.SinksAsserted {
+		// No effects declared: the sinks decide, having heard one execution's requests or more.
+		if len(s.SinkNames) > 0 {
+			c.Status, c.Evidence = Fail, bySinks+" ("+strings.Join(s.SinkNames, ", ")+")"
+			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
+			return c
+		}
+		c.Status, c.Evidence = Pass, bySinks+" ("+strings.Join(b.Sinks(), ", ")+")"
+		c.Reason = fmt.Sprintf("the sinks heard %d execution(s), as they should", s.Executions)
+		c.Details = nil
+		return c
+	}
+	if s == nil || s.Effects == "" || c.Status == Skip {
+		return c
+	}
+	if len(s.EffectsLines) > 0 {
+		if c.Status != Fail {
+			c.Status, c.Reason = Fail, "the declared effects counted another number of executions than "+fmt.Sprint(s.Executions)
+		}
+		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+		c.Details = append(append([]string(nil), s.EffectsLines...), c.Details...)
+		return c
+	}
+	if c.Status == Inconclusive && s.NeedsEvidence {
+		c.Status, c.Evidence = Pass, byEffects
+		c.Reason = fmt.Sprintf("the declared effects count %d execution(s), as they should", s.Executions)
+		c.Details = nil
+	} else if c.Status == Pass {
+		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+	}
+	return c
+}
 
 // rejected judges a call that must be refused, against the profile's status code.
 func (b *Battery) rejected(c *Cell, r runner.Call, want int, what string) {
 	c.Evidence = byStatus
 	switch {
 	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+statusNote(r)
+		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+history.StatusNote(r)
 	case r.Status == 0 || want == 0:
-		c.Status, c.Reason = Pass, what+": rejected"+statusNote(r)
+		c.Status, c.Reason = Pass, what+": rejected"+history.StatusNote(r)
 	case r.Status == want:
 		c.Status, c.Reason = Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
 	default:
@@ -32,7 +92,7 @@ func (b *Battery) inconclusiveControl(c *Cell, t runner.ToolInfo, args map[strin
 	if c.Status != Pass && c.Status != Warn {
 		return
 	}
-	ok, why := b.control(t, args)
+	ok, why := b.Control(t, args)
 	if ok {
 		return
 	}
@@ -47,12 +107,12 @@ func (b *Battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from 
 	if r.Outcome != scenario.Fail {
 		return false
 	}
-	changed, _ := b.snap.ChangedAt(tr, from)
+	changed, _ := b.Snap.ChangedAt(tr, from)
 	if len(changed) == 0 {
 		return false
 	}
 	c.Status, c.Evidence = Fail, byStatus+", state ("+strings.Join(changed, ", ")+")"
-	c.Reason = what + " was refused" + statusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
+	c.Reason = what + " was refused" + history.StatusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
 	return true
 }
 
@@ -63,11 +123,11 @@ func (b *Battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bo
 	if c.Status != Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
 		return false
 	}
-	moved, same := b.snap.Same(trialOf(res))
+	moved, same := b.Snap.Same(history.Trial(res))
 	if !same {
 		return false
 	}
-	if f, ok := b.snap.MintedKey(trialOf(res), "retry"); ok {
+	if f, ok := b.Snap.MintedKey(history.Trial(res), "retry"); ok {
 		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
 		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
 		return true
@@ -87,7 +147,7 @@ func mintedWhy(moved []string) string {
 
 // twice explains a first call that failed after the plain call before the battery worked: with
 // the same arguments (no {{ }} to make them unique per trial), the tool does not run twice.
-func (b *Battery) twice(s *plan, first string) string {
+func (b *Battery) twice(s *rig.Plan, first string) string {
 	for _, st := range s.Steps {
 		if st.ID != first {
 			continue

@@ -16,22 +16,22 @@ const maxExpiryWait = time.Minute
 
 // expiry (opt-in) retries after the declared key lifetime: the key must still be remembered.
 func (b *Battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
-	if b.cfg.KeyTTL <= 0 {
+	if b.Config.KeyTTL <= 0 {
 		return &Cell{Check: Expiry, Status: Skip, Reason: "opt-in: declare how long keys must live with check: {key_ttl: DURATION}"}
 	}
-	if b.cfg.KeyTTL > maxExpiryWait && !slices.Contains(b.opts.Only, Expiry) {
-		return &Cell{Check: Expiry, Status: Skip, Reason: fmt.Sprintf("key_ttl %s is longer than check waits unasked (%s): run it alone with --only expiry", b.cfg.KeyTTL, maxExpiryWait)}
+	if b.Config.KeyTTL > maxExpiryWait && !slices.Contains(b.Opts.Only, Expiry) {
+		return &Cell{Check: Expiry, Status: Skip, Reason: fmt.Sprintf("key_ttl %s is longer than check waits unasked (%s): run it alone with --only expiry", b.Config.KeyTTL, maxExpiryWait)}
 	}
 	if t.Natural {
 		return b.keyless(Expiry)
 	}
-	ttl := b.cfg.KeyTTL
+	ttl := b.Config.KeyTTL
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args}
-	steps := b.snap.WithState(first, spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})
+	steps := b.Snap.WithState(first, spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})
 	steps = insertAt(steps, "retry", false, spec.Step{Sleep: ttl.String()})
-	s := b.spec(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
+	s := b.NewPlan(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
 	s.Comment = "A call, then its retry with the same key after check.key_ttl: the key must still be remembered, so the retry must not execute again."
-	s.executions = 1
+	s.Executions = 1
 	c := b.retry(Expiry, t, s, "first", "")
 	switch c.Status {
 	case Fail:

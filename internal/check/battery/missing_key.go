@@ -1,6 +1,8 @@
 package battery
 
 import (
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -14,32 +16,32 @@ func (b *Battery) missingKey(t runner.ToolInfo, args map[string]any) *Cell {
 	}
 	nokey := call(t, "nokey", args)
 	nokey.WithoutKey, nokey.Expect = true, "any"
-	steps := b.snap.AroundOne(nokey)
-	if b.cfg.MissingKey != "accept" {
-		steps = append(append(steps, spec.Step{Assert: "!nokey.ok"}), b.snap.Unchanged(0)...)
+	steps := b.Snap.AroundOne(nokey)
+	if b.Config.MissingKey != "accept" {
+		steps = append(append(steps, spec.Step{Assert: "!nokey.ok"}), b.Snap.Unchanged(0)...)
 	}
-	s := b.spec(t, MissingKey, "a call without a key is rejected", steps...)
-	s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.cfg.MissingKey + ")."
-	s.executions = 0
-	if b.cfg.MissingKey == "accept" {
-		s.executions = -1
+	s := b.NewPlan(t, MissingKey, "a call without a key is rejected", steps...)
+	s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.Config.MissingKey + ")."
+	s.Executions = 0
+	if b.Config.MissingKey == "accept" {
+		s.Executions = -1
 	}
 	return b.missing(s, t, args)
 }
 
 // missing judges the call without a key.
-func (b *Battery) missing(s *plan, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) missing(s *rig.Plan, t runner.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "", "nokey")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		return c
 	}
 	switch {
-	case r.Outcome == scenario.OK && b.cfg.MissingKey == "accept":
+	case r.Outcome == scenario.OK && b.Config.MissingKey == "accept":
 		c.Status, c.Evidence, c.Reason = Pass, byStatus, "accepted without a key (check.missing_key: accept)"
 	case r.Outcome == scenario.OK:
 		c.Status, c.Evidence = Fail, byStatus
-		c.Reason = "a call without a key executed" + statusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
+		c.Reason = "a call without a key executed" + history.StatusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.Missing, "a call without a key")
 		if !b.executedAnyway(c, r, tr, 0, "a call without a key") {

@@ -3,6 +3,8 @@ package battery
 import (
 	"fmt"
 
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -21,28 +23,28 @@ func (b *Battery) payloadMismatch(t runner.ToolInfo, args map[string]any) *Cell 
 	}
 	reuse := call(t, "reuse", other)
 	reuse.Key, reuse.Expect = "{{ first.key }}", "any"
-	steps := append(b.snap.Steps(call(t, "first", args), reuse), spec.Step{Assert: "!reuse.ok"})
-	s := b.spec(t, PayloadMismatch, "the same key with another payload is rejected", append(steps, b.snap.Unchanged(1)...)...)
+	steps := append(b.Snap.Steps(call(t, "first", args), reuse), spec.Step{Assert: "!reuse.ok"})
+	s := b.NewPlan(t, PayloadMismatch, "the same key with another payload is rejected", append(steps, b.Snap.Unchanged(1)...)...)
 	s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
-	s.executions = 1
+	s.Executions = 1
 	return b.mismatch(s, t, other)
 }
 
 // mismatch judges the reuse of a key with another payload.
-func (b *Battery) mismatch(s *plan, t runner.ToolInfo, other map[string]any) *Cell {
+func (b *Battery) mismatch(s *rig.Plan, t runner.ToolInfo, other map[string]any) *Cell {
 	j, done := b.judge(s, "first", "reuse")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		if c.Status == Fail && res != nil {
-			if rs := calls(trialOf(res), "reuse"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
-				c.Reason = "another payload under a used key executed" + statusNote(rs[0])
+			if rs := history.Calls(history.Trial(res), "reuse"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
+				c.Reason = "another payload under a used key executed" + history.StatusNote(rs[0])
 			}
 		}
 		return c
 	}
 	if r.Outcome == scenario.OK {
 		c.Status, c.Evidence = Fail, byAnswers
-		c.Reason = "another payload under a used key executed" + statusNote(r)
+		c.Reason = "another payload under a used key executed" + history.StatusNote(r)
 		if r.Replayed || res.Metrics.Replayed > 0 {
 			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"
 		}

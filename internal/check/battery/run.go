@@ -3,75 +3,26 @@ package battery
 import (
 	"fmt"
 
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// plan is a spec as the battery runs it: the scenario, and what the battery counts and learns
-// about it beyond what is written.
-type plan struct {
-	*spec.Spec
-	// executions is how many times the tool must execute in one trial (-1: not counted), for
-	// the sinks' evidence.
-	executions int
-	// sinksAsserted is set once the sink counts were added as assertions.
-	sinksAsserted bool
-	// sinkNames and sinkLines say which sinks heard more or less than the executions send, in
-	// the last run.
-	sinkNames, sinkLines []string
-	// effects is the effects assertion added (""), effectsLines why it failed in a run, last
-	// the last run's result.
-	effects      string
-	effectsLines []string
-	last         *runner.ScenarioResult
-	// needsEvidence marks an inconclusive cell that the declared effects can decide.
-	needsEvidence bool
-}
-
-// newCell is the cell the plan decides.
-func (s *plan) newCell() *Cell { return &Cell{Check: s.Check, Scenario: s.Spec, plan: s} }
-
-func (b *Battery) spec(t runner.ToolInfo, check, name string, steps ...spec.Step) *plan {
-	return &plan{Spec: &spec.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.def.Name, Tool: t.Name, Check: check, Steps: steps}, executions: -1}
-}
-
-// exec runs one spec once through the runner.
-func (b *Battery) exec(s *plan) (*runner.ScenarioResult, error) {
-	if b.perCall != nil && s.executions >= 0 && !s.sinksAsserted {
-		s.Steps = append(s.Steps, b.sinkAsserts(s.executions)...)
-		s.sinksAsserted = true
-	}
-	b.beforeRun(s)
-	sc, err := s.Scenario(b.base)
-	if err != nil {
-		return nil, err
-	}
-	rep := b.env.Run(b.ctx, []*scenario.Scenario{sc}, runner.Options{})
-	if rep.Err != nil {
-		return nil, rep.Err
-	}
-	s.sinkNames, s.sinkLines = b.sinkCheck(s)
-	if len(rep.Scenarios) == 0 {
-		return nil, fmt.Errorf("nothing ran")
-	}
-	b.afterRun(s, rep.Scenarios[0])
-	return rep.Scenarios[0], nil
-}
+// newCell is the cell plan s decides.
+func newCell(s *rig.Plan) *Cell { return &Cell{Check: s.Check, Scenario: s.Spec, plan: s} }
 
 // outcome runs a spec and returns the cell for the cases every check treats alike: it could
 // not run, the exactly-once verdict failed, or the first call (which must work) did not.
-func (b *Battery) outcome(s *plan, first string) (*runner.ScenarioResult, *Cell) {
-	c := s.newCell()
-	res, err := b.exec(s)
+func (b *Battery) outcome(s *rig.Plan, first string) (*runner.ScenarioResult, *Cell) {
+	c := newCell(s)
+	res, err := b.Exec(s)
 	if err != nil {
 		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
 		return nil, c
 	}
-	trial := res.FailedTrial
-	if trial == nil {
-		trial = res.Trial1
-	}
+	trial := history.Trial(res)
 	c.Replayed = res.Metrics.Replayed > 0
 	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
 	switch {
@@ -118,13 +69,13 @@ type judging struct {
 
 // judge runs a spec; done is true when the cell is already decided (it could not run, the
 // verdict failed, the first call failed, or step was never sent).
-func (b *Battery) judge(s *plan, first, step string) (j judging, done bool) {
+func (b *Battery) judge(s *rig.Plan, first, step string) (j judging, done bool) {
 	res, c := b.outcome(s, first)
 	if c != nil {
 		return judging{res: res, cell: c}, true
 	}
-	j = judging{res: res, tr: trialOf(res), cell: s.newCell()}
-	rs := calls(j.tr, step)
+	j = judging{res: res, tr: history.Trial(res), cell: newCell(s)}
+	rs := history.Calls(j.tr, step)
 	if len(rs) == 0 {
 		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
 		return j, true
@@ -133,46 +84,9 @@ func (b *Battery) judge(s *plan, first, step string) (j judging, done bool) {
 	return j, false
 }
 
-// calls returns the calls of a step in the trial.
-func calls(t *runner.Trial, step string) []runner.Call {
-	if t == nil {
-		return nil
-	}
-	var out []runner.Call
-	for _, c := range t.Calls {
-		if c.Step == step {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// trialOf is the trial a cell shows: the failed one, else the first (nil without a result).
-func trialOf(res *runner.ScenarioResult) *runner.Trial {
-	if res == nil {
-		return nil
-	}
-	if res.FailedTrial != nil {
-		return res.FailedTrial
-	}
-	return res.Trial1
-}
-
-func statusNote(r runner.Call) string {
-	switch {
-	case r.Status != 0 && r.Error != "":
-		return fmt.Sprintf(" (status %d: %s)", r.Status, r.Error)
-	case r.Status != 0:
-		return fmt.Sprintf(" (status %d)", r.Status)
-	case r.Error != "":
-		return " (" + r.Error + ")"
-	}
-	return ""
-}
-
 // firstFailed reports whether the step's call failed, its discarded answer included.
 func firstFailed(t *runner.Trial, step string) bool {
-	rs := calls(t, step)
+	rs := history.Calls(t, step)
 	return len(rs) > 0 && (rs[0].Outcome == scenario.Fail || rs[0].Discarded == scenario.Fail)
 }
 
@@ -187,4 +101,12 @@ func insertAt(steps []spec.Step, id string, after bool, extra ...spec.Step) []sp
 		}
 	}
 	return steps
+}
+
+// maxHistory bounds the calls shown under a cell.
+const maxHistory = 12
+
+// details explains a cell: the runner's failure and the trial's calls.
+func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+	return history.Details(res, t, maxHistory)
 }

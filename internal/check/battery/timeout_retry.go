@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -13,18 +14,18 @@ import (
 // framework does after a client timeout; a last retry once everything settled reads the stored
 // answer. The key must have executed once.
 func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
-	timeout := b.giveUp(t.Name)
+	timeout := b.GiveUp(t.Name)
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
 		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
-	steps := insertAt(b.snap.WithState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
-	steps = append(steps, b.snap.WholeAsserts(b.oneCall)...)
-	s := b.spec(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
+	steps := insertAt(b.Snap.WithState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
+	steps = append(steps, b.Snap.WholeAsserts(b.OneCall)...)
+	s := b.NewPlan(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
-	s.executions = b.once(t)
+	s.Executions = b.once(t)
 	c := b.retry(TimeoutRetry, t, s, "first", b.noEvidence())
-	if s.last == nil || c.Status == Fail {
+	if s.Last == nil || c.Status == Fail {
 		return c
 	}
 	if c.Status == Warn {
@@ -32,19 +33,19 @@ func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
 		b.inconclusiveControl(c, t, args, "the retry after a client timeout")
 		return c
 	}
-	tr := trialOf(s.last)
-	if names, lines := b.snap.GrewMore(tr, b.oneCall); len(names) > 0 {
+	tr := history.Trial(s.Last)
+	if names, lines := b.Snap.GrewMore(tr, b.OneCall); len(names) > 0 {
 		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
 		c.Reason = "the call given up on and its retry both executed: " + strings.Join(lines, "; ")
-		c.Details = details(s.last, tr)
+		c.Details = details(s.Last, tr)
 		return c
 	}
-	if f := calls(tr, "first"); len(f) > 0 && f[0].Outcome != scenario.Info {
+	if f := history.Calls(tr, "first"); len(f) > 0 && f[0].Outcome != scenario.Info {
 		c.Status = Inconclusive
 		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up; %s", timeout, f[0].Outcome, c.Reason)
 		return c
 	}
-	rs := calls(tr, "retry")
+	rs := history.Calls(tr, "retry")
 	conflict := false
 	for _, r := range rs {
 		conflict = conflict || r.Conflict
@@ -53,11 +54,11 @@ func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
 		// The retries of the tool answered like second executions: the saved scenario's may too.
 		stateDecides(s.Spec, "retry", "again")
 	}
-	if moved, _ := b.snap.Compare(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
+	if moved, _ := b.Snap.Compare(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
 		// The retry executed: the call given up on either never ran or ran as well.
-		c.Status, s.needsEvidence = Inconclusive, true
+		c.Status, s.NeedsEvidence = Inconclusive, true
 		c.Reason = "the retry was executed, not replayed: the call given up on either never reached the server or executed as well, and only state, sinks or effects can tell which"
-		c.Details = details(s.last, tr)
+		c.Details = details(s.Last, tr)
 	}
 	return c
 }

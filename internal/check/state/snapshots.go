@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -134,12 +135,8 @@ func (s Snapshots) view(v any) any {
 
 // first is the first call of step id in the trial.
 func first(t *runner.Trial, id string) (runner.Call, bool) {
-	if t != nil {
-		for _, c := range t.Calls {
-			if c.Step == id {
-				return c, true
-			}
-		}
+	if cs := history.Calls(t, id); len(cs) > 0 {
+		return cs[0], true
 	}
 	return runner.Call{}, false
 }

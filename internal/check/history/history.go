@@ -1,4 +1,4 @@
-package battery
+package history
 
 import (
 	"fmt"
@@ -7,20 +7,46 @@ import (
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
-// maxHistory bounds the calls shown under a cell.
-const maxHistory = 12
+// Calls returns the calls of a step in the trial.
+func Calls(t *runner.Trial, step string) []runner.Call {
+	if t == nil {
+		return nil
+	}
+	var out []runner.Call
+	for _, c := range t.Calls {
+		if c.Step == step {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Trial is the trial a cell shows: the failed one, else the first (nil without a result).
+func Trial(res *runner.ScenarioResult) *runner.Trial {
+	if res == nil {
+		return nil
+	}
+	if res.FailedTrial != nil {
+		return res.FailedTrial
+	}
+	return res.Trial1
+}
+
+// StatusNote is a call's status and error, as a cell's reason appends them: " (status 409: …)".
+func StatusNote(r runner.Call) string {
+	switch {
+	case r.Status != 0 && r.Error != "":
+		return fmt.Sprintf(" (status %d: %s)", r.Status, r.Error)
+	case r.Status != 0:
+		return fmt.Sprintf(" (status %d)", r.Status)
+	case r.Error != "":
+		return " (" + r.Error + ")"
+	}
+	return ""
+}
 
 // Details explains a scenario's result: the runner's failure and up to limit calls of trial t.
 func Details(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
-	return explain(res, t, limit)
-}
-
-// details explains a cell: the runner's failure and the trial's calls.
-func details(res *runner.ScenarioResult, t *runner.Trial) []string {
-	return explain(res, t, maxHistory)
-}
-
-func explain(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation
