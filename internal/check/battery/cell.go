@@ -57,13 +57,9 @@ func (c *Cell) ReplaysDiffer() bool { return c.replaysDiffer }
 const (
 	byAnswers = "answers (exactly-once verdict)"
 	byStatus  = "status code"
+	bySinks   = "sinks"
+	byEffects = "effects"
 )
-
-// evidence of the sinks.
-const bySinks = "sinks"
-
-// byEffects names the declared effects as evidence.
-const byEffects = "effects"
 
 // Profiles name the status codes a check expects.
 var Profiles = []string{"ietf", "stripe", "lenient"}

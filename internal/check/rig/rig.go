@@ -19,7 +19,9 @@ import (
 // Rig runs the battery's scenarios on the tools of one endpoint, on one started environment,
 // and keeps what it measured of the tool being checked.
 type Rig struct {
+	// Ctx bounds every run, and the concurrent check's rounds.
 	Ctx context.Context
+	// Def is the endpoint checked.
 	Def *scenario.Endpoint
 	// Config is the check: section (never nil).
 	Config *scenario.CheckConfig
@@ -29,8 +31,9 @@ type Rig struct {
 	// OneCall is how one call of the current tool changes the snapshot tools' answers (empty:
 	// no state evidence).
 	OneCall state.Delta
-	env     *runner.Env
-	base    *scenario.Scenario
+
+	env  *runner.Env
+	base *scenario.Scenario
 	// perCall is what one execution of the current tool sends to each sink that hears from it
 	// (nil: no sink evidence).
 	perCall map[string]int
@@ -50,7 +53,8 @@ type extras struct {
 	effects map[string]string
 	// works says whether a tool's plain call with its arguments succeeded (key-scope partners).
 	works map[string]bool
-	// diagnoses are whole-server findings of these checks, printed above the matrix.
+	// diagnoses are whole-server findings (a declared effects expression left out), printed
+	// above the matrix.
 	diagnoses []string
 }
 
