@@ -14,7 +14,7 @@
 //
 // Run it, print the matrix and save what ran:
 //
-//	base, _ := scenario.LoadConfig(".", scenario.Options{})
+//	base, _ := load.Config(".", load.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
 //	reporters.CheckMatrix(os.Stdout, rep, false)
 //	paths, err := spec.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files

@@ -1,0 +1,620 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/proc"
+)
+
+// Config describes an MCP server: a command spoken to over stdio, or a streamable HTTP URL.
+type Config struct {
+	Command []string
+	Env     []string
+	Dir     string
+	URL     string
+	Headers map[string]string
+	// KeyArg or KeyMeta says where the idempotency key goes.
+	KeyArg  string
+	KeyMeta string
+	// Timeout is the default client timeout of a call; InitTimeout bounds the handshake.
+	Timeout     time.Duration
+	InitTimeout time.Duration
+	// ConflictMatch recognises an isError result that reports an in-flight duplicate.
+	ConflictMatch *regexp.Regexp
+	// Stderr receives a stdio server's standard error (for reports); may be nil.
+	Stderr *proc.Tail
+	// Policy says which hosts an HTTP server may be reached on; nil allows loopback only.
+	Policy *netguard.Policy
+	// MaxResponseBytes caps an answer (an HTTP body, an SSE stream, a stdio line); a larger one
+	// is an info outcome and the session carries on.
+	MaxResponseBytes int64
+}
+
+// DefaultConflictMatch recognises the usual wording of an in-flight duplicate.
+var DefaultConflictMatch = regexp.MustCompile(`(?i)in[ _-]?progress|in[ _-]?flight|concurrent|conflict|409`)
+
+// Endpoint is an MCP tool endpoint. All calls share one session; concurrent calls are concurrent
+// JSON-RPC requests on it.
+type Endpoint struct {
+	cfg Config
+
+	mu      sync.Mutex
+	session *sdk.ClientSession
+	conn    *losingConn
+	rt      *roundTripper // the HTTP client transport, nil for stdio
+	seq     atomic.Int64  // numbers calls, to learn whether each was written
+	cmd     *exec.Cmd
+	tools   map[string]endpoint.Tool
+	err     error
+}
+
+// New returns an MCP endpoint; it connects on first use.
+func New(cfg Config) *Endpoint {
+	if cfg.KeyArg == "" && cfg.KeyMeta == "" {
+		cfg.KeyArg = "idempotencyKey"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.InitTimeout == 0 {
+		cfg.InitTimeout = 30 * time.Second
+	}
+	if cfg.ConflictMatch == nil {
+		cfg.ConflictMatch = DefaultConflictMatch
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = 10 << 20
+	}
+	return &Endpoint{cfg: cfg}
+}
+
+func (e *Endpoint) describe() string {
+	if e.cfg.URL != "" {
+		return e.cfg.URL
+	}
+	return strings.Join(e.cfg.Command, " ")
+}
+
+// connect starts the server (stdio) or opens the session (HTTP) once.
+func (e *Endpoint) connect(ctx context.Context) (*sdk.ClientSession, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.session != nil || e.err != nil {
+		return e.session, e.err
+	}
+	var base sdk.Transport
+	if e.cfg.URL != "" {
+		base = e.streamableTransport()
+	} else {
+		cmd := exec.Command(e.cfg.Command[0], e.cfg.Command[1:]...)
+		cmd.Env = append(os.Environ(), e.cfg.Env...)
+		cmd.Dir = e.cfg.Dir
+		proc.Isolate(cmd)
+		st := &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
+		if e.cfg.Stderr != nil {
+			// Through a pipe the Tail reads itself, so that a mark taken after an answer holds
+			// every line the server wrote before it.
+			if w, err := e.cfg.Stderr.Writer(); err == nil {
+				cmd.Stderr, st.stderr = w, w
+			} else {
+				cmd.Stderr = e.cfg.Stderr
+			}
+		}
+		e.cmd = cmd
+		base = st
+	}
+	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped = e.rt.takeCapped; e.conn = c }}
+	client := sdk.NewClient(&sdk.Implementation{Name: "idemtest", Version: "1"}, nil)
+	ictx, cancel := context.WithTimeout(ctx, e.cfg.InitTimeout)
+	defer cancel()
+	cs, err := client.Connect(ictx, t, nil)
+	if err != nil {
+		e.killGroup()
+		err = refusal(err)
+		switch {
+		case errors.Is(ictx.Err(), context.DeadlineExceeded):
+			e.err = fmt.Errorf("mcp server %s did not answer initialize within %s", e.describe(), e.cfg.InitTimeout)
+		case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+			e.err = fmt.Errorf("mcp server command %q not found: %w", e.cfg.Command[0], err)
+		default:
+			e.err = fmt.Errorf("connect to mcp server %s: %w%s", e.describe(), err, e.stderrTail())
+		}
+		return nil, e.err
+	}
+	e.session = cs
+	return cs, nil
+}
+
+func (e *Endpoint) stderrTail() string {
+	if e.cfg.Stderr == nil {
+		return ""
+	}
+	if s := strings.TrimSpace(e.cfg.Stderr.String()); s != "" {
+		return "; its stderr:\n" + s
+	}
+	return ""
+}
+
+func (e *Endpoint) killGroup() {
+	if e.cmd != nil && e.cmd.Process != nil {
+		proc.Kill(e.cmd.Process.Pid)
+	}
+}
+
+// Close ends the session and stops a stdio server with its whole process group.
+func (e *Endpoint) Close() error {
+	e.mu.Lock()
+	cs := e.session
+	e.mu.Unlock()
+	if cs != nil {
+		done := make(chan struct{})
+		go func() { _ = cs.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	e.killGroup()
+	if e.cfg.Stderr != nil {
+		_ = e.cfg.Stderr.Close()
+	}
+	return nil
+}
+
+// Tools lists the server's tools.
+func (e *Endpoint) Tools(ctx context.Context) ([]endpoint.Tool, error) {
+	cs, err := e.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.tools != nil {
+		defer e.mu.Unlock()
+		return sortedTools(e.tools), nil
+	}
+	conn := e.conn
+	e.mu.Unlock()
+	tools := map[string]endpoint.Tool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools of %s: %w", e.describe(), err)
+		}
+		tool := endpoint.Tool{Name: t.Name, Description: t.Description}
+		if a := t.Annotations; a != nil {
+			tool.ReadOnly, tool.Idempotent, tool.Destructive = a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint
+		}
+		if m, ok := t.InputSchema.(map[string]any); ok {
+			tool.InputSchema = m
+		}
+		tool.TaskSupport = conn.taskSupport(t.Name)
+		tools[t.Name] = tool
+	}
+	e.mu.Lock()
+	e.tools = tools
+	e.mu.Unlock()
+	return sortedTools(tools), nil
+}
+
+func sortedTools(m map[string]endpoint.Tool) []endpoint.Tool {
+	out := make([]endpoint.Tool, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// loseMarker marks a call whose response the connection must discard; it is removed before the
+// request is written, so the server never sees it.
+const loseMarker = "io.idemtest/lose-response"
+
+// lostCode is the JSON-RPC error code the connection substitutes for a discarded response.
+const lostCode = -32099
+
+// callMarker numbers a call in its _meta so that the connection can say whether it was written;
+// like loseMarker it is removed before the request is written.
+const callMarker = "io.idemtest/call"
+
+// Call makes one tools/call.
+func (e *Endpoint) Call(ctx context.Context, req endpoint.Request) endpoint.Result {
+	res := endpoint.Result{Start: time.Now()}
+	if err := endpoint.CheckKey(req.Key); err != nil {
+		return endpoint.Finish(res, endpoint.Fail, err.Error())
+	}
+	cs, err := e.connect(ctx)
+	if err != nil {
+		return endpoint.Finish(res, endpoint.Fail, err.Error())
+	}
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = e.cfg.Timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := &sdk.CallToolParams{Name: req.Tool, Arguments: e.arguments(req)}
+	meta := sdk.Meta{}
+	if req.Key != "" && e.cfg.KeyMeta != "" {
+		meta[e.cfg.KeyMeta] = req.Key
+	}
+	if req.LoseResponse {
+		meta[loseMarker] = true
+	}
+	n := e.seq.Add(1)
+	meta[callMarker] = n
+	params.Meta = meta
+	res.Sent = time.Now()
+	out, err := cs.CallTool(cctx, params)
+	written := e.conn.written(n)
+	if err != nil {
+		return e.classifyError(cctx, res, err, timeout, written)
+	}
+	return e.classify(res, out)
+}
+
+func (e *Endpoint) arguments(req endpoint.Request) map[string]any {
+	args := make(map[string]any, len(req.Args)+1)
+	for k, v := range req.Args {
+		args[k] = v
+	}
+	if req.Key != "" && e.cfg.KeyArg != "" {
+		args[e.cfg.KeyArg] = req.Key
+	}
+	return args
+}
+
+// classifyError classifies a call that got no tool result (DESIGN §2): an HTTP answer by its
+// status (5xx info, 409 fail and conflict, other 4xx fail), a redirect or a refused host fail, a
+// call that was never written fail, a timeout or a connection lost after writing info.
+func (e *Endpoint) classifyError(ctx context.Context, res endpoint.Result, err error, timeout time.Duration, written bool) endpoint.Result {
+	var (
+		werr   *jsonrpc.Error
+		status *statusError
+		send   *sendError
+		large  *tooLargeError
+	)
+	switch {
+	case errors.As(err, &werr) && werr.Code == lostCode:
+		// The discarded answer travels in the error's data: the verdict judges it.
+		var out sdk.CallToolResult
+		if len(werr.Data) > 0 && json.Unmarshal(werr.Data, &out) == nil {
+			res = e.classify(res, &out)
+			res.Discarded = res.Outcome
+		}
+		res.Lost = true
+		return endpoint.Finish(res, endpoint.Info, "response discarded (lose_response)")
+	case errors.As(err, &werr) && werr.Code == tooLargeCode, errors.As(err, &large):
+		return endpoint.Finish(res, endpoint.Info, fmt.Sprintf("answer larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
+	case errors.As(err, &status):
+		res.Status = status.Status
+		res.Conflict = status.Status == http.StatusConflict
+		o, _ := endpoint.ClassifyStatus(status.Status)
+		return endpoint.Finish(res, o, status.Error())
+	case netguard.Refused(err):
+		// Nothing reached the refused host.
+		r := refusal(err)
+		if re, ok := r.(*netguard.RedirectError); ok {
+			res.Status = re.Status
+			return endpoint.Finish(res, endpoint.Fail, re.Error())
+		}
+		return endpoint.Finish(res, endpoint.Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return endpoint.Finish(res, endpoint.Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
+	case ctx.Err() != nil:
+		return endpoint.Finish(res, endpoint.Info, "cancelled")
+	case errors.As(err, &send):
+		if send.Sent {
+			return endpoint.Finish(res, endpoint.Info, "connection lost after sending: "+send.Err.Error())
+		}
+		return endpoint.Finish(res, endpoint.Fail, "not sent: "+send.Err.Error())
+	case !written:
+		// The request never left: the session had already failed, or the server is gone.
+		return endpoint.Finish(res, endpoint.Fail, "not sent: "+e.lostMessage(err))
+	case errors.As(err, &werr):
+		// The server answered with a JSON-RPC error: the call did not run.
+		return endpoint.Finish(res, endpoint.Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
+	}
+	return endpoint.Finish(res, endpoint.Info, e.lostMessage(err))
+}
+
+// lostMessage describes a connection that failed under a call.
+func (e *Endpoint) lostMessage(err error) string {
+	if e.cfg.URL == "" && frameTooLarge(err) {
+		return fmt.Sprintf("idemtest stopped reading mcp server %s: one message spread over several lines passed %d bytes (MCP over stdio sends a message per line)", e.describe(), frameLimit(e.cfg.MaxResponseBytes))
+	}
+	if e.conn != nil {
+		select {
+		case <-e.conn.closed:
+			return fmt.Sprintf("mcp server %s closed the connection (it may have exited): %v%s", e.describe(), err, e.stderrTail())
+		default:
+		}
+	}
+	return "connection lost: " + err.Error()
+}
+
+// classify turns a CallToolResult into an outcome: isError is fail (and conflict when it reports
+// an in-flight duplicate); the result is structuredContent, else text parsed as JSON, else text.
+func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoint.Result {
+	var text strings.Builder
+	for _, c := range out.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	switch {
+	case out.StructuredContent != nil:
+		res.Result = normalise(out.StructuredContent)
+	case text.Len() > 0:
+		var v any
+		if json.Unmarshal([]byte(text.String()), &v) == nil {
+			res.Result = v
+		} else {
+			res.Result = text.String()
+		}
+	}
+	res.Body, _ = json.Marshal(out)
+	for _, k := range []string{"idempotentReplayed", "replayed", "io.idemtest/replayed"} {
+		if b, ok := out.Meta[k].(bool); ok && b {
+			res.Replayed = true
+		}
+	}
+	if !out.IsError {
+		return endpoint.Finish(res, endpoint.OK, "")
+	}
+	res.Conflict = e.isConflict(res.Result, text.String())
+	// The tool's own words: its text content, or the message of the JSON error object it holds
+	// (else of the structured content), cut as an HTTP error's are.
+	var said any = strings.TrimSpace(text.String())
+	if said == "" {
+		said = res.Result
+	} else if v, ok := said.(string); ok && json.Valid([]byte(v)) {
+		_ = json.Unmarshal([]byte(v), &said)
+	}
+	if msg := endpoint.Detail("tool error", said); msg != "tool error" {
+		return endpoint.Finish(res, endpoint.Fail, msg)
+	}
+	return endpoint.Finish(res, endpoint.Fail, "tool returned isError")
+}
+
+func (e *Endpoint) isConflict(result any, text string) bool {
+	if m, ok := result.(map[string]any); ok {
+		for _, k := range []string{"code", "type", "error"} {
+			if s, ok := m[k].(string); ok && e.cfg.ConflictMatch.MatchString(s) {
+				return true
+			}
+		}
+		if st, ok := m["status"].(float64); ok && st == 409 {
+			return true
+		}
+	}
+	return e.cfg.ConflictMatch.MatchString(text)
+}
+
+// normalise round-trips a value through JSON so that assertions see plain maps and float64s.
+func normalise(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
+
+// Prepare for MCP readies the session; Send starts the request, as one of several concurrent
+// JSON-RPC requests on it. There are no bytes to hold back, so LastByte changes nothing.
+func (e *Endpoint) Prepare(ctx context.Context, req endpoint.Request, _ endpoint.PrepareOptions) endpoint.Prepared {
+	_, _ = e.connect(ctx)
+	return &prepared{e: e, req: req, ctx: ctx, done: make(chan endpoint.Result, 1)}
+}
+
+type prepared struct {
+	e    *Endpoint
+	req  endpoint.Request
+	ctx  context.Context
+	done chan endpoint.Result
+	sent time.Time
+}
+
+func (p *prepared) Send() {
+	p.sent = time.Now()
+	go func() {
+		res := p.e.Call(p.ctx, p.req)
+		res.Answered = res.Received
+		p.done <- res
+	}()
+}
+
+func (p *prepared) Wait(ctx context.Context) endpoint.Result {
+	select {
+	case res := <-p.done:
+		res.Sent = p.sent
+		return res
+	case <-ctx.Done():
+		return endpoint.Finish(endpoint.Result{Start: p.sent}, endpoint.Info, "cancelled")
+	}
+}
+
+func (p *prepared) Abort() {}
+
+// losingTransport wraps a transport's connection so that the response to a marked call is
+// dropped on arrival and replaced, for the client only, by an error: the server finishes and
+// answers, and hears nothing more (no cancellation).
+type losingTransport struct {
+	base sdk.Transport
+	set  func(*losingConn)
+}
+
+func (t *losingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lc := &losingConn{Connection: c, drop: map[any]bool{}, wrote: map[int64]bool{}, closed: make(chan struct{})}
+	t.set(lc)
+	return lc, nil
+}
+
+type losingConn struct {
+	sdk.Connection
+	mu     sync.Mutex
+	drop   map[any]bool
+	wrote  map[int64]bool // by call marker: whether the call was written
+	capped func(id any) bool
+	closed chan struct{}
+	// lists are the ids of tools/list requests in flight; tasks is each listed tool's
+	// execution.taskSupport, a field the SDK's Tool type does not keep.
+	lists map[any]bool
+	tasks map[string]string
+
+	closeOnce sync.Once
+}
+
+func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var call int64
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
+		c.mu.Lock()
+		if c.lists == nil {
+			c.lists = map[any]bool{}
+		}
+		c.lists[req.ID.Raw()] = true
+		c.mu.Unlock()
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &params) == nil {
+			var meta map[string]any
+			if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) == nil {
+				_, lose := meta[loseMarker]
+				if n, ok := meta[callMarker].(float64); ok {
+					call = int64(n)
+				}
+				if lose || call != 0 {
+					delete(meta, loseMarker)
+					delete(meta, callMarker)
+					if len(meta) == 0 {
+						delete(params, "_meta")
+					} else {
+						params["_meta"], _ = json.Marshal(meta)
+					}
+					clean, _ := json.Marshal(params)
+					copied := *req
+					copied.Params = clean
+					msg = &copied
+				}
+				if lose {
+					c.mu.Lock()
+					c.drop[req.ID.Raw()] = true
+					c.mu.Unlock()
+				}
+			}
+		}
+	}
+	err := c.Connection.Write(ctx, msg)
+	if call != 0 {
+		c.mu.Lock()
+		c.wrote[call] = err == nil
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// written reports (once) whether call n was written to the server. An HTTP exchange that failed
+// says so itself in its error; a call the session refused before writing never gets here.
+func (c *losingConn) written(n int64) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.wrote[n]
+	delete(c.wrote, n)
+	return w
+}
+
+func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		c.mu.Lock()
+		lost := c.drop[resp.ID.Raw()]
+		delete(c.drop, resp.ID.Raw())
+		list := c.lists[resp.ID.Raw()]
+		delete(c.lists, resp.ID.Raw())
+		c.mu.Unlock()
+		if list && resp.Error == nil {
+			c.noteTasks(resp.Result)
+		}
+		switch {
+		case c.capped != nil && c.capped(resp.ID.Raw()):
+			// The SDK reports an SSE answer cut off at the limit as a stream that ended early.
+			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: tooLargeCode, Message: "answer larger than max_response_bytes"}}, nil
+		case lost:
+			// The discarded answer travels in the error's data: the verdict judges it.
+			data := resp.Result
+			if resp.Error != nil {
+				data = nil
+			}
+			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: lostCode, Message: "response discarded by idemtest", Data: data}}, nil
+		}
+	}
+	return msg, err
+}
+
+// noteTasks keeps execution.taskSupport of each tool in a raw tools/list result.
+func (c *losingConn) noteTasks(raw json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(raw, &page) != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range page.Tools {
+		if t.Execution.TaskSupport == "" {
+			continue
+		}
+		if c.tasks == nil {
+			c.tasks = map[string]string{}
+		}
+		c.tasks[t.Name] = t.Execution.TaskSupport
+	}
+}
+
+// taskSupport is the tool's execution.taskSupport as tools/list gave it ("" when not given).
+func (c *losingConn) taskSupport(name string) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks[name]
+}
+
+func (c *losingConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}

@@ -1,0 +1,123 @@
+package decode
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
+)
+
+func TestCheckSection(t *testing.T) {
+	tests := []struct {
+		name  string
+		yaml  string
+		wants []string
+	}{
+		{name: "typos are reported with their position and a suggestion", yaml: `check:
+  missing_keys: reject
+  tools:
+    issue_refund: {argz: {amount: 1}}
+`, wants: []string{`idemtest.yaml:2:3: unknown field "missing_keys" in check`, `did you mean "missing_key"?`,
+			`idemtest.yaml:4:20: unknown field "argz" in check.tools.issue_refund`, `did you mean "args"?`}},
+		{name: "policy", yaml: `check: {missing_key: rejet}
+`, wants: []string{`idemtest.yaml:1:22: check.missing_key must be reject or accept, got "rejet"`, `did you mean "reject"?`}},
+		{name: "args must be a mapping", yaml: `check: {tools: {t: {args: [1]}}}
+`, wants: []string{`check.tools.t.args must be a mapping`}},
+		{name: "templates are compiled", yaml: `check: {tools: {t: {args: {a: "{{ sesion }}"}}}}
+`, wants: []string{`idemtest.yaml:1:`, `sesion`}},
+		{name: "key_ttl is a duration", yaml: `check: {key_ttl: 5x}
+`, wants: []string{`idemtest.yaml:1:18: check.key_ttl`}},
+		{name: "snapshot fields", yaml: `check:
+  snapshot:
+    - {tol: list_refunds}
+    - {tool: list_refunds, args: [1]}
+    - {tool: list_refunds}
+`, wants: []string{`idemtest.yaml:3:8: unknown field "tol" in check.snapshot[0]`, `did you mean "tool"?`, `check.snapshot[0] has no tool`,
+			`idemtest.yaml:4:34: check.snapshot[1].args must be a mapping`, `idemtest.yaml:5:14: check.snapshot[2]: list_refunds is already listed`}},
+		{name: "snapshot is a list", yaml: `check: {snapshot: {tool: t}}
+`, wants: []string{`idemtest.yaml:1:19: check.snapshot must be a list`}},
+		{name: "effects are compiled against the probes and sinks", yaml: `probes:
+  refunds: {http: {url: "http://127.0.0.1:1/refunds"}}
+check:
+  tools:
+    issue_refund: {efects: "1", args: {}}
+    close_account: {effects: "len(refundz.refunds)"}
+`, wants: []string{`idemtest.yaml:5:20: unknown field "efects" in check.tools.issue_refund`, `did you mean "effects"?`,
+			`idemtest.yaml:6:`, `check.tools.close_account.effects`, `refundz`, `refunds`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "idemtest.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := decodeConfig(path)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("errors lack %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckSectionLoads(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "idemtest.yaml")
+	yaml := `check:
+  missing_key: accept
+  tools:
+    issue_refund: {args: {accountId: "acct_{{ session }}", amount: 5}}
+    close_account: {skip: irreversible, effects: "len(refunds.refunds) + len(payments.requests)"}
+  key_ttl: 2s
+  snapshot:
+    - {tool: list_refunds, args: {accountId: "acct_{{ session }}"}}
+probes:
+  refunds: {http: {url: "http://127.0.0.1:1/refunds"}}
+sinks:
+  payments: {routes: {charge: {method: POST, path: /charge}}}
+`
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := decodeConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sc.Check
+	if c == nil || c.MissingKey != "accept" || c.Tools["close_account"].Skip != "irreversible" {
+		t.Fatalf("check = %+v", c)
+	}
+	if c.KeyTTL != 2*time.Second || len(c.Snapshot) != 1 || c.Snapshot[0].Tool != "list_refunds" || c.Snapshot[0].Pos.Line != 8 {
+		t.Errorf("key_ttl/snapshot = %v %+v", c.KeyTTL, c.Snapshot)
+	}
+	if e := c.Tools["close_account"].Effects; e == nil || e.Source != "len(refunds.refunds) + len(payments.requests)" || c.Tools["close_account"].EffectsPos.Line != 5 {
+		t.Errorf("effects = %+v", c.Tools["close_account"])
+	}
+	if _, ok := c.Snapshot[0].Args.(map[string]any)["accountId"].(*assert.Template); !ok {
+		t.Errorf("snapshot args = %#v", c.Snapshot[0].Args)
+	}
+	args := c.Tools["issue_refund"].Args.(map[string]any)
+	tmpl, ok := args["accountId"].(*assert.Template)
+	if !ok || tmpl.Source != "acct_{{ session }}" || args["amount"] != 5 {
+		t.Errorf("args = %#v", args)
+	}
+}
+
+// decodeConfig reads and decodes the config at path; its problems are the error.
+func decodeConfig(path string) (*ConfigFile, error) {
+	f, root := yamlfile.Read(path, os.LookupEnv)
+	c := Config(f, root)
+	if len(f.Errs) > 0 {
+		return nil, f.Errs
+	}
+	return c, nil
+}
