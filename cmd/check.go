@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
@@ -141,7 +142,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJSON(w, rep, opts.Version) })))
 	}
 	if opts.Write != "" {
-		paths, err := check.Write(opts.Write, rep.Specs(), inline)
+		paths, err := spec.Write(opts.Write, rep.Specs(), inline)
 		werr = errors.Join(werr, err)
 		if err == nil {
 			fmt.Fprintf(opts.IO.ErrOut, "wrote %d scenarios to %s\n", len(paths), opts.Write)

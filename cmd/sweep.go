@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/sweep"
@@ -159,7 +159,7 @@ func (o *SweepOptions) writeReports(rep *sweep.Report, reports *reportFiles, red
 		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteSweepJSON(w, rep, o.Version) })))
 	}
 	if o.Write != "" {
-		paths, err := check.Write(o.Write, rep.Specs(), o.inline(rep.Endpoint))
+		paths, err := spec.Write(o.Write, rep.Specs(), o.inline(rep.Endpoint))
 		werr = errors.Join(werr, err)
 		if err == nil {
 			fmt.Fprintf(o.IO.ErrOut, "wrote %d scenarios to %s\n", len(paths), o.Write)

@@ -1,4 +1,4 @@
-package check
+package state
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func TestIDLike(t *testing.T) {
 }
 
 func TestMinted(t *testing.T) {
-	b := &battery{def: &scenario.Endpoint{Ignore: []string{"requestId"}}}
+	b := Snapshots{Ignore: []string{"requestId"}}
 	ok := func(step string, args map[string]any, result any) runner.Call {
 		return runner.Call{Step: step, Key: "k1", Outcome: scenario.OK, Args: args, Result: result}
 	}
@@ -37,7 +37,7 @@ func TestMinted(t *testing.T) {
 		{"an ignored request id", []runner.Call{ok("first", args, map[string]any{"requestId": "req_111111"}), ok("retry", args, map[string]any{"requestId": "req_222222"})}, ""},
 		{"a refused retry", []runner.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), {Step: "retry", Outcome: scenario.Fail, Result: map[string]any{"error": "e_999999"}}}, ""},
 	} {
-		f, found := b.minted(&runner.Trial{Calls: tc.calls}, "first", "retry")
+		f, found := b.Minted(&runner.Trial{Calls: tc.calls}, "first", "retry")
 		got := ""
 		if found {
 			got = f.String()
@@ -51,7 +51,7 @@ func TestMinted(t *testing.T) {
 // TestMintedKey: a call given up on has no answer, so the retry's id is the first seen; a later
 // call with the same key under another step (a settled retry) that brings a new id is caught.
 func TestMintedKey(t *testing.T) {
-	b := &battery{def: &scenario.Endpoint{}}
+	b := Snapshots{}
 	args := map[string]any{"accountId": "acct_1_abc123"}
 	tr := &runner.Trial{Calls: []runner.Call{
 		{Step: "first", Key: "k1", Outcome: scenario.Info, Args: args},
@@ -59,10 +59,10 @@ func TestMintedKey(t *testing.T) {
 		{Step: "again", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_222222"}},
 		{Step: "other", Key: "k2", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_333333"}},
 	}}
-	if f, ok := b.mintedKey(tr, "retry"); !ok || f.String() != "refundId re_222222 (again)" {
+	if f, ok := b.MintedKey(tr, "retry"); !ok || f.String() != "refundId re_222222 (again)" {
 		t.Errorf("mintedKey = %v %v, want refundId re_222222 (again)", f, ok)
 	}
-	if _, ok := b.minted(tr, "first", "retry"); ok {
+	if _, ok := b.Minted(tr, "first", "retry"); ok {
 		t.Error("minted over first and retry found a new id; the retry's is the first answer")
 	}
 }

@@ -1,4 +1,4 @@
-package check
+package synth
 
 import (
 	"fmt"
@@ -206,10 +206,10 @@ func number(p map[string]any, integer bool) any {
 	return v
 }
 
-// vary returns the arguments with one value changed, for the same key with another payload:
+// Vary returns the arguments with one value changed, for the same key with another payload:
 // the first number (plus one), else the first string (suffixed), else the first boolean
 // (flipped), in argument name order. ok is false when there is nothing to change.
-func vary(args map[string]any) (map[string]any, string, bool) {
+func Vary(args map[string]any) (map[string]any, string, bool) {
 	names := make([]string, 0, len(args))
 	for k := range args {
 		names = append(names, k)
@@ -246,4 +246,56 @@ func vary(args map[string]any) (map[string]any, string, bool) {
 		}
 	}
 	return nil, "", false
+}
+
+// Broken is args with one argument left out, the one the server should miss: a required
+// property of the input schema, else (no schema) the first argument; never the key argument.
+// field is what was left out; ok is false when there is nothing to leave out.
+func Broken(schema map[string]any, keyArg string, args map[string]any) (out map[string]any, field string, ok bool) {
+	var names []string
+	if req, isList := schema["required"].([]any); isList {
+		for _, r := range req {
+			if n, isStr := r.(string); isStr && n != keyArg {
+				if _, has := args[n]; has {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) == 0 && schema == nil {
+		for n := range args {
+			if n != keyArg {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, "", false
+	}
+	sort.Strings(names)
+	out = make(map[string]any, len(args))
+	for k, v := range args {
+		if k != names[0] {
+			out[k] = v
+		}
+	}
+	return out, names[0], true
+}
+
+// KeyLike is a property of the input schema whose name looks like an idempotency key and that
+// is not keyArg, where idemtest sends the key ("" when there is none).
+func KeyLike(schema map[string]any, keyArg string) string {
+	props, _ := schema["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		norm := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(n))
+		if n != keyArg && (strings.Contains(norm, "idempoten") || norm == "dedupkey" || norm == "dedupekey" || norm == "deduplicationkey" || norm == "deduplicationid") {
+			return n
+		}
+	}
+	return ""
 }

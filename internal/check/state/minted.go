@@ -1,7 +1,8 @@
-package check
+package state
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // A state view that did not change can only overrule answers that carry nothing new: a server
@@ -18,37 +18,37 @@ import (
 // value is positive evidence of another execution, which a read model that lists accounts
 // rather than refunds cannot disprove.
 
-// fresh is a value an answer introduced: where it is and what it is.
-type fresh struct {
+// Fresh is a value an answer introduced: where it is and what it is.
+type Fresh struct {
 	step, path, value string
 }
 
 // String shows a fresh value as a cell names it: "refundId re_2 (retry)".
-func (f fresh) String() string {
+func (f Fresh) String() string {
 	return fmt.Sprintf("%s %s (%s)", f.path, f.value, f.step)
 }
 
-// minted finds the first id-like string that an ok answer of the steps carries and that no
+// Minted finds the first id-like string that an ok answer of the steps carries and that no
 // earlier answer, argument or key of those steps did (in the order of the trial's calls). The
 // first answer mints its values freely; ok is false when no later answer mints one.
-func (b *battery) minted(t *runner.Trial, steps ...string) (f fresh, ok bool) {
-	return b.mintedBy(t, func(c runner.Call) bool { return contains(steps, c.Step) })
+func (s Snapshots) Minted(t *runner.Trial, steps ...string) (f Fresh, ok bool) {
+	return s.mintedBy(t, func(c runner.Call) bool { return slices.Contains(steps, c.Step) })
 }
 
-// mintedKey is minted over every call of the trial that carried the key of step's first call
+// MintedKey is Minted over every call of the trial that carried the key of step's first call
 // (a retry and whatever else retried it), whatever their step.
-func (b *battery) mintedKey(t *runner.Trial, step string) (fresh, bool) {
-	rs := calls(t, step)
-	if len(rs) == 0 || rs[0].Key == "" {
-		return fresh{}, false
+func (s Snapshots) MintedKey(t *runner.Trial, step string) (Fresh, bool) {
+	c, ok := first(t, step)
+	if !ok || c.Key == "" {
+		return Fresh{}, false
 	}
-	key := rs[0].Key
-	return b.mintedBy(t, func(c runner.Call) bool { return c.Key == key })
+	key := c.Key
+	return s.mintedBy(t, func(c runner.Call) bool { return c.Key == key })
 }
 
-func (b *battery) mintedBy(t *runner.Trial, in func(runner.Call) bool) (f fresh, ok bool) {
+func (s Snapshots) mintedBy(t *runner.Trial, in func(runner.Call) bool) (f Fresh, ok bool) {
 	if t == nil {
-		return fresh{}, false
+		return Fresh{}, false
 	}
 	seen := map[string]bool{}
 	answered := false
@@ -61,11 +61,11 @@ func (b *battery) mintedBy(t *runner.Trial, in func(runner.Call) bool) (f fresh,
 		if c.Outcome != scenario.OK && c.Discarded != scenario.OK {
 			continue
 		}
-		v := verdict.Without(c.Result, b.def.Ignore)
+		v := s.view(c.Result)
 		if answered && !ok {
 			strs(v, "", func(path, s string) {
 				if !ok && !seen[s] && idLike(s) {
-					f, ok = fresh{step: stepName(c), path: path, value: s}, true
+					f, ok = Fresh{step: stepName(c), path: path, value: s}, true
 				}
 			})
 		}

@@ -1,47 +1,32 @@
-package check
+package spec
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// Spec is one scenario of the battery as it is written: it becomes both the in-memory scenario
-// the runner runs and, with --write, the file saved, so what is saved is what ran.
+// Spec is one scenario that check or sweep builds, as it is written: it becomes both the
+// in-memory scenario the runner runs and, with --write, the file saved, so what is saved is what
+// ran.
 type Spec struct {
-	Name     string     `yaml:"name"`
-	Tags     []string   `yaml:"tags,omitempty"`
-	Trials   int        `yaml:"trials,omitempty"`
-	Endpoint string     `yaml:"endpoint"`
-	Steps    []SpecStep `yaml:"steps"`
+	Name     string   `yaml:"name"`
+	Tags     []string `yaml:"tags,omitempty"`
+	Trials   int      `yaml:"trials,omitempty"`
+	Endpoint string   `yaml:"endpoint"`
+	Steps    []Step   `yaml:"steps"`
 	// Tool and Check say which cell the scenario decides; Comment heads the written file.
 	Tool    string `yaml:"-"`
 	Check   string `yaml:"-"`
 	Comment string `yaml:"-"`
 	// By names the command that wrote the file in its first line ("idemtest check" when "").
 	By string `yaml:"-"`
-	// executions is how many times the tool must execute in one trial (-1: not counted), for
-	// the sinks' evidence.
-	executions int
-	// sinksAsserted is set once the sink counts were added as assertions.
-	sinksAsserted bool
-	// sinkNames and sinkLines say which sinks heard more or less than the executions send, in
-	// the last run.
-	sinkNames, sinkLines []string
-	// effects is the effects assertion added (""), effectsLines why it failed in a run, last
-	// the last run's result.
-	effects      string
-	effectsLines []string
-	last         *runner.ScenarioResult
-	// needsEvidence marks an inconclusive cell that the declared effects can decide.
-	needsEvidence bool
 }
 
-// SpecStep is one step, with the scenario format's field names.
-type SpecStep struct {
+// Step is one step, with the scenario format's field names.
+type Step struct {
 	ID           string         `yaml:"id,omitempty"`
 	CallTool     string         `yaml:"call_tool,omitempty"`
 	Args         map[string]any `yaml:"args,omitempty"`
@@ -54,14 +39,14 @@ type SpecStep struct {
 	// Verdict "off" leaves the step's calls out of the exactly-once verdict: the state decides.
 	Verdict string `yaml:"verdict,omitempty"`
 	// Timeout (the client gives up) and Retry (the framework's retry loop) as in the format.
-	Timeout string     `yaml:"timeout,omitempty"`
-	Retry   *SpecRetry `yaml:"retry,omitempty"`
-	Assert  string     `yaml:"assert,omitempty"`
-	Sleep   string     `yaml:"sleep,omitempty"`
+	Timeout string `yaml:"timeout,omitempty"`
+	Retry   *Retry `yaml:"retry,omitempty"`
+	Assert  string `yaml:"assert,omitempty"`
+	Sleep   string `yaml:"sleep,omitempty"`
 }
 
-// SpecRetry is a call step's retry: loop.
-type SpecRetry struct {
+// Retry is a call step's retry: loop.
+type Retry struct {
 	Attempts int      `yaml:"attempts"`
 	On       []string `yaml:"on,flow"`
 	Backoff  string   `yaml:"backoff,omitempty"`
@@ -72,9 +57,7 @@ func (s *Spec) File() string { return safeName(s.Tool) + "." + s.Check + ".yaml"
 
 // Scenario builds the in-memory scenario, sharing base's endpoints, services, sinks and probes,
 // as the loader would build it from the written file.
-func (s *Spec) Scenario(base *scenario.Scenario) (*scenario.Scenario, error) { return s.scenario(base) }
-
-func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
+func (s *Spec) Scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 	where := "check " + s.Tool + " " + s.Check
 	sc := &scenario.Scenario{
 		Name: s.Name, Tags: s.Tags, Trials: max(s.Trials, 1), Endpoint: s.Endpoint, File: where,
@@ -151,7 +134,7 @@ func (s *Spec) scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 }
 
 // timing sets a call step's timeout and retry loop.
-func (ss SpecStep) timing(st *scenario.Step) error {
+func (ss Step) timing(st *scenario.Step) error {
 	if ss.Timeout != "" {
 		d, err := time.ParseDuration(ss.Timeout)
 		if err != nil {
@@ -204,6 +187,27 @@ func compileArgs(v any, env assert.Env) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// PlainArgs turns loaded arguments back into what was written: templates become their source.
+func PlainArgs(v any) any {
+	switch x := v.(type) {
+	case *assert.Template:
+		return x.Source
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = PlainArgs(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = PlainArgs(e)
+		}
+		return out
+	}
+	return v
 }
 
 func safeName(s string) string {

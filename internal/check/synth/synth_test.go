@@ -1,4 +1,4 @@
-package check
+package synth
 
 import (
 	"encoding/json"
@@ -63,11 +63,11 @@ func TestSynthesize(t *testing.T) {
 }
 
 func TestVary(t *testing.T) {
-	got, field, ok := vary(map[string]any{"accountId": "a", "amount": 2.5})
+	got, field, ok := Vary(map[string]any{"accountId": "a", "amount": 2.5})
 	if !ok || field != "amount" || got["amount"] != 3.5 || got["accountId"] != "a" {
 		t.Errorf("vary = %v %q %v", got, field, ok)
 	}
-	if _, _, ok := vary(map[string]any{}); ok {
+	if _, _, ok := Vary(map[string]any{}); ok {
 		t.Error("vary of no arguments succeeded")
 	}
 }
