@@ -67,9 +67,16 @@ func (s *service) start(env map[string]any) error {
 	if s.def.Ready.Log != "" {
 		s.out.Watch(regexp.MustCompile(s.def.Ready.Log))
 	}
-	cmd.Stdout = s.out
-	cmd.Stderr = s.out
-	if err := cmd.Start(); err != nil {
+	// The Tail reads the pipe itself, so that a mark taken after an answer holds every line the
+	// service wrote before it.
+	w, err := s.out.Writer()
+	if err != nil {
+		return fmt.Errorf("service %s (%s): %w", s.def.Name, s.def.Pos, err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close() // the service holds its own copy
+	if err != nil {
 		return fmt.Errorf("service %s (%s): start %q: %w", s.def.Name, s.def.Pos, argv[0], err)
 	}
 	s.cmd = cmd

@@ -132,6 +132,7 @@ func (ss *Set) Stop() {
 			})
 			defer slow.Stop()
 			proc.Stop(s.cmd.Process.Pid, s.done, stopGrace)
+			_ = s.out.Close()
 		}()
 	}
 	wg.Wait()
