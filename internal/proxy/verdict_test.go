@@ -295,7 +295,7 @@ func validJUnit(t *testing.T, junit []byte) {
 	if err := os.WriteFile(path, junit, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
+	if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "reporters", "junit", "testdata", "junit-10.xsd"), path).CombinedOutput(); err != nil {
 		t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s\n%s", err, out, junit)
 	}
 }

@@ -1,4 +1,4 @@
-package reporters
+package junit
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
@@ -48,15 +49,15 @@ func TestJUnitSchema(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"pass, fail, error, verdict and skipped", func(b *bytes.Buffer) error { return WriteJUnit(b, sampleReport()) }},
-		{"recorded interrupted run", func(b *bytes.Buffer) error { return WriteJUnit(b, recordedReport(t, "run.interrupted.json")) }},
-		{"recorded run against the none mode", func(b *bytes.Buffer) error { return WriteJUnit(b, recordedReport(t, "run.none.json")) }},
+		{"pass, fail, error, verdict and skipped", func(b *bytes.Buffer) error { return Write(b, reporterstest.SampleReport()) }},
+		{"recorded interrupted run", func(b *bytes.Buffer) error { return Write(b, reporterstest.Recorded(t, "run.interrupted.json")) }},
+		{"recorded run against the none mode", func(b *bytes.Buffer) error { return Write(b, reporterstest.Recorded(t, "run.none.json")) }},
 		{"services did not start", func(b *bytes.Buffer) error {
-			return WriteJUnit(b, &runner.Report{Start: t0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
+			return Write(b, &runner.Report{Start: reporterstest.T0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
 		}},
-		{"check battery", func(b *bytes.Buffer) error { return WriteCheckJUnit(b, recordedCheck(t)) }},
+		{"check battery", func(b *bytes.Buffer) error { return WriteCheck(b, reporterstest.RecordedCheck(t)) }},
 		{"sweep", func(b *bytes.Buffer) error {
-			return WriteSweepJUnit(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: t0, Duration: 2 * time.Second,
+			return WriteSweep(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: reporterstest.T0, Duration: 2 * time.Second,
 				Baseline: &sweep.Cell{Status: check.Pass, Reason: "the trace replayed"},
 				Cells: []*sweep.Cell{
 					{Seq: 1, Tool: "issue_refund", Fault: "lost-response", Status: check.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
