@@ -36,7 +36,7 @@ func TestRecordedGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			reporterstest.Golden(t, base+".junit.xml", junit.Bytes())
-			validateJUnit(t, junit.Bytes())
+			reporterstest.ValidateJUnit(t, junit.Bytes())
 		})
 	}
 }

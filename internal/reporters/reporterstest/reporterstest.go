@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -55,12 +56,40 @@ var Recordings = []Recording{
 // battery are, from the tests of any package of the module (they run in their package's
 // directory).
 func Testdata(name string) string {
+	return filepath.Join(moduleRoot(), "internal", "reporters", "testdata", name)
+}
+
+// moduleRoot is the directory of go.mod, above the package whose tests run.
+func moduleRoot() string {
 	dir, _ := os.Getwd()
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil || filepath.Dir(dir) == dir {
-			return filepath.Join(dir, "internal", "reporters", "testdata", name)
+			return dir
 		}
 		dir = filepath.Dir(dir)
+	}
+}
+
+// ValidateJUnit checks a JUnit report against the Jenkins xUnit plugin's schema
+// (internal/reporters/junit/testdata/junit-10.xsd) with xmllint. Without xmllint the test is skipped, except under
+// CI=true, where it fails: CI installs it (.ci/run).
+func ValidateJUnit(t *testing.T, report []byte) {
+	t.Helper()
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xmllint is not installed (CI=true requires it; apt-get install libxml2-utils)")
+		}
+		t.Skip("xmllint is not installed (apt-get install libxml2-utils): JUnit reports not validated against the xUnit schema")
+	}
+	xsd := filepath.Join(moduleRoot(), "internal", "reporters", "junit", "testdata", "junit-10.xsd")
+	path := filepath.Join(t.TempDir(), "report.xml")
+	if err := os.WriteFile(path, report, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(xmllint, "--noout", "--schema", xsd, path).CombinedOutput()
+	if err != nil {
+		t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s\n%s", err, out, report)
 	}
 }
 
