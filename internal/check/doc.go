@@ -8,6 +8,6 @@
 //
 //	base, _ := scenario.LoadConfig(".", scenario.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
-//	reporters.CheckMatrix(os.Stdout, rep, false)
+//	terminal.CheckMatrix(os.Stdout, rep, false) // internal/reporters/terminal
 //	paths, err := check.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
 package check
