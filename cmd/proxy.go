@@ -24,6 +24,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -217,11 +218,11 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
 	var err error
 	for i, a := range opts.Command {
-		if opts.Command[i], err = scenario.ExpandArg(a, os.LookupEnv, secrets); err != nil {
+		if opts.Command[i], err = yamlfile.ExpandArg(a, os.LookupEnv, secrets); err != nil {
 			return fmt.Errorf("server command: %w", err)
 		}
 	}
-	if opts.Upstream, err = scenario.ExpandArg(opts.Upstream, os.LookupEnv, secrets); err != nil {
+	if opts.Upstream, err = yamlfile.ExpandArg(opts.Upstream, os.LookupEnv, secrets); err != nil {
 		return fmt.Errorf("--upstream: %w", err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // Annotate writes workflow-command annotations for a run: an error on the scenario line of each
@@ -33,7 +34,7 @@ func Annotate(w io.Writer, rep *runner.Report, workspace string) {
 }
 
 // AnnotateLoadErrors annotates each problem found while loading scenario files, on its line.
-func AnnotateLoadErrors(w io.Writer, errs scenario.Errors, workspace string) {
+func AnnotateLoadErrors(w io.Writer, errs yamlfile.Errors, workspace string) {
 	for _, e := range errs {
 		msg := e.Msg
 		if e.Hint != "" {
