@@ -14,7 +14,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -108,7 +110,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		selectTools = nil // with --http-url, --tool names the endpoint's tools
 	}
 	// The live line shows the services starting and stopping; the cells are lines of their own.
-	progress := reporters.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress := terminal.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	rep, err := check.Run(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
@@ -131,15 +133,15 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitFailed, err}
 		}
 	}
-	reporters.CheckMatrix(opts.IO.Out, rep, color)
+	terminal.CheckMatrix(opts.IO.Out, rep, color)
 	var werr error
 	if f := reports.junit; f != nil {
 		reports.junit = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJUnit(w, rep) })))
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return junit.WriteCheck(w, rep) })))
 	}
 	if f := reports.json; f != nil {
 		reports.json = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteCheckJSON(w, rep, opts.Version) })))
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) })))
 	}
 	if opts.Write != "" {
 		paths, err := spec.Write(opts.Write, rep.Specs(), inline)

@@ -18,7 +18,11 @@ import (
 
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -176,17 +180,17 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if err = errors.Join(err, cerr); err != nil {
 		return &exitError{ExitFailed, err}
 	}
-	v := proxy.Judge(calls, jopts)
+	v := agentverdict.Judge(calls, jopts)
 	if upErr != nil {
 		v.Error = upErr.Error()
 	}
-	if err := proxy.WriteText(errOut, v); err != nil {
+	if err := terminal.WriteProxy(errOut, v); err != nil {
 		return err
 	}
 	for _, r := range []struct {
 		f     **os.File
-		write func(io.Writer, proxy.Verdict) error
-	}{{&junitF, proxy.WriteJUnit}, {&jsonF, proxy.WriteJSON}} {
+		write func(io.Writer, agentverdict.Verdict) error
+	}{{&junitF, junit.WriteProxy}, {&jsonF, jsonreport.WriteProxy}} {
 		f := *r.f
 		if f == nil {
 			continue
@@ -226,10 +230,10 @@ func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
 
 // proxySetup checks the flags and turns them into the proxy's and the verdict's options; every
 // error is bad usage, found before the agent's first call.
-func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOptions, error) {
+func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, agentverdict.JudgeOptions, error) {
 	var popts proxy.Options
-	var jopts proxy.JudgeOptions
-	fail := func(format string, a ...any) (proxy.Options, proxy.JudgeOptions, error) {
+	var jopts agentverdict.JudgeOptions
+	fail := func(format string, a ...any) (proxy.Options, agentverdict.JudgeOptions, error) {
 		return popts, jopts, fmt.Errorf(format, a...)
 	}
 	switch {
@@ -285,7 +289,7 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOp
 		return fail("%v", err)
 	}
 	popts.FaultKinds = kinds
-	jopts = proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
+	jopts = agentverdict.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
 	if opts.KeyPattern != "" {
 		re, err := regexp.Compile(opts.KeyPattern)
 		if err != nil {

@@ -10,7 +10,10 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/redact"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/github"
+	"github.com/idemtest/idemtest/internal/reporters/html"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -87,24 +90,24 @@ func unwrapPath(err error) error {
 func (r *reportFiles) write(rep *runner.Report, version string, red *redact.Redactor, stdout io.Writer) error {
 	var err error
 	if r.junit != nil {
-		err = errors.Join(err, finish(r.junit, writeRedacted(r.junit, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) })))
+		err = errors.Join(err, finish(r.junit, writeRedacted(r.junit, red, func(w io.Writer) error { return junit.Write(w, rep) })))
 		r.junit = nil
 	}
 	if r.json != nil {
-		err = errors.Join(err, finish(r.json, writeRedacted(r.json, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) })))
+		err = errors.Join(err, finish(r.json, writeRedacted(r.json, red, func(w io.Writer) error { return jsonreport.Write(w, rep, version) })))
 		r.json = nil
 	}
 	if r.html != nil {
-		err = errors.Join(err, finish(r.html, writeRedacted(r.html, red, func(w io.Writer) error { return reporters.WriteHTML(w, rep, version) })))
+		err = errors.Join(err, finish(r.html, writeRedacted(r.html, red, func(w io.Writer) error { return html.Write(w, rep, version) })))
 		r.html = nil
 	}
 	switch r.stdout {
 	case "junit":
-		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteJUnit(w, rep) }))
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return junit.Write(w, rep) }))
 	case "json":
-		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteJSON(w, rep, version) }))
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return jsonreport.Write(w, rep, version) }))
 	case "html":
-		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return reporters.WriteHTML(w, rep, version) }))
+		err = errors.Join(err, writeRedacted(stdout, red, func(w io.Writer) error { return html.Write(w, rep, version) }))
 	}
 	return err
 }
@@ -147,7 +150,7 @@ func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) er
 	if err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, unwrapPath(err))
 	}
-	err = writeRedacted(f, red, func(w io.Writer) error { return reporters.StepSummary(w, rep) })
+	err = writeRedacted(f, red, func(w io.Writer) error { return github.StepSummary(w, rep) })
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/redact"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/sweep"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -110,11 +112,11 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, err)}
 		}
 		if rep != nil {
-			reporters.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+			terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
 		}
 		return &exitError{ExitFailed, err}
 	}
-	reporters.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+	terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := opts.writeReports(rep, reports, red)
 	switch {
@@ -152,11 +154,11 @@ func (o *SweepOptions) writeReports(rep *sweep.Report, reports *reportFiles, red
 	var werr error
 	if f := reports.junit; f != nil {
 		reports.junit = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteSweepJUnit(w, rep) })))
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return junit.WriteSweep(w, rep) })))
 	}
 	if f := reports.json; f != nil {
 		reports.json = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return reporters.WriteSweepJSON(w, rep, o.Version) })))
+		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, o.Version) })))
 	}
 	if o.Write != "" {
 		paths, err := spec.Write(o.Write, rep.Specs(), o.inline(rep.Endpoint))

@@ -16,6 +16,6 @@
 //
 //	base, _ := load.Config(".", load.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
-//	reporters.CheckMatrix(os.Stdout, rep, false)
+//	terminal.CheckMatrix(os.Stdout, rep, false) // internal/reporters/terminal
 //	paths, err := spec.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
 package check

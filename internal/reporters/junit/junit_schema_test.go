@@ -1,4 +1,4 @@
-package reporters
+package junit
 
 import (
 	"bytes"
@@ -10,58 +10,40 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
+	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
 
-// ValidateJUnit checks a JUnit report against the Jenkins xUnit plugin's schema
-// (testdata/junit-10.xsd) with xmllint. Without xmllint the test is skipped, except under
-// CI=true, where it fails: CI installs it (.ci/run).
-func validateJUnit(t *testing.T, report []byte) {
-	t.Helper()
-	xmllint, err := exec.LookPath("xmllint")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("xmllint is not installed (CI=true requires it; apt-get install libxml2-utils)")
-		}
-		t.Skip("xmllint is not installed (apt-get install libxml2-utils): JUnit reports not validated against the xUnit schema")
-	}
-	xsd, err := filepath.Abs(filepath.Join("testdata", "junit-10.xsd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "report.xml")
-	if err := os.WriteFile(path, report, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(xmllint, "--noout", "--schema", xsd, path).CombinedOutput()
-	if err != nil {
-		t.Errorf("the JUnit report is not valid against the xUnit schema: %v\n%s\n%s", err, out, report)
-	}
-}
-
 // TestJUnitSchema validates every JUnit report idemtest writes against the schema Jenkins
 // checks: runs with passed, failed, errored, skipped and interrupted scenarios, the report of a
-// real run against a broken server, a run whose services did not start, and check's battery.
+// real run against a broken server, a run whose services did not start, check's battery, a
+// sweep and the proxy's verdict on an agent whose session failed.
 func TestJUnitSchema(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"pass, fail, error, verdict and skipped", func(b *bytes.Buffer) error { return WriteJUnit(b, sampleReport()) }},
-		{"recorded interrupted run", func(b *bytes.Buffer) error { return WriteJUnit(b, recordedReport(t, "run.interrupted.json")) }},
-		{"recorded run against the none mode", func(b *bytes.Buffer) error { return WriteJUnit(b, recordedReport(t, "run.none.json")) }},
+		{"pass, fail, error, verdict and skipped", func(b *bytes.Buffer) error { return Write(b, reporterstest.SampleReport()) }},
+		{"recorded interrupted run", func(b *bytes.Buffer) error { return Write(b, reporterstest.Recorded(t, "run.interrupted.json")) }},
+		{"recorded run against the none mode", func(b *bytes.Buffer) error { return Write(b, reporterstest.Recorded(t, "run.none.json")) }},
 		{"services did not start", func(b *bytes.Buffer) error {
-			return WriteJUnit(b, &runner.Report{Start: t0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
+			return Write(b, &runner.Report{Start: reporterstest.T0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
 		}},
-		{"check battery", func(b *bytes.Buffer) error { return WriteCheckJUnit(b, recordedCheck(t)) }},
+		{"check battery", func(b *bytes.Buffer) error { return WriteCheck(b, reporterstest.RecordedCheck(t)) }},
 		{"sweep", func(b *bytes.Buffer) error {
-			return WriteSweepJUnit(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: t0, Duration: 2 * time.Second,
+			return WriteSweep(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: reporterstest.T0, Duration: 2 * time.Second,
 				Baseline: &sweep.Cell{Status: check.Pass, Reason: "the trace replayed"},
 				Cells: []*sweep.Cell{
 					{Seq: 1, Tool: "issue_refund", Fault: "lost-response", Status: check.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
 					{Seq: 1, Tool: "issue_refund", Fault: "timeout", Status: check.Inconclusive, Reason: "no retry"},
 				}})
+		}},
+		{"proxy verdict", func(b *bytes.Buffer) error {
+			v := agentverdict.Judge(nil, agentverdict.JudgeOptions{})
+			v.Error = "tool server \"sh\" never answered <&>\n\x00 boom"
+			return WriteProxy(b, v)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,7 +51,7 @@ func TestJUnitSchema(t *testing.T) {
 			if err := tc.write(&buf); err != nil {
 				t.Fatal(err)
 			}
-			validateJUnit(t, buf.Bytes())
+			reporterstest.ValidateJUnit(t, buf.Bytes())
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package reporters
+package terminal
 
 import (
 	"bytes"
@@ -93,4 +93,30 @@ type prefixWriter struct {
 func (p *prefixWriter) Write(b []byte) (int, error) {
 	p.w.WriteString(p.prefix + string(b) + "|")
 	return len(b), nil
+}
+
+func TestProgressLiveLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewProgress(&buf, 2, true, false, false)
+	sc := &scenario.Scenario{Name: "burst"}
+	p.Event(runner.Event{Kind: "scenario-start", Scenario: sc})
+	if !strings.Contains(buf.String(), "0/2 done · running burst") {
+		t.Errorf("live line %q", buf.String())
+	}
+	p.Event(runner.Event{Kind: "scenario-end", Scenario: sc, Result: &runner.ScenarioResult{Scenario: sc, Status: runner.Passed}})
+	if !strings.Contains(buf.String(), "\r\x1b[K1/2 done") {
+		t.Errorf("the line is not redrawn in place: %q", buf.String())
+	}
+	p.Finish()
+	if !strings.HasSuffix(buf.String(), "\r\x1b[K") {
+		t.Errorf("Finish left the line: %q", buf.String())
+	}
+	// Not a terminal: nothing is drawn.
+	buf.Reset()
+	q := NewProgress(&buf, 2, false, false, false)
+	q.Event(runner.Event{Kind: "scenario-start", Scenario: sc})
+	q.Finish()
+	if buf.Len() != 0 {
+		t.Errorf("progress written to a non-terminal: %q", buf.String())
+	}
 }

@@ -1,4 +1,4 @@
-package reporters
+package jsonreport
 
 import (
 	"encoding/json"
@@ -146,14 +146,19 @@ type JSONCall struct {
 	DurationUS  float64  `json:"duration_us"`
 }
 
-// WriteJSON writes rep as indented JSON.
-func WriteJSON(w io.Writer, rep *runner.Report, version string) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(generateJSON(rep, version)); err != nil {
+// Write writes rep as indented JSON.
+func Write(w io.Writer, rep *runner.Report, version string) error {
+	if err := encode(w, generate(rep, version)); err != nil {
 		return fmt.Errorf("write json report: %w", err)
 	}
 	return nil
+}
+
+// encode writes v as indented JSON: the one encoder of the run, check, sweep and proxy reports.
+func encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
@@ -218,7 +223,7 @@ func capAnswer(v any) (any, int) {
 	return string(b[:cut]) + "…", len(b)
 }
 
-func generateJSON(rep *runner.Report, version string) JSONReport {
+func generate(rep *runner.Report, version string) JSONReport {
 	out := JSONReport{Version: JSONVersion, Tool: "idemtest", IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
 		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}}
 	if rep.Err != nil {
@@ -280,10 +285,10 @@ func historyOf(r *runner.ScenarioResult) []*runner.Trial {
 	return out
 }
 
-// ReadJSON reads a JSON report back into the run it describes, for reporters to render again
+// Read reads a JSON report back into the run it describes, for reporters to render again
 // (reports recorded from real runs are the reporters' test data). Answers cut to MaxJSONAnswer
 // come back as their strings.
-func ReadJSON(r io.Reader) (*runner.Report, error) {
+func Read(r io.Reader) (*runner.Report, error) {
 	var in JSONReport
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return nil, fmt.Errorf("read json report: %w", err)

@@ -1,14 +1,17 @@
-package reporters
+package html
 
 import (
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -22,9 +25,9 @@ var htmlSource string
 
 var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 
-// WriteHTML writes rep as a self-contained HTML page.
-func WriteHTML(w io.Writer, rep *runner.Report, version string) error {
-	if err := htmlTemplate.Execute(w, generateHTML(rep, version)); err != nil {
+// Write writes rep as a self-contained HTML page.
+func Write(w io.Writer, rep *runner.Report, version string) error {
+	if err := htmlTemplate.Execute(w, generate(rep, version)); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
 	return nil
@@ -99,11 +102,11 @@ type htmlCall struct {
 	Times                           string
 }
 
-func generateHTML(rep *runner.Report, version string) htmlReport {
-	out := htmlReport{Version: version, Start: rep.Start.UTC().Format(time.RFC3339), Duration: formatDuration(rep.Duration),
-		Interrupted: rep.Interrupted, Summary: Summary(rep)}
+func generate(rep *runner.Report, version string) htmlReport {
+	out := htmlReport{Version: version, Start: rep.Start.UTC().Format(time.RFC3339), Duration: reporters.FormatDuration(rep.Duration),
+		Interrupted: rep.Interrupted, Summary: reporters.Summary(rep)}
 	if rep.Err != nil {
-		out.Err = EscapeText(rep.Err.Error())
+		out.Err = reporters.EscapeText(rep.Err.Error())
 	}
 	var m runner.Metrics
 	for i, r := range rep.Scenarios {
@@ -117,7 +120,7 @@ func generateHTML(rep *runner.Report, version string) htmlReport {
 		case runner.Skipped:
 			out.Skipped++
 		}
-		if weak(r) != "" {
+		if reporters.Weak(r) != "" {
 			out.Weak++
 		}
 		if r.Metrics.DuplicateExecutions > 0 {
@@ -128,16 +131,16 @@ func generateHTML(rep *runner.Report, version string) htmlReport {
 	}
 	out.FailedScenarios = out.Failed + out.Errored
 	out.Duplicates, out.ReplaysDiffer, out.Calls = m.DuplicateExecutions, m.ReplaysDiffer, m.Calls
-	out.ReplayRate, out.ConflictRate = rate(m.Replayed, m.Repeats()), rate(m.Conflicts, m.Keyed)
+	out.ReplayRate, out.ConflictRate = reporters.Rate(m.Replayed, m.Repeats()), reporters.Rate(m.Conflicts, m.Keyed)
 	return out
 }
 
 func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 	s := htmlScenario{
-		Anchor: fmt.Sprintf("s%d", i+1), Name: EscapeText(r.Scenario.Name), File: r.Scenario.File, Line: r.Scenario.Pos.Line,
-		Status: string(r.Status), Tags: r.Scenario.Tags, Duration: formatDuration(r.Duration), Weak: weak(r),
+		Anchor: fmt.Sprintf("s%d", i+1), Name: reporters.EscapeText(r.Scenario.Name), File: r.Scenario.File, Line: r.Scenario.Pos.Line,
+		Status: string(r.Status), Tags: r.Scenario.Tags, Duration: reporters.FormatDuration(r.Duration), Weak: reporters.Weak(r),
 		Duplicates: r.Metrics.DuplicateExecutions, ReplaysDiffer: r.Metrics.ReplaysDiffer,
-		ReplayRate: rate(r.Metrics.Replayed, r.Metrics.Repeats()), ConflictRate: rate(r.Metrics.Conflicts, r.Metrics.Keyed),
+		ReplayRate: reporters.Rate(r.Metrics.Replayed, r.Metrics.Repeats()), ConflictRate: reporters.Rate(r.Metrics.Conflicts, r.Metrics.Keyed),
 		Trials: fmt.Sprintf("%d/%d trials passed", r.TrialsPassed, r.Trials),
 	}
 	switch r.Status {
@@ -163,7 +166,7 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 
 func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 	f := r.Failure
-	hf := &htmlFailure{Kind: string(f.Kind), Pos: f.Pos.String(), Step: stepLabel(f.Step), Message: EscapeText(f.Message), Expression: EscapeText(f.Expression)}
+	hf := &htmlFailure{Kind: string(f.Kind), Pos: f.Pos.String(), Step: reporters.StepLabel(f.Step), Message: reporters.EscapeText(f.Message), Expression: reporters.EscapeText(f.Expression)}
 	switch f.Kind {
 	case "verdict":
 		hf.Title = "exactly-once verdict"
@@ -175,15 +178,15 @@ func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
 		hf.Title = "error"
 	}
 	for _, l := range f.Explanation {
-		hf.Explanation = append(hf.Explanation, EscapeText(l))
+		hf.Explanation = append(hf.Explanation, reporters.EscapeText(l))
 	}
-	for _, l := range VerdictLead(f) {
-		hf.Verdict = append(hf.Verdict, EscapeText(l))
+	for _, l := range reporters.VerdictLead(f) {
+		hf.Verdict = append(hf.Verdict, reporters.EscapeText(l))
 	}
 	hf.Answers, hf.Differ = verdictAnswers(f.Explanation)
-	for _, name := range sortedKeys(f.ServiceOutput) {
+	for _, name := range slices.Sorted(maps.Keys(f.ServiceOutput)) {
 		if out := f.ServiceOutput[name]; out != "" {
-			hf.Services = append(hf.Services, htmlService{Name: name, Output: EscapeText(out)})
+			hf.Services = append(hf.Services, htmlService{Name: name, Output: reporters.EscapeText(out)})
 		}
 	}
 	if t := r.FailedTrial; t != nil {
@@ -228,7 +231,7 @@ func verdictAnswers(lines []string) ([]htmlAnswer, string) {
 			if a == nil {
 				break
 			}
-			answers = append(answers, htmlAnswer{Label: EscapeText(a[1]), Body: EscapeText(a[2])})
+			answers = append(answers, htmlAnswer{Label: reporters.EscapeText(a[1]), Body: reporters.EscapeText(a[2])})
 		}
 		break
 	}
@@ -260,7 +263,7 @@ func htmlTrialOf(t *runner.Trial, executed map[string]int) *htmlTrial {
 		return ht
 	}
 	t0, t1 := span(t.Calls)
-	ht.Span = formatDuration(t1.Sub(t0))
+	ht.Span = reporters.FormatDuration(t1.Sub(t0))
 	for i := 0; i < len(t.Calls); {
 		j := i + 1
 		for j < len(t.Calls) && t.Calls[j].Step == t.Calls[i].Step {
@@ -275,7 +278,7 @@ func htmlTrialOf(t *runner.Trial, executed map[string]int) *htmlTrial {
 }
 
 func htmlGroupOf(calls []runner.Call, t0, t1 time.Time) htmlGroup {
-	g := htmlGroup{Step: stepLabel(calls[0].Step), Tool: calls[0].Tool, Key: calls[0].Key}
+	g := htmlGroup{Step: reporters.StepLabel(calls[0].Step), Tool: calls[0].Tool, Key: calls[0].Key}
 	for _, c := range calls {
 		if c.Copy > 0 {
 			g.Fanout = true
@@ -285,7 +288,7 @@ func htmlGroupOf(calls []runner.Call, t0, t1 time.Time) htmlGroup {
 		// A waterfall on the fan-out's own axis: the copies' microseconds are invisible on
 		// the trial's.
 		t0, t1 = span(calls)
-		g.Span = formatDuration(t1.Sub(t0))
+		g.Span = reporters.FormatDuration(t1.Sub(t0))
 		var ok, conflict, info, fail int
 		first, last := time.Time{}, time.Time{}
 		for _, c := range calls {
@@ -307,15 +310,15 @@ func htmlGroupOf(calls []runner.Call, t0, t1 time.Time) htmlGroup {
 				fail++
 			}
 		}
-		g.Note = fmt.Sprintf("%d copies, one key: %d ok, %d conflict, %d info, %d fail · released within %s", len(calls), ok, conflict, info, fail, formatDuration(last.Sub(first)))
+		g.Note = fmt.Sprintf("%d copies, one key: %d ok, %d conflict, %d info, %d fail · released within %s", len(calls), ok, conflict, info, fail, reporters.FormatDuration(last.Sub(first)))
 	}
 	total := t1.Sub(t0)
 	for _, c := range calls {
 		end := c.Start.Add(c.Duration)
 		rel, fb := released(c), firstByte(c)
 		hc := htmlCall{
-			Label: callLabel(c), Outcome: string(c.Outcome), Status: fmt.Sprint(c.Status), Error: EscapeText(c.Error),
-			Duration: formatDuration(c.Duration), Lost: c.Lost, Replayed: c.Replayed, Conflict: c.Conflict,
+			Label: callLabel(c), Outcome: string(c.Outcome), Status: fmt.Sprint(c.Status), Error: reporters.EscapeText(c.Error),
+			Duration: reporters.FormatDuration(c.Duration), Lost: c.Lost, Replayed: c.Replayed, Conflict: c.Conflict,
 			Offset: pct(c.Start.Sub(t0), total), Width: pct(c.Duration, total),
 			Send: pct(rel.Sub(c.Start), c.Duration), Wait: pct(fb.Sub(rel), c.Duration), Recv: pct(end.Sub(fb), c.Duration),
 		}
@@ -387,7 +390,7 @@ func micros(d time.Duration) string {
 }
 
 func callLabel(c runner.Call) string {
-	l := stepLabel(c.Step)
+	l := reporters.StepLabel(c.Step)
 	if c.Copy > 0 {
 		l = fmt.Sprintf("copy %d", c.Copy)
 	}

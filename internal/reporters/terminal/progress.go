@@ -1,4 +1,4 @@
-package reporters
+package terminal
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -112,7 +113,7 @@ func (p *Progress) Event(ev runner.Event) {
 	case runner.EventServiceSlowStop:
 		p.slow[ev.Service] = ev.Grace
 		if !p.live {
-			fmt.Fprintf(p.w, "idemtest: service %s is still running %s after SIGTERM; SIGKILL at %s\n", Escape(ev.Service), ev.SlowAfter, ev.Grace)
+			fmt.Fprintf(p.w, "idemtest: service %s is still running %s after SIGTERM; SIGKILL at %s\n", reporters.Escape(ev.Service), ev.SlowAfter, ev.Grace)
 		}
 	case runner.EventScenarioStart:
 		p.running[ev.Scenario.Name] = true
@@ -148,13 +149,13 @@ func (p *Progress) callLine(ev runner.Event) {
 		extra += " replayed"
 	}
 	if c.Error != "" {
-		extra += " " + oneLine(c.Error, 60)
+		extra += " " + reporters.OneLine(c.Error, 60)
 	}
 	cp := ""
 	if c.Copy > 0 {
 		cp = fmt.Sprintf("#%d", c.Copy)
 	}
-	fmt.Fprintf(p.calls, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.callSt.dim.Render(Escape(ev.Scenario.Name)), ev.Trial, Escape(c.Step), cp, Escape(c.Tool), Escape(key),
+	fmt.Fprintf(p.calls, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.callSt.dim.Render(reporters.Escape(ev.Scenario.Name)), ev.Trial, reporters.Escape(c.Step), cp, reporters.Escape(c.Tool), reporters.Escape(key),
 		c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
 }
 
@@ -170,7 +171,7 @@ func (p *Progress) draw() {
 	if !p.live || line == "" {
 		return
 	}
-	fmt.Fprint(p.w, p.st.dim.Render(oneLine(line, 120)))
+	fmt.Fprint(p.w, p.st.dim.Render(reporters.OneLine(line, 120)))
 	p.drawn = true
 }
 
@@ -180,7 +181,7 @@ func (p *Progress) line() string {
 	elapsed := func(m map[string]time.Time, note func(string) string) string {
 		var parts []string
 		for _, name := range namesOf(m) {
-			parts = append(parts, fmt.Sprintf("%s %ds%s", Escape(name), int(now.Sub(m[name]).Seconds()), note(name)))
+			parts = append(parts, fmt.Sprintf("%s %ds%s", reporters.Escape(name), int(now.Sub(m[name]).Seconds()), note(name)))
 		}
 		return strings.Join(parts, ", ")
 	}

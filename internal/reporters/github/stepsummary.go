@@ -1,10 +1,11 @@
-package reporters
+package github
 
 import (
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -51,7 +52,7 @@ func stepSummary(rep *runner.Report) string {
 	fmt.Fprintf(&b, "| passed | failed | duplicate executions | replays differ | replay rate | conflict rate | calls |\n")
 	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %s | %s | %d |\n\n", passed, bad, m.DuplicateExecutions, m.ReplaysDiffer,
-		rate(m.Replayed, m.Repeats()), rate(m.Conflicts, m.Keyed), m.Calls)
+		reporters.Rate(m.Replayed, m.Repeats()), reporters.Rate(m.Conflicts, m.Keyed), m.Calls)
 	if len(failing) == 0 {
 		return b.String()
 	}
@@ -67,10 +68,10 @@ func stepSummary(rep *runner.Report) string {
 		}
 		where := fmt.Sprintf("`%s:%d`", mdCode(r.Scenario.File), r.Scenario.Pos.Line)
 		if f := r.Failure; f != nil {
-			where = fmt.Sprintf("`%s` %s", mdCode(f.Pos.String()), mdText(stepLabel(f.Step)))
+			where = fmt.Sprintf("`%s` %s", mdCode(f.Pos.String()), mdText(reporters.StepLabel(f.Step)))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d/%d passed | %s | %s | %s | %s |\n", mdText(r.Scenario.Name), r.Status, r.TrialsPassed, r.Trials, verdict,
-			rate(r.Metrics.Replayed, r.Metrics.Repeats()), rate(r.Metrics.Conflicts, r.Metrics.Keyed), where)
+			reporters.Rate(r.Metrics.Replayed, r.Metrics.Repeats()), reporters.Rate(r.Metrics.Conflicts, r.Metrics.Keyed), where)
 	}
 	b.WriteString("\n")
 	for _, r := range failing {
@@ -78,8 +79,8 @@ func stepSummary(rep *runner.Report) string {
 		if f == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "<details><summary><b>%s</b>: %s</summary>\n\n", mdText(r.Scenario.Name), mdText(oneLine(f.Message, 200)))
-		text := FailureText(f)
+		fmt.Fprintf(&b, "<details><summary><b>%s</b>: %s</summary>\n\n", mdText(r.Scenario.Name), mdText(reporters.OneLine(f.Message, 200)))
+		text := reporters.FailureText(f)
 		if t := r.FailedTrial; t != nil {
 			text += fmt.Sprintf("trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
 		}
@@ -99,13 +100,13 @@ func plural(n int) string {
 // mdText is s as the text of a Markdown table cell or summary: on one line, its HTML and
 // Markdown specials escaped.
 func mdText(s string) string {
-	s = EscapeText(strings.Join(strings.Fields(s), " "))
+	s = reporters.EscapeText(strings.Join(strings.Fields(s), " "))
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]").Replace(s)
 }
 
 // mdCode is s inside a one-backtick code span of a table cell.
 func mdCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(EscapeText(s))
+	return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(reporters.EscapeText(s))
 }
 
 func longestRun(s string, c byte) int {

@@ -1,4 +1,4 @@
-package reporters
+package junit
 
 import (
 	"encoding/xml"
@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -27,29 +27,32 @@ type JUnitTestSuites struct {
 	Failures int      `xml:"failures,attr"`
 	Errors   int      `xml:"errors,attr"`
 	// Skipped is the sum of the suites' skipped counts; the schema has no attribute for it.
-	Skipped int              `xml:"-"`
-	Time    string           `xml:"time,attr"`
-	Suites  []JUnitTestSuite `xml:"testsuite"`
+	Skipped int `xml:"-"`
+	// Time is left out, here, on suites and on cases, by a report without durations (the
+	// proxy's); every other report has it.
+	Time   string           `xml:"time,attr,omitempty"`
+	Suites []JUnitTestSuite `xml:"testsuite"`
 }
 
-// JUnitTestSuite is one scenario file.
+// JUnitTestSuite is one scenario file of a run, one tool of check's battery, a sweep, or the
+// proxy's session.
 type JUnitTestSuite struct {
 	Name      string          `xml:"name,attr"`
 	Tests     int             `xml:"tests,attr"`
 	Failures  int             `xml:"failures,attr"`
 	Errors    int             `xml:"errors,attr"`
 	Skipped   int             `xml:"skipped,attr"`
-	Time      string          `xml:"time,attr"`
+	Time      string          `xml:"time,attr,omitempty"`
 	Timestamp string          `xml:"timestamp,attr,omitempty"`
 	File      string          `xml:"file,attr,omitempty"`
 	Cases     []JUnitTestCase `xml:"testcase"`
 }
 
-// JUnitTestCase is one scenario.
+// JUnitTestCase is one scenario, check, faulty run or agent check.
 type JUnitTestCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
+	Time      string        `xml:"time,attr,omitempty"`
 	Failure   *JUnitMessage `xml:"failure,omitempty"`
 	Error     *JUnitMessage `xml:"error,omitempty"`
 	Skipped   *JUnitMessage `xml:"skipped,omitempty"`
@@ -63,14 +66,14 @@ type JUnitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes rep as JUnit XML: a testsuite per scenario file, a testcase per scenario.
-func WriteJUnit(w io.Writer, rep *runner.Report) error {
-	return encodeJUnit(w, generateJUnit(rep))
+// Write writes rep as JUnit XML: a testsuite per scenario file, a testcase per scenario.
+func Write(w io.Writer, rep *runner.Report) error {
+	return encode(w, generate(rep))
 }
 
-// encodeJUnit writes a JUnit document with its XML header, indented: the one writer of the run,
-// check and sweep reports.
-func encodeJUnit(w io.Writer, doc JUnitTestSuites) error {
+// encode writes a JUnit document with its XML header, indented: the one writer of the run,
+// check, sweep and proxy reports.
+func encode(w io.Writer, doc JUnitTestSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -83,26 +86,18 @@ func encodeJUnit(w io.Writer, doc JUnitTestSuites) error {
 	return err
 }
 
-// cellCase fills a check or sweep testcase from a cell's status: ✗ is a failure (typed by
-// failType), – and ? are skipped with why, ✓ and ⚠ pass with their reason in system-out. It
-// returns which count of the suite the case adds to.
-func cellCase(tc *JUnitTestCase, status check.Status, reason string, details []string, failType string) (failed, skipped int) {
-	text := clean(strings.Join(append([]string{reason}, details...), "\n"))
-	switch status {
-	case check.Fail:
-		tc.Failure = &JUnitMessage{Message: clean(reason), Type: failType, Text: text}
-		return 1, 0
-	case check.Skip, check.Inconclusive:
-		tc.Skipped = &JUnitMessage{Message: clean(status.Symbol() + " " + reason)}
-		return 0, 1
-	}
-	tc.SystemOut = text
-	return 0, 0
+// add appends a suite to the report and its counts to the report's.
+func (r *JUnitTestSuites) add(s JUnitTestSuite) {
+	r.Tests += s.Tests
+	r.Failures += s.Failures
+	r.Errors += s.Errors
+	r.Skipped += s.Skipped
+	r.Suites = append(r.Suites, s)
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-func generateJUnit(rep *runner.Report) JUnitTestSuites {
+func generate(rep *runner.Report) JUnitTestSuites {
 	root := JUnitTestSuites{Name: "idemtest", Time: seconds(rep.Duration)}
 	byFile := map[string]*JUnitTestSuite{}
 	var files []string
@@ -137,10 +132,10 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 			t = r.Trial1
 		}
 		if t != nil {
-			fmt.Fprintf(&out, "trial %d, session %s\n%s", t.Index, t.Session, History(t))
+			fmt.Fprintf(&out, "trial %d, session %s\n%s", t.Index, t.Session, reporters.History(t))
 		}
 		if c := r.Cut; c != nil && r.Status == runner.Interrupted {
-			fmt.Fprintf(&out, "trial %d, session %s, cut short by the interrupt\n%s", c.Index, c.Session, History(c))
+			fmt.Fprintf(&out, "trial %d, session %s, cut short by the interrupt\n%s", c.Index, c.Session, reporters.History(c))
 		}
 		tc.SystemOut = clean(out.String())
 		switch r.Status {
@@ -149,17 +144,17 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 			if r.TrialsRun > 1 {
 				msg = fmt.Sprintf("failed in %d/%d trials: %s", r.TrialsFailed, r.TrialsRun, msg)
 			}
-			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(FailureText(r.Failure))}
+			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(reporters.FailureText(r.Failure))}
 			s.Failures++
 		case runner.Errored:
-			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(FailureText(r.Failure))}
+			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(reporters.FailureText(r.Failure))}
 			s.Errors++
 		case runner.Skipped:
 			tc.Skipped = &JUnitMessage{Message: "not run"}
 			s.Skipped++
 		case runner.Interrupted:
 			// Not a failure: the run was stopped, the tool was not judged.
-			tc.Skipped = &JUnitMessage{Message: InterruptedNote(r)}
+			tc.Skipped = &JUnitMessage{Message: reporters.InterruptedNote(r)}
 			s.Skipped++
 		}
 		s.Tests++
@@ -175,18 +170,12 @@ func generateJUnit(rep *runner.Report) JUnitTestSuites {
 			}
 		}
 		s.Time = seconds(d)
-		root.Tests += s.Tests
-		root.Failures += s.Failures
-		root.Errors += s.Errors
-		root.Skipped += s.Skipped
-		root.Suites = append(root.Suites, *s)
+		root.add(*s)
 	}
 	if rep.Err != nil {
-		root.Errors++
-		root.Tests++
-		root.Suites = append(root.Suites, JUnitTestSuite{Name: "idemtest", Tests: 1, Errors: 1, Time: "0.000",
+		root.add(JUnitTestSuite{Name: "idemtest", Tests: 1, Errors: 1, Time: "0.000",
 			Cases: []JUnitTestCase{{Name: "services", Classname: "idemtest", Time: "0.000",
-				Error: &JUnitMessage{Message: clean(oneLine(rep.Err.Error(), 200)), Type: "error", Text: clean(rep.Err.Error())}}}})
+				Error: &JUnitMessage{Message: clean(reporters.OneLine(rep.Err.Error(), 200)), Type: "error", Text: clean(rep.Err.Error())}}}})
 	}
 	return root
 }
@@ -200,7 +189,7 @@ func Classname(file string) string {
 }
 
 func firstLine(f *runner.Failure) string {
-	return oneLine(fmt.Sprintf("%s: %s: %s", f.Pos, stepLabel(f.Step), strings.SplitN(f.Message, "\n", 2)[0]), 300)
+	return reporters.OneLine(fmt.Sprintf("%s: %s: %s", f.Pos, reporters.StepLabel(f.Step), strings.SplitN(f.Message, "\n", 2)[0]), 300)
 }
 
 // clean makes any bytes safe for XML 1.0: invalid UTF-8 and characters XML forbids become

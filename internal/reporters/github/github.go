@@ -1,4 +1,4 @@
-package reporters
+package github
 
 import (
 	"fmt"
@@ -6,34 +6,35 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
-// GitHub writes workflow-command annotations for a run: an error on the scenario line of each
+// Annotate writes workflow-command annotations for a run: an error on the scenario line of each
 // failure, a warning on each scenario whose fan-outs did not overlap (it proved nothing about
 // races), and an error for a run whose services did not start. File paths are made relative to
 // workspace (GITHUB_WORKSPACE, the repository's checkout), which is what GitHub links to
 // whatever directory idemtest ran in; "" leaves them as they are.
-func GitHub(w io.Writer, rep *runner.Report, workspace string) {
+func Annotate(w io.Writer, rep *runner.Report, workspace string) {
 	if rep.Err != nil {
-		fmt.Fprintf(w, "::error title=%s::%s\n", escapeProperty("idemtest: the run could not start"), escapeData(EscapeText(rep.Err.Error())))
+		fmt.Fprintf(w, "::error title=%s::%s\n", escapeProperty("idemtest: the run could not start"), escapeData(reporters.EscapeText(rep.Err.Error())))
 	}
 	for _, r := range rep.Scenarios {
 		if f := r.Failure; f != nil {
-			annotate(w, "error", f.Pos, workspace, "idemtest: "+Escape(r.Scenario.Name), failureAnnotation(r))
+			annotate(w, "error", f.Pos, workspace, "idemtest: "+reporters.Escape(r.Scenario.Name), failureAnnotation(r))
 		}
-		if wk := weak(r); wk != "" {
-			annotate(w, "warning", r.Scenario.Pos, workspace, "idemtest: "+Escape(r.Scenario.Name),
+		if wk := reporters.Weak(r); wk != "" {
+			annotate(w, "warning", r.Scenario.Pos, workspace, "idemtest: "+reporters.Escape(r.Scenario.Name),
 				wk+": their copies were not all released before the first answer came back, so they proved nothing about races "+
 					"(a narrower stagger, sync: last-byte, or single-packet over HTTP/2 releases them closer)")
 		}
 	}
 }
 
-// GitHubLoadErrors annotates each problem found while loading scenario files, on its line.
-func GitHubLoadErrors(w io.Writer, errs yamlfile.Errors, workspace string) {
+// AnnotateLoadErrors annotates each problem found while loading scenario files, on its line.
+func AnnotateLoadErrors(w io.Writer, errs yamlfile.Errors, workspace string) {
 	for _, e := range errs {
 		msg := e.Msg
 		if e.Hint != "" {
@@ -46,7 +47,7 @@ func GitHubLoadErrors(w io.Writer, errs yamlfile.Errors, workspace string) {
 func failureAnnotation(r *runner.ScenarioResult) string {
 	f := r.Failure
 	msg := f.Message
-	if lead := VerdictLead(f); len(lead) > 0 {
+	if lead := reporters.VerdictLead(f); len(lead) > 0 {
 		msg = "verdict: " + strings.Join(lead, "\nverdict: ") + "\n" + msg
 	}
 	if f.Expression != "" {
@@ -56,7 +57,7 @@ func failureAnnotation(r *runner.ScenarioResult) string {
 		msg += "\n  " + l
 	}
 	if t := r.FailedTrial; t != nil {
-		msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, Escape(t.Session))
+		msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, reporters.Escape(t.Session))
 	}
 	return msg
 }
@@ -74,7 +75,7 @@ func annotate(w io.Writer, level string, pos scenario.Pos, workspace, title, msg
 		}
 		where += ","
 	}
-	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, where, escapeProperty(title), escapeData(EscapeText(msg)))
+	fmt.Fprintf(w, "::%s %stitle=%s::%s\n", level, where, escapeProperty(title), escapeData(reporters.EscapeText(msg)))
 }
 
 // WorkspacePath is file relative to workspace, with forward slashes, as GitHub expects an
