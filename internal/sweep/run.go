@@ -46,6 +46,12 @@ type result struct {
 	// unseen is set when the client gave up on the faulted call and its retry executed rather
 	// than replayed: whether the call given up on executed too only state can tell.
 	unseen bool
+	// missed says why a timeout run judged nothing: the call given up on was not in flight
+	// when its retry came ("" when it was, or may have been). again is then how long another
+	// run waits before giving up (0: no other run helps); compare keeps it only when missed
+	// decided the cell.
+	missed string
+	again  time.Duration
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
@@ -180,6 +186,7 @@ func (s *sweeper) observe(r run, out *result) {
 		out.calls[pc.id] = co
 		if r.call == pc && r.fault == Timeout {
 			out.note, out.unseen = timeoutNote(r, byStep[pc.id], cs)
+			out.missed, out.again = answeredFirst(r, byStep[pc.id])
 		}
 		if r.call == pc && co.sent && co.outcome == scenario.Info {
 			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
@@ -202,8 +209,11 @@ func (s *sweeper) observe(r run, out *result) {
 	}
 	if out.unseen && (len(s.base.Sinks) > 0 || s.stateShows(r, byStep)) {
 		// The sinks hear every execution, or a read shows what the retry made: the evidence
-		// compared covers the call given up on.
+		// compared covers the call given up on. If it is run 0's, the retry's execution was the
+		// only one: the call given up on never ran, and nothing was in flight for the retry to
+		// meet.
 		out.unseen = false
+		out.missed, out.again = "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet", r.giveUp
 	}
 	if len(s.base.Sinks) > 0 {
 		out.sinks = s.env.SinkRequests(s.base)
@@ -222,15 +232,23 @@ func (s *sweeper) observe(r run, out *result) {
 
 // stateShows reports whether a read at the end of the run shows a value the server made up in
 // the faulted call's retry (its new id): the reads then show that tool's effects, and their
-// sameness with run 0 is evidence that the call given up on did not execute unseen.
+// sameness with run 0 is evidence that the call given up on did not execute unseen. A value
+// carried into a later call's arguments does not count: a read may show it because that call
+// echoed it (a refund naming its charge), not because it shows the faulted tool's effects.
 func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
 	retries := byStep[retryID(r.call.id)]
 	if len(retries) == 0 {
 		return false
 	}
+	carriedOut := map[string]bool{}
+	for _, c := range s.plan.carries {
+		if c.From == r.call.seq {
+			carriedOut[c.Path] = true
+		}
+	}
 	var made []string
-	walk(copyJSON(retries[len(retries)-1].Result), nil, func(_ []any, v any) any {
-		if str, ok := v.(string); ok && len(str) >= 4 && !s.plan.literals[str] {
+	walk(copyJSON(retries[len(retries)-1].Result), nil, func(path []any, v any) any {
+		if str, ok := v.(string); ok && len(str) >= 4 && !s.plan.literals[str] && !carriedOut[dotted(path)] {
 			made = append(made, str)
 		}
 		return v
@@ -396,8 +414,15 @@ func compare(base, got *result) {
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
 		c.Details = history.Details(got.res, got.trial, maxHistory)
+	case got.missed != "":
+		c.Status, c.Reason = check.Inconclusive, got.missed
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
+	}
+	if got.missed == "" || c.Reason != got.missed {
+		// Another run helps only when the fault found nothing in flight.
+		got.again = 0
 	}
 	switch {
 	case got.note == "" || c.Status == check.Fail:
@@ -408,6 +433,25 @@ func compare(base, got *result) {
 	}
 }
 
+// answeredFirst says why a timeout run whose call given up on was answered judged nothing, and
+// how long another run waits before giving up: as long when the answer came later than the
+// client was to give up (the machine was too busy to give up in time), half as long when the
+// server really was faster than in run 0 (run 0 was slowed down). A call answered within the
+// shortest give-up (minGiveUp) is one no client of that patience gives up on: the fault cannot
+// happen, and the retry that follows it is judged like any retry ("" then).
+func answeredFirst(r run, first []runner.Call) (missed string, again time.Duration) {
+	if len(first) == 0 || first[0].Outcome == scenario.Info {
+		return "", 0
+	}
+	if d := first[0].Duration; d > r.giveUp {
+		return fmt.Sprintf("the call was answered after %s, though the client was to give up on it after %s: the machine was too busy to give up in time, so nothing was in flight", d.Round(time.Millisecond), r.giveUp), r.giveUp
+	}
+	if r.giveUp > minGiveUp {
+		return fmt.Sprintf("the call was answered within %s, faster than in run 0, so the client never gave up and nothing was in flight", r.giveUp), max(r.giveUp/2, minGiveUp).Round(time.Millisecond)
+	}
+	return "", 0
+}
+
 // timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
 // many attempts its retry took; unseen when the client gave up and the retry executed rather
 // than replayed, with no in-progress answer on the way.
@@ -416,6 +460,9 @@ func timeoutNote(r run, first, retries []runner.Call) (note string, unseen bool)
 		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
 	}
 	if len(first) > 0 && first[0].Outcome != scenario.Info {
+		if d := first[0].Duration; d > r.giveUp {
+			return fmt.Sprintf("answered after %s, though the client was to give up after %s: the retry came after it", d.Round(time.Millisecond), r.giveUp), false
+		}
 		return fmt.Sprintf("answered within %s, so the client never gave up: the retry came after it", r.giveUp), false
 	}
 	conflicts := 0

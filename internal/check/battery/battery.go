@@ -16,6 +16,9 @@ type Battery struct {
 	// contentDedup is set when a retry of the current tool answered like a second execution
 	// while the state showed one: the server deduplicates by content.
 	contentDedup bool
+	// giveUp, when set, is how long the in-flight checks wait in the trial being tried again
+	// (tryInFlight).
+	giveUp time.Duration
 }
 
 // New is a battery on target that expects prof's status codes of refused calls.
@@ -33,7 +36,7 @@ func (b *Battery) Prepare(t runner.ToolInfo) (args map[string]any, why string) {
 // Cell runs check id on tool t, prepared with args, and decides its cell from every evidence.
 func (b *Battery) Cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
 	start := time.Now()
-	c := b.withEffects(b.run(id, t, args))
+	c := b.tryInFlight(id, t, args, b.withEffects(b.run(id, t, args)))
 	c.Duration = time.Since(start)
 	return c
 }

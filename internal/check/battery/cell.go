@@ -48,6 +48,9 @@ type Cell struct {
 	Scenario *spec.Spec `json:"-"`
 	// plan is how the battery ran it.
 	plan *rig.Plan
+	// again, when set, says that the trial judged nothing because its first call was not in
+	// flight at the server, and how long another trial waits before giving up on it.
+	again time.Duration
 }
 
 // ReplaysDiffer reports that a marked replay differed from the stored answer in this check.

@@ -34,7 +34,8 @@ func (b *Battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
 }
 
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
-// A cell that only effects or sinks can decide (NeedsEvidence) is decided by them.
+// A cell that only effects or sinks can show failed (NeedsEvidence) is ✗ when they count another
+// number of executions; when they count the right one it stays ?, saying so.
 func (b *Battery) withEffects(c *Cell) *Cell {
 	s := c.plan
 	if s != nil && s.Effects == "" && s.NeedsEvidence && c.Status == Inconclusive && s.SinksAsserted {
@@ -44,9 +45,8 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 			return c
 		}
-		c.Status, c.Evidence = Pass, bySinks+" ("+strings.Join(b.Sinks(), ", ")+")"
-		c.Reason = fmt.Sprintf("the sinks heard %d execution(s), as they should", s.Executions)
-		c.Details = nil
+		c.Evidence = bySinks + " (" + strings.Join(b.Sinks(), ", ") + ")"
+		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the sinks heard %d execution(s): %s", s.Executions, neverRan)
 		return c
 	}
 	if s == nil || s.Effects == "" || c.Status == Skip {
@@ -61,9 +61,8 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		return c
 	}
 	if c.Status == Inconclusive && s.NeedsEvidence {
-		c.Status, c.Evidence = Pass, byEffects
-		c.Reason = fmt.Sprintf("the declared effects count %d execution(s), as they should", s.Executions)
-		c.Details = nil
+		c.Evidence = byEffects
+		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the declared effects count %d execution(s): %s", s.Executions, neverRan)
 	} else if c.Status == Pass {
 		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
 	}

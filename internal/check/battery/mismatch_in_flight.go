@@ -24,7 +24,7 @@ func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 	if !ok {
 		return &Cell{Check: MismatchInFlight, Status: Skip, Reason: "no argument to vary"}
 	}
-	timeout := b.GiveUp(t.Name)
+	timeout := b.giveUpOf(t.Name)
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	other := spec.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
 	// Whether the retry executes again is replay's business; here only what the key holds.
@@ -56,7 +56,7 @@ func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
 	case len(f) > 0 && f[0].Outcome != scenario.Info:
 		c.Status = Inconclusive
-		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so it was not in flight; payload-mismatch covers a finished call", timeout, f[0].Outcome)
+		c.Reason = c.answeredFirst(f[0], timeout) + ": it was not in flight; payload-mismatch covers a finished call"
 	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !state.Equal(last.Result, r.Result):
 		c.Status = Fail
 		c.Reason = "another payload under a key in flight executed" + history.StatusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
@@ -64,7 +64,8 @@ func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		c.Status = Fail
 		c.Reason = "another payload under a key in flight got a replay"
 	case r.Outcome == scenario.OK:
-		c.Status = Inconclusive
+		// Another trial may have the other payload meet the first call in flight.
+		c.Status, c.again = Inconclusive, timeout
 		c.Reason = "another payload under a key in flight was answered" + history.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + history.StatusNote(last) + ": the second payload may have reached the server first"
 	case r.Outcome == scenario.Fail && r.Status == 409:
 		c.Status, c.Evidence, c.Reason = Pass, byStatus, "another payload under a key in flight: rejected with 409"

@@ -14,7 +14,7 @@ import (
 // framework does after a client timeout; a last retry once everything settled reads the stored
 // answer. The key must have executed once.
 func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
-	timeout := b.GiveUp(t.Name)
+	timeout := b.giveUpOf(t.Name)
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
 		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
@@ -42,7 +42,7 @@ func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
 	}
 	if f := history.Calls(tr, "first"); len(f) > 0 && f[0].Outcome != scenario.Info {
 		c.Status = Inconclusive
-		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up; %s", timeout, f[0].Outcome, c.Reason)
+		c.Reason = c.answeredFirst(f[0], timeout) + "; " + c.Reason
 		return c
 	}
 	rs := history.Calls(tr, "retry")
@@ -54,10 +54,21 @@ func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
 		// The retries of the tool answered like second executions: the saved scenario's may too.
 		stateDecides(s.Spec, "retry", "again")
 	}
-	if moved, _ := b.Snap.Compare(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
-		// The retry executed: the call given up on either never ran or ran as well.
+	if c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && !t.Natural && !b.contentDedup {
+		// The retry executed: the call given up on either never ran or ran as well. Two
+		// executions would have been ✗ above; one means the retry met nothing in flight, which
+		// proves nothing, and only the sinks or the effects can still show two. Where some
+		// evidence counts executions, another trial may land; where none does, it cannot tell
+		// more.
 		c.Status, s.NeedsEvidence = Inconclusive, true
 		c.Reason = "the retry was executed, not replayed: the call given up on either never reached the server or executed as well, and only state, sinks or effects can tell which"
+		moved, _ := b.Snap.Compare(tr)
+		if len(moved) > 0 {
+			c.Reason = "the retry was executed, not replayed, and " + strings.Join(moved, ", ") + " changed as one call does: " + neverRan
+		}
+		if len(moved) > 0 || s.Effects != "" || s.SinksAsserted {
+			c.again = timeout
+		}
 		c.Details = details(s.Last, tr)
 	}
 	return c

@@ -26,7 +26,8 @@ type Plan struct {
 	Effects      string
 	EffectsLines []string
 	Last         *runner.ScenarioResult
-	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can decide.
+	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can show
+	// failed (another number of executions than Executions).
 	NeedsEvidence bool
 }
 
