@@ -291,7 +291,9 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 			name:  "--hold answers a lost response with a timeout error before the agent's own",
 			flags: []string{"--fault", "lose-response:issue_refund#1", "--hold", "300ms"},
 			agent: agent{attempts: 3, reuseKey: true, attempt: time.Minute}, wantExit: 0, wantRefunds: 1,
-			want: []string{"PASS"}, wantFaults: []string{"lose-response", ""},
+			// A busy machine may keep the server on the first call past the hold: the retry is
+			// then told "in progress" and asked again.
+			want: []string{"PASS"}, wantFaults: []string{"lose-response", "", "..."},
 		},
 		{
 			name:  "a delayed call needs no retry",

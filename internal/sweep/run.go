@@ -434,20 +434,21 @@ func compare(base, got *result) {
 }
 
 // answeredFirst says why a timeout run whose call given up on was answered judged nothing, and
-// how long another run waits before giving up: as long when the answer came later than the
-// client was to give up (the machine was too busy to give up in time), half as long when the
-// server really was faster than in run 0 (run 0 was slowed down). A call answered within the
-// shortest give-up (minGiveUp) is one no client of that patience gives up on: the fault cannot
-// happen, and the retry that follows it is judged like any retry ("" then).
+// how long another run waits before giving up: as long when the answer took more than twice as
+// long as the client was to wait (the machine was too busy to give up in time: an answer within
+// the give-up would have been read sooner), half as long when the server really was faster than
+// in run 0 (run 0 was slowed down). A call answered at about the shortest give-up (minGiveUp) is
+// one no client of that patience gives up on: the fault cannot happen, and the retry that follows
+// it is judged like any retry ("" then).
 func answeredFirst(r run, first []runner.Call) (missed string, again time.Duration) {
 	if len(first) == 0 || first[0].Outcome == scenario.Info {
 		return "", 0
 	}
-	if d := first[0].Duration; d > r.giveUp {
+	if d := first[0].Duration; d > 2*r.giveUp {
 		return fmt.Sprintf("the call was answered after %s, though the client was to give up on it after %s: the machine was too busy to give up in time, so nothing was in flight", d.Round(time.Millisecond), r.giveUp), r.giveUp
 	}
 	if r.giveUp > minGiveUp {
-		return fmt.Sprintf("the call was answered within %s, faster than in run 0, so the client never gave up and nothing was in flight", r.giveUp), max(r.giveUp/2, minGiveUp).Round(time.Millisecond)
+		return fmt.Sprintf("the call was answered within about %s, faster than in run 0, so the client never gave up and nothing was in flight", r.giveUp), max(r.giveUp/2, minGiveUp).Round(time.Millisecond)
 	}
 	return "", 0
 }
@@ -460,7 +461,7 @@ func timeoutNote(r run, first, retries []runner.Call) (note string, unseen bool)
 		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
 	}
 	if len(first) > 0 && first[0].Outcome != scenario.Info {
-		if d := first[0].Duration; d > r.giveUp {
+		if d := first[0].Duration; d > 2*r.giveUp {
 			return fmt.Sprintf("answered after %s, though the client was to give up after %s: the retry came after it", d.Round(time.Millisecond), r.giveUp), false
 		}
 		return fmt.Sprintf("answered within %s, so the client never gave up: the retry came after it", r.giveUp), false

@@ -28,18 +28,21 @@ func (b *Battery) giveUpOf(tool string) time.Duration {
 }
 
 // answeredFirst explains a first call that was answered although idemtest was to give up on it
-// after giveUp, and sets when another trial gives up: as soon when the answer came later than
-// that (the client was too busy to give up in time), half as soon when the server really was
-// faster (the shortest execution was measured on a loaded machine, or the tool varies), never
-// when giveUp is already the shortest.
+// after giveUp, and sets when another trial gives up: as soon when the answer took more than
+// twice as long (the machine was too busy for the client to give up in time: a server that
+// answered within giveUp would have been read sooner), half as soon when the server really was
+// about that fast (the shortest execution was measured on a loaded machine, or the tool
+// varies); no other trial at the shortest give-up, where the tool answers as fast as idemtest
+// can give up.
 func (c *Cell) answeredFirst(first runner.Call, giveUp time.Duration) string {
-	if first.Duration > giveUp {
+	if giveUp <= time.Millisecond {
+		return fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up", giveUp, first.Outcome)
+	}
+	if first.Duration > 2*giveUp {
 		c.again = giveUp
 		return fmt.Sprintf("the first call was answered (%s) after %s, though idemtest was to give up on it after %s: the machine was too busy to give up in time, so the client never did", first.Outcome, first.Duration.Round(time.Millisecond), giveUp)
 	}
-	if giveUp > time.Millisecond {
-		c.again = max(giveUp/2, time.Millisecond)
-	}
+	c.again = max(giveUp/2, time.Millisecond)
 	return fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up", giveUp, first.Outcome)
 }
 

@@ -47,7 +47,7 @@ type extras struct {
 	tools  []runner.ToolInfo
 	target string
 	// latency is the shortest execution of a tool seen so far (timeout-retry and
-	// mismatch-in-flight give up at three quarters of it).
+	// mismatch-in-flight give up at half of it).
 	latency map[string]time.Duration
 	// effects is the validated effects expression of each tool (check.tools.NAME.effects).
 	effects map[string]string
@@ -271,11 +271,15 @@ func (b *Rig) Partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, bool)
 	return runner.ToolInfo{}, nil, false
 }
 
-// GiveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: three
-// quarters of the tool's shortest execution, at least 1ms. The call has then reached the server
-// (under load half was not always enough: the next call overtook it) and is still in flight.
+// GiveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: half
+// the tool's shortest execution, at least 1ms. The call has then reached the server and is still
+// in flight, with as much time on either side for a busy machine to delay a call. A miss either
+// way that the check can see (the call answered before the give-up, or never run) only costs
+// another trial; one it cannot see (the next call reaching the server after the first finished,
+// which a naive server then replays or refuses) would pass a broken server, so the give-up is no
+// later than the middle.
 func (b *Rig) GiveUp(tool string) time.Duration {
-	return min(max(b.x.latency[tool]*3/4, time.Millisecond), 5*time.Second)
+	return min(max(b.x.latency[tool]/2, time.Millisecond), 5*time.Second)
 }
 
 // noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
