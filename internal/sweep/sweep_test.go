@@ -18,6 +18,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -197,3 +198,105 @@ func TestSweepOrders(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestAnsweredFirst: a timeout run whose call was answered judged nothing unless the call is as
+// fast as the shortest give-up; another run waits as long when the client was late to give up,
+// half as long when the server was faster than in run 0.
+
+// TestAnsweredFirst: a timeout run whose call was answered judged nothing unless the call is as
+// fast as the shortest give-up; another run waits as long when the client was late to give up,
+// half as long when the server was faster than in run 0.
+func TestAnsweredFirst(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		giveUp time.Duration
+		first  runner.Call
+		missed string
+		again  time.Duration
+	}{
+		{name: "given up", giveUp: 50 * ms, first: runner.Call{Outcome: scenario.Info, Duration: 50 * ms}},
+		{name: "as fast as the shortest give-up", giveUp: minGiveUp, first: runner.Call{Outcome: scenario.OK, Duration: 21 * ms}},
+		{name: "faster than in run 0", giveUp: 50 * ms, first: runner.Call{Outcome: scenario.OK, Duration: 30 * ms}, missed: "answered within about 50ms, faster than in run 0", again: 25 * ms},
+		{name: "the client too busy to give up", giveUp: 50 * ms, first: runner.Call{Outcome: scenario.OK, Duration: 210 * ms}, missed: "answered after 210ms, though the client was to give up on it after 50ms", again: 50 * ms},
+		{name: "too busy at the shortest give-up", giveUp: minGiveUp, first: runner.Call{Outcome: scenario.OK, Duration: 60 * ms}, missed: "the machine was too busy to give up in time", again: minGiveUp},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			missed, again := answeredFirst(run{fault: Timeout, giveUp: tc.giveUp}, []runner.Call{tc.first})
+			if !strings.Contains(missed, tc.missed) || (missed == "") != (tc.missed == "") || again != tc.again {
+				t.Errorf("answeredFirst = %q, %s; want %q, %s", missed, again, tc.missed, tc.again)
+			}
+		})
+	}
+}
+
+// payServer is a real MCP server whose pay tool is naive (check the key, work, execute, store)
+// but drops a call whose client gave up before the work was done: a retry after a client
+// timeout never meets a call in flight.
+func payServer(t *testing.T) string {
+	var mu sync.Mutex
+	stored := map[string]map[string]any{}
+	var payments []any
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pay", Version: "1.0.0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"idempotencyKey":{"type":"string"}}}`)
+	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		key, _ := args["idempotencyKey"].(string)
+		mu.Lock()
+		prev, ok := stored[key]
+		mu.Unlock()
+		if ok {
+			return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]any{"paymentId": "p_" + randomHex(), "amount": args["amount"]}
+		payments = append(payments, out)
+		stored[key] = out
+		return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: "paid"}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "list_payments", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"payments": append([]any{}, payments...)}, Content: []mcp.Content{&mcp.TextContent{Text: "listed"}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestTimeoutNeedsTheCallInFlight: the retry executed and the payments listed are run 0's, so the
+// call given up on never ran; that proves nothing about a server that executes what comes while
+// a call works. The cell is ?, after three runs, never ✓.
+func TestTimeoutNeedsTheCallInFlight(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	calls := []trace.Call{
+		{Seq: 1, Tool: "pay", Args: raw(`{"amount":5,"idempotencyKey":"s-1"}`), Key: "s-1", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: "ok", Result: raw(`{"paymentId":"p_rec","amount":5}`)},
+	}
+	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: payServer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), base, "pay.jsonl", calls, Options{Endpoint: scenario.AdHocName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Cells {
+		if c.Fault != Timeout {
+			continue
+		}
+		want := "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran"
+		if c.Status != check.Inconclusive || !strings.Contains(c.Reason, want) || !strings.HasSuffix(c.Reason, "(3 runs, none with the call in flight)") {
+			t.Errorf("timeout: %s %q, want ? %q after 3 runs\n%s", c.Status, c.Reason, want, strings.Join(c.Details, "\n"))
+		}
+		return
+	}
+	t.Fatal("no timeout cell")
+}

@@ -1,0 +1,111 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// droppingServer is a real MCP server whose pay tool checks the key, works for a while, then
+// executes and stores (naive: a retry that comes while a call works executes too), except that
+// a call whose client gave up (notifications/cancelled) before the work was done never executes.
+// No retry after a client timeout ever meets a call in flight, so nothing tells whether the
+// server would have executed it twice.
+func droppingServer(t *testing.T) string {
+	var mu sync.Mutex
+	keys := map[string]*mcp.CallToolResult{}
+	var ledger []any
+	srv := mcp.NewServer(&mcp.Implementation{Name: "dropping", Version: "1.0.0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"idempotencyKey":{"type":"string"}},"required":["amount"]}`)
+	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		key, _ := args["idempotencyKey"].(string)
+		mu.Lock()
+		stored := keys[key]
+		mu.Unlock()
+		if stored != nil {
+			replay := *stored
+			replay.Meta = mcp.Meta{"idempotentReplayed": true}
+			return &replay, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		entry := map[string]any{"id": fmt.Sprintf("pay_%d", len(ledger)+1), "amount": args["amount"]}
+		ledger = append(ledger, entry)
+		b, _ := json.Marshal(entry)
+		res := &mcp.CallToolResult{StructuredContent: entry, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+		keys[key] = res
+		return res, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "list_ledger", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			out := map[string]any{"entries": append([]any{}, ledger...)}
+			b, _ := json.Marshal(out)
+			return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestInFlightNeedsTheCallInFlight: when the call given up on never runs, the retry, or the other
+// payload, meets nothing in flight, and the state showing one execution proves nothing about a
+// server that executes what comes while a call works. The cell is ?, after three trials, never ✓.
+func TestInFlightNeedsTheCallInFlight(t *testing.T) {
+	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: droppingServer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Check = &scenario.CheckConfig{Tools: map[string]*scenario.CheckTool{}}
+	rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{battery.Replay, battery.TimeoutRetry, battery.MismatchInFlight}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		status Status
+		reason []string
+	}{
+		battery.Replay:           {Pass, []string{"the retry got the stored answer"}},
+		battery.TimeoutRetry:     {Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "(3 trials, none with the first call in flight)"}},
+		battery.MismatchInFlight: {Inconclusive, []string{"the second payload may have reached the server first", "(3 trials, none with the first call in flight)"}},
+	}
+	seen := 0
+	for _, row := range rep.Rows {
+		if row.Tool != "pay" {
+			continue
+		}
+		for _, c := range row.Cells {
+			seen++
+			w := want[c.Check]
+			ok := c.Status == w.status
+			for _, r := range w.reason {
+				ok = ok && strings.Contains(c.Reason, r)
+			}
+			if !ok {
+				t.Errorf("pay %s: got %s %q, want %s with %q\n%s", c.Check, c.Status, c.Reason, w.status, w.reason, strings.Join(c.Details, "\n"))
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("pay has %d cells, want %d", seen, len(want))
+	}
+}
