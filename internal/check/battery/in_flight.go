@@ -17,9 +17,8 @@ const inFlightTrials = 3
 // neverRan explains a trial whose retry executed while the evidence shows one execution.
 const neverRan = "the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet"
 
-// giveUpOf is how long an in-flight check waits before giving up on a call of tool: three
-// quarters of its shortest execution (rig.GiveUp), or, in another trial, what the last one
-// learnt.
+// giveUpOf is how long an in-flight check waits before giving up on a call of tool: half its
+// shortest execution (rig.GiveUp), or, in another trial, what the last one learnt.
 func (b *Battery) giveUpOf(tool string) time.Duration {
 	if b.giveUp > 0 {
 		return b.giveUp
