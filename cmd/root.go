@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,44 +81,18 @@ func Main() ExitCode {
 	io := System()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var first atomic.Value // the first signal received
-	done, handled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(handled)
-		var sig os.Signal
-		select {
-		case sig = <-sigs:
-		case <-done:
+	interrupts := proc.HandleInterrupts(cancel, func(sig os.Signal, again bool) {
+		if again {
+			fmt.Fprintf(io.ErrOut, "idemtest: %s again: killing every process idemtest started\n", signalName(sig))
 			return
 		}
-		first.Store(sig)
 		fmt.Fprintf(io.ErrOut, "idemtest: %s: stopping (send it again to stop at once)\n", signalName(sig))
-		cancel()
-		select {
-		case <-sigs:
-		case <-done:
-			return
-		}
-		fmt.Fprintf(io.ErrOut, "idemtest: %s again: killing every process idemtest started\n", signalName(sig))
-		proc.KillChildren()
-		// The run unwinds at once now that its processes are gone; should anything still hold
-		// it, exit anyway.
-		select {
-		case <-done:
-		case <-time.After(time.Second):
-			os.Exit(int(signalCode(sig)))
-		}
-	}()
+	}, func(sig os.Signal) { os.Exit(int(signalCode(sig))) })
 	f := &Factory{IO: io, Version: version()}
 	code := Execute(ctx, f, os.Args[1:])
 	// A second signal still cuts this short.
 	proc.StopChildren(stopGrace)
-	close(done)
-	<-handled
-	if sig, ok := first.Load().(os.Signal); ok && !f.SignalEnds {
+	if sig := interrupts.Stop(); sig != nil && !f.SignalEnds {
 		code = signalCode(sig)
 	}
 	return code
