@@ -1,17 +1,14 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,8 +16,8 @@ import (
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
 	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // ProxyOptions are the inputs of idemtest proxy.
@@ -126,80 +123,41 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		popts.Seed = rand.Uint64()
 		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
 	}
-	transport, endpoint := "mcp-stdio", strings.Join(opts.Command, " ")
-	if httpMode {
-		transport, endpoint = "mcp-http", opts.Upstream
-		if opts.HTTP {
-			transport = "http"
-		}
-	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
 	if opts.JUnit == "-" || opts.JSON == "-" {
 		return &exitError{ExitUsage, errors.New("proxy writes its reports to files (stdout is the agent's stream): give --junit/--json a path, not -")}
 	}
-	junitF, err := openReport(opts.JUnit)
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	defer func() { closeIfOpen(junitF) }()
-	jsonF, err := openReport(opts.JSON)
-	if err != nil {
-		return &exitError{ExitUsage, err}
+	defer reports.Close()
+	sess := &proxy.Session{Options: popts, Judge: jopts, In: opts.IO.In, Out: opts.IO.Out,
+		Stdio: proxy.StdioConfig{Command: opts.Command, Stderr: errOut}}
+	if httpMode {
+		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut}
 	}
-	defer func() { closeIfOpen(jsonF) }()
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
 			return &exitError{ExitUsage, fmt.Errorf("--record: %v", err)}
 		}
 		defer f.Close()
-		if popts.Trace, err = trace.NewWriter(red.Writer(f), trace.Header{Endpoint: endpoint, Transport: transport}); err != nil {
-			return &exitError{ExitFailed, err}
-		}
+		sess.Record = red.Writer(f)
 	}
 
-	rec := proxy.NewRecorder(popts)
-	switch {
-	case !httpMode:
-		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: errOut})
-	default:
-		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut})
-	}
-	calls, cerr := rec.Close()
-	// A tool server that failed the agent is reported with the verdict (redacted: its stderr
-	// may quote a secret), which it turns into an error.
-	var upErr *proxy.UpstreamError
-	if errors.As(err, &upErr) {
-		err = nil
-	}
-	if err = errors.Join(err, cerr); err != nil {
+	v, err := sess.Run(ctx)
+	if err != nil {
 		return &exitError{ExitFailed, err}
-	}
-	v := proxy.Judge(calls, jopts)
-	if upErr != nil {
-		v.Error = upErr.Error()
 	}
 	if err := proxy.WriteText(errOut, v); err != nil {
 		return err
 	}
-	for _, r := range []struct {
-		f     **os.File
-		write func(io.Writer, proxy.Verdict) error
-	}{{&junitF, proxy.WriteJUnit}, {&jsonF, proxy.WriteJSON}} {
-		f := *r.f
-		if f == nil {
-			continue
-		}
-		*r.f = nil // written and closed here, not again on the way out
-		// Redacted whole: a secret split across two writes would not be found.
-		var b bytes.Buffer
-		err := r.write(&b, v)
-		if err == nil {
-			_, err = f.Write(red.Bytes(b.Bytes()))
-		}
-		if err := finish(f, err); err != nil {
-			return &exitError{ExitFailed, err}
-		}
+	if err := reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return proxy.WriteJUnit(w, v) },
+		JSON:  func(w io.Writer) error { return proxy.WriteJSON(w, v) },
+	}, red, nil); err != nil {
+		return &exitError{ExitFailed, err}
 	}
 	if v.Failed() {
 		return silentExit(ExitFailed)
@@ -252,8 +210,8 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOp
 			return fail("server command: %v", err)
 		}
 	} else {
-		if err := checkListen(opts.Listen); err != nil {
-			return fail("%v", err)
+		if err := netguard.CheckListen(opts.Listen); err != nil {
+			return fail("--listen %s: %v", opts.Listen, err)
 		}
 		if err := netguard.New(opts.AllowHosts).CheckURL(opts.Upstream); err != nil {
 			hint := ""
@@ -293,24 +251,4 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOp
 		jopts.KeyPattern = re
 	}
 	return popts, jopts, nil
-}
-
-// checkListen refuses a listen address that is not loopback: the proxy forwards duplicates
-// and injects faults, and is not meant to be reachable from elsewhere.
-func checkListen(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %v", addr, err)
-	}
-	if !netguard.IsLoopback(host) {
-		return errors.New("--listen " + addr + ": not a loopback address (use 127.0.0.1:PORT)")
-	}
-	return nil
-}
-
-// closeIfOpen closes a report file that was opened but never written (an error path).
-func closeIfOpen(f *os.File) {
-	if f != nil {
-		_ = f.Close()
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -123,11 +124,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	// The report files are opened now, before anything is sent: a path that cannot take a
 	// report is bad usage, not something to find out after the run.
-	reports, err := openReports(opts.JUnit, opts.JSON, opts.HTML)
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	defer reports.close()
+	defer reports.Close()
 	tracer, closeTrace, err := openRunTrace(opts.Trace, list, red)
 	if err != nil {
 		return &exitError{ExitUsage, err}
@@ -137,7 +138,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	color := opts.IO.ColorEnabled(opts.NoColor)
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
 	out := opts.IO.Out
-	if reports.stdout != "" {
+	if reports.Stdout != "" {
 		out = opts.IO.ErrOut
 		color = color && opts.IO.LiveErr()
 	}
@@ -151,7 +152,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
 		reporters.GitHub(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
 	}
-	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
+	werr := reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return reporters.WriteJUnit(w, rep) },
+		JSON:  func(w io.Writer) error { return reporters.WriteJSON(w, rep, opts.Version) },
+		HTML:  func(w io.Writer) error { return reporters.WriteHTML(w, rep, opts.Version) },
+	}, red, opts.IO.Out)
 	if tracer != nil && werr == nil {
 		werr = tracer.Err()
 	}
@@ -160,18 +165,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
 		}
 	}
-	switch {
-	case rep.Interrupted:
-		if werr != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
-		}
-		return silentExit(ExitInterrupted)
-	case werr != nil:
-		return &exitError{ExitFailed, werr}
-	case rep.Failed():
-		return silentExit(ExitFailed)
-	}
-	return nil
+	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
@@ -195,4 +189,25 @@ func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Sce
 		fmt.Fprintln(out)
 	}
 	return rep
+}
+
+// openRunTrace opens the --trace file before anything is sent and returns the tracer that
+// writes every call of the run to it, redacted as the reports are. No path: a nil tracer.
+func openRunTrace(path string, list []*scenario.Scenario, red *redact.Redactor) (*runner.Tracer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	if path == "-" {
+		return nil, nil, errors.New("--trace needs a file: standard output carries the report")
+	}
+	f, err := reportfile.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	tracer, err := runner.NewRunTracer(red.Writer(f), list)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	return tracer, func() { f.Close() }, nil
 }

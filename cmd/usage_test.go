@@ -90,18 +90,3 @@ func TestDumbTerminal(t *testing.T) {
 		})
 	}
 }
-
-func TestReportToStdout(t *testing.T) {
-	dir := t.TempDir()
-	r, err := openReports("", "-", filepath.Join(dir, "r.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
-	if r.stdout != "json" || r.json != nil || r.html == nil {
-		t.Errorf("--json - opened %+v", r)
-	}
-	if _, err := os.Stat("-"); err == nil {
-		t.Error("a file named - was created")
-	}
-}
