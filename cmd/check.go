@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -20,7 +21,7 @@ import (
 
 // CheckOptions are the inputs of idemtest check.
 type CheckOptions struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Version string
 	EndpointOptions
 	SkipTools []string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
 	"github.com/idemtest/idemtest/internal/redact"
@@ -22,7 +23,7 @@ import (
 
 // ProxyOptions are the inputs of idemtest proxy.
 type ProxyOptions struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Command []string
 
 	Listen     string
@@ -111,7 +112,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if err := expandProxyArgs(opts, &secrets); err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	popts, jopts, err := proxySetup(opts, httpMode)
+	sess, err := proxySetup(opts, httpMode)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
@@ -120,8 +121,8 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	red := redact.New(&secrets)
 	errOut := red.Writer(opts.IO.ErrOut)
 	if opts.FaultRate > 0 && !opts.seedSet {
-		popts.Seed = rand.Uint64()
-		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
+		sess.Options.Seed = rand.Uint64()
+		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, sess.Options.Seed)
 	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
 	if opts.JUnit == "-" || opts.JSON == "-" {
@@ -132,11 +133,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		return &exitError{ExitUsage, err}
 	}
 	defer reports.Close()
-	sess := &proxy.Session{Options: popts, Judge: jopts, In: opts.IO.In, Out: opts.IO.Out,
-		Stdio: proxy.StdioConfig{Command: opts.Command, Stderr: errOut}}
-	if httpMode {
-		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut}
-	}
+	sess.In, sess.Out, sess.Stdio.Stderr, sess.HTTP.Ready = opts.IO.In, opts.IO.Out, errOut, errOut
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
@@ -181,13 +178,12 @@ func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
 	return nil
 }
 
-// proxySetup checks the flags and turns them into the proxy's and the verdict's options; every
-// error is bad usage, found before the agent's first call.
-func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOptions, error) {
-	var popts proxy.Options
-	var jopts proxy.JudgeOptions
-	fail := func(format string, a ...any) (proxy.Options, proxy.JudgeOptions, error) {
-		return popts, jopts, fmt.Errorf(format, a...)
+// proxySetup checks the flags and turns them into the session: where the tool server is, the
+// proxy's and the verdict's options. Every error is bad usage, found before the agent's first
+// call.
+func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, error) {
+	fail := func(format string, a ...any) (*proxy.Session, error) {
+		return nil, fmt.Errorf(format, a...)
 	}
 	switch {
 	case httpMode && len(opts.Command) > 0:
@@ -221,7 +217,15 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOp
 			return fail("--upstream %s: %v%s", opts.Upstream, err, hint)
 		}
 	}
-	popts = proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold}
+	sess := &proxy.Session{
+		Stdio:   proxy.StdioConfig{Command: opts.Command},
+		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold},
+		Judge:   proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs},
+	}
+	if httpMode {
+		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts}
+	}
+	popts := &sess.Options
 	switch {
 	case opts.HTTP:
 		popts.Key = scenario.KeySpec{Header: opts.KeyHeader}
@@ -242,13 +246,12 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, proxy.JudgeOp
 		return fail("%v", err)
 	}
 	popts.FaultKinds = kinds
-	jopts = proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
 	if opts.KeyPattern != "" {
 		re, err := regexp.Compile(opts.KeyPattern)
 		if err != nil {
 			return fail("--key-pattern: %v", err)
 		}
-		jopts.KeyPattern = re
+		sess.Judge.KeyPattern = re
 	}
-	return popts, jopts, nil
+	return sess, nil
 }

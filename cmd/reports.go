@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reportfile"
@@ -23,7 +24,7 @@ func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) er
 // matrixReports is how check and sweep start their reports: the streams redact the endpoint's
 // secrets from here on, and --junit/--json are opened before anything is sent. Their matrix is
 // stdout, so "-" is refused (run, whose report can go to stdout, has its own rule).
-func matrixReports(s *IOStreams, secrets *redact.Secrets, command, junit, json string) (*redact.Redactor, *reportfile.Set, error) {
+func matrixReports(s *iostreams.IOStreams, secrets *redact.Secrets, command, junit, json string) (*redact.Redactor, *reportfile.Set, error) {
 	red := redact.New(secrets)
 	s.Redact(red)
 	if junit == "-" || json == "-" {
@@ -38,7 +39,7 @@ func matrixReports(s *IOStreams, secrets *redact.Secrets, command, junit, json s
 
 // writeScenarios saves the scenarios that ran to dir (check and sweep --write; "" saves none),
 // with the endpoint given on the command line (inline) that no config defines.
-func writeScenarios(s *IOStreams, dir string, specs []*check.Spec, inline map[string]any) error {
+func writeScenarios(s *iostreams.IOStreams, dir string, specs []*check.Spec, inline map[string]any) error {
 	if dir == "" {
 		return nil
 	}
@@ -52,7 +53,7 @@ func writeScenarios(s *IOStreams, dir string, specs []*check.Spec, inline map[st
 // reportExit is how run, check and sweep end once their reports are written: an interruption
 // stands (a report that could not be written is said), then a report that could not be
 // written, then a failure.
-func reportExit(s *IOStreams, interrupted, failed bool, werr error) error {
+func reportExit(s *iostreams.IOStreams, interrupted, failed bool, werr error) error {
 	switch {
 	case interrupted:
 		if werr != nil {

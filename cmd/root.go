@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -46,7 +47,7 @@ func version() string {
 
 // Factory carries what every command needs.
 type Factory struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Version string
 	// SignalEnds is set by a command for which SIGINT/SIGTERM/SIGHUP is the normal way to end
 	// (the proxy): its own exit code stands instead of 128 + the signal.
@@ -78,7 +79,7 @@ func silentExit(code ExitCode) error { return &exitError{code: code} }
 // its descendants, and stops at exit those that escaped their process group.
 func Main() ExitCode {
 	_ = proc.BecomeSubreaper()
-	io := System()
+	io := iostreams.System()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	interrupts := proc.HandleInterrupts(cancel, func(sig os.Signal, again bool) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reportfile"
@@ -19,7 +20,7 @@ import (
 
 // RunOptions are the inputs of idemtest run.
 type RunOptions struct {
-	IO         *IOStreams
+	IO         *iostreams.IOStreams
 	Version    string
 	Paths      []string
 	Config     string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/sweep"
@@ -17,7 +18,7 @@ import (
 
 // SweepOptions are the inputs of idemtest sweep.
 type SweepOptions struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Version string
 	EndpointOptions
 	Trace       string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -15,7 +16,7 @@ import (
 
 // ToolsOptions are the inputs of idemtest tools.
 type ToolsOptions struct {
-	IO *IOStreams
+	IO *iostreams.IOStreams
 	EndpointOptions
 	JSON bool
 }
@@ -59,7 +60,7 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 
 // InitOptions are the inputs of idemtest init.
 type InitOptions struct {
-	IO *IOStreams
+	IO *iostreams.IOStreams
 	EndpointOptions
 	Dir    string
 	Force  bool

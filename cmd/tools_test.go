@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters"
 )
 
@@ -33,7 +34,7 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 		{"tools", "--json", "--mcp-url", ts.URL},
 		{"init", "--mcp-url", ts.URL, "--dir", dir},
 	} {
-		io, out, errOut := Test()
+		io, out, errOut := iostreams.Test()
 		if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, args); code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s%s", args[0], code, out, errOut)
 		}
@@ -71,7 +72,7 @@ func TestToolsClipsLongNames(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 
-	io, out, errOut := Test()
+	io, out, errOut := iostreams.Test()
 	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--mcp-url", ts.URL}); code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -84,7 +85,7 @@ func TestToolsClipsLongNames(t *testing.T) {
 		t.Errorf("the long name is not shown clipped:\n%s", out)
 	}
 
-	io, out, errOut = Test()
+	io, out, errOut = iostreams.Test()
 	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "--mcp-url", ts.URL}); code != ExitOK {
 		t.Fatalf("--json: exit %d\n%s%s", code, out, errOut)
 	}
