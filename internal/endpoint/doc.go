@@ -1,6 +1,7 @@
-// Package endpoint talks to tool servers (JSON over HTTP, and MCP over stdio or streamable
-// HTTP) and classifies every call's outcome in Jepsen's sense: ok (it definitely happened), fail
-// (it definitely did not) or info (indeterminate).
+// Package endpoint talks to tool servers and classifies every call's outcome in Jepsen's sense:
+// ok (it definitely happened), fail (it definitely did not) or info (indeterminate). It holds
+// the Endpoint interface, its JSON-over-HTTP implementation and the synchronized release of a
+// fan-out; MCP (over stdio or streamable HTTP) is package endpoint/mcp.
 //
 //	ep, err := endpoint.NewHTTP(endpoint.HTTPConfig{URL: "http://127.0.0.1:8080/tools/{tool}", KeyHeader: "Idempotency-Key"})
 //	res := ep.Call(ctx, endpoint.Request{Tool: "issue_refund", Args: args, Key: "s1-0"})

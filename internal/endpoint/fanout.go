@@ -89,7 +89,7 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 	if ctx.Err() != nil {
 		for i, p := range prepared {
 			p.Abort()
-			results[i] = finish(Result{Start: time.Now()}, Fail, "interrupted before sending")
+			results[i] = Finish(Result{Start: time.Now()}, Fail, "interrupted before sending")
 		}
 		return FanoutResult{Results: results, Offsets: offsets}
 	}
@@ -148,7 +148,7 @@ func notSent(n int, err error) FanoutResult {
 	err = fmt.Errorf("single-packet: %w", err)
 	fo := FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n), Err: err}
 	for i := range fo.Results {
-		fo.Results[i] = finish(Result{Start: time.Now()}, Fail, err.Error())
+		fo.Results[i] = Finish(Result{Start: time.Now()}, Fail, err.Error())
 	}
 	return fo
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 )
 
 // arrivalServer records when each request's body was complete, and how many handlers are
@@ -56,18 +58,6 @@ func newArrivalServer(t *testing.T, hold int) *arrivalServer {
 	return a
 }
 
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestLastByteHoldsBackUntilSend(t *testing.T) {
 	for name, hold := range map[string]Hold{"body": HoldBody, "header end": HoldHeaderEnd} {
 		t.Run(name, func(t *testing.T) {
@@ -81,7 +71,7 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 			}
 			if hold == HoldBody {
 				// The headers are complete: every handler starts and waits for the last byte.
-				waitFor(t, "4 handlers wait for their body's last byte", func() bool { return srv.started.Load() == 4 })
+				endpointtest.WaitFor(t, "4 handlers wait for their body's last byte", func() bool { return srv.started.Load() == 4 })
 			} else {
 				// A later request on a connection of its own has been handled: the server has
 				// had every chance to parse the held-back requests' headers.
@@ -281,14 +271,6 @@ func TestSinglePacketOverH2C(t *testing.T) {
 	}
 	if len(plain.arrivals) != 0 {
 		t.Errorf("%d calls completed on a server without HTTP/2", len(plain.arrivals))
-	}
-
-	// An MCP endpoint has no streams to end together: refused, not quietly a barrier.
-	mcp := NewMCP(MCPConfig{URL: plain.URL + "/mcp"})
-	defer mcp.Close()
-	fo = Fanout(context.Background(), mcp, Request{Tool: "x"}, FanoutOptions{Copies: 2, Sync: SyncSinglePacket})
-	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "needs an HTTP endpoint") || fo.Results[1].Outcome != Fail {
-		t.Errorf("MCP endpoint: %v %+v", fo.Err, fo.Results)
 	}
 }
 

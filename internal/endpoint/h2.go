@@ -332,9 +332,9 @@ func (e *HTTP) collect(ctx context.Context, c *h2conn, req Request, timeout time
 		res := Result{Start: start, Sent: sent}
 		switch {
 		case werr != nil:
-			out.Results[i] = finish(res, Info, "send: "+werr.Error())
+			out.Results[i] = Finish(res, Info, "send: "+werr.Error())
 		case s.reset && s.status == 0:
-			out.Results[i] = finish(res, Fail, s.err.Error())
+			out.Results[i] = Finish(res, Fail, s.err.Error())
 		case !s.done || s.status == 0:
 			msg := "no response"
 			if s.err != nil {
@@ -342,7 +342,7 @@ func (e *HTTP) collect(ctx context.Context, c *h2conn, req Request, timeout time
 			} else if ctx.Err() != nil {
 				msg = fmt.Sprintf("no response within %s (timeout)", timeout)
 			}
-			out.Results[i] = finish(res, Info, msg)
+			out.Results[i] = Finish(res, Info, msg)
 		default:
 			res.Answered = s.answered
 			resp := &http.Response{StatusCode: s.status, Header: s.header, Body: io.NopCloser(bytes.NewReader(s.body.Bytes()))}

@@ -13,11 +13,9 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/idemtest/idemtest/internal/netguard"
 )
@@ -177,7 +175,7 @@ func (e *HTTP) Call(ctx context.Context, req Request) Result {
 	defer cancel()
 	hr, err := e.newRequest(ctx, req)
 	if err != nil {
-		return finish(res, Fail, err.Error())
+		return Finish(res, Fail, err.Error())
 	}
 	var mu sync.Mutex
 	wrote := false
@@ -199,7 +197,7 @@ func (e *HTTP) Call(ctx context.Context, req Request) Result {
 	res.Answered = answered
 	mu.Unlock()
 	if err != nil {
-		return finish(res, transportOutcome(ctx, err, sent), describe(ctx, err, timeout))
+		return Finish(res, transportOutcome(ctx, err, sent), describe(ctx, err, timeout))
 	}
 	defer resp.Body.Close()
 	return lose(e.read(ctx, res, resp, timeout), req.LoseResponse)
@@ -243,19 +241,6 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 	return err.Error()
 }
 
-// tooLarge is the error of an answer cut off at max_response_bytes.
-func tooLarge(limit int64) string {
-	return fmt.Sprintf("response body is larger than %d bytes (raise max_response_bytes on the endpoint)", limit)
-}
-
-func finish(res Result, o Outcome, msg string) Result {
-	res.Outcome = o
-	res.Error = msg
-	res.Received = time.Now()
-	res.Duration = res.Received.Sub(res.Start)
-	return res
-}
-
 // read reads and classifies a response.
 func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeout time.Duration) Result {
 	res.Status = resp.StatusCode
@@ -265,10 +250,10 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, e.cfg.MaxResponseBytes+1))
 	if err != nil {
-		return finish(res, Info, "response cut off: "+describe(ctx, err, timeout))
+		return Finish(res, Info, "response cut off: "+describe(ctx, err, timeout))
 	}
 	if int64(len(body)) > e.cfg.MaxResponseBytes {
-		return finish(res, Info, tooLarge(e.cfg.MaxResponseBytes))
+		return Finish(res, Info, TooLarge(e.cfg.MaxResponseBytes))
 	}
 	res.Body = body
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -282,14 +267,14 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 	res.Replayed = isTrue(resp.Header.Get("Idempotent-Replayed"))
 	if re := netguard.Redirect(resp); re != nil {
 		// Nothing is sent to the target: the redirect itself is the answer, and it did nothing.
-		return finish(res, Fail, re.Error())
+		return Finish(res, Fail, re.Error())
 	}
 	outcome, msg := classify(resp.StatusCode)
 	res.Conflict = resp.StatusCode == http.StatusConflict
 	if msg != "" {
-		msg = detail(msg, res.Result)
+		msg = Detail(msg, res.Result)
 	}
-	return finish(res, outcome, msg)
+	return Finish(res, outcome, msg)
 }
 
 // classify maps a status code to an outcome (DESIGN §2).
@@ -305,103 +290,6 @@ func classify(status int) (Outcome, string) {
 		return Fail, fmt.Sprintf("client error %d", status)
 	}
 	return Fail, fmt.Sprintf("unexpected status %d", status)
-}
-
-// maxDetail bounds the server's own words added to an error message, in bytes.
-const maxDetail = 300
-
-// detail adds what the server said about an error to the message, whatever the body's shape:
-// plain text ("insufficient funds"), a problem+json detail or title, a message nested under
-// error ({"error": {"code", "message"}}) or listed under errors ([{"message"}, …], or a map of
-// field to messages), cut to maxDetail bytes. The reporters escape it.
-func detail(msg string, body any) string {
-	if d := strings.TrimSpace(errorText(body, 0)); d != "" {
-		return msg + ": " + cut(d, maxDetail)
-	}
-	return msg
-}
-
-// messageKeys are the fields an error body states its message in, most telling first.
-var messageKeys = []string{"detail", "message", "error_description", "description", "title", "msg", "reason", "error"}
-
-// errorText finds the message in an error body; depth bounds the nesting it follows.
-func errorText(body any, depth int) string {
-	if depth > 3 {
-		return ""
-	}
-	switch b := body.(type) {
-	case string:
-		return b
-	case []any:
-		var parts []string
-		for _, e := range b {
-			if t := strings.TrimSpace(errorText(e, depth+1)); t != "" {
-				parts = append(parts, t)
-			}
-			if len(parts) == 3 {
-				break
-			}
-		}
-		if len(b) > len(parts) && len(parts) == 3 {
-			parts = append(parts, fmt.Sprintf("… %d in all", len(b)))
-		}
-		return strings.Join(parts, "; ")
-	case map[string]any:
-		return objectText(b, depth)
-	}
-	return ""
-}
-
-// objectText is the message of an error object, with its code when it has one of its own.
-func objectText(b map[string]any, depth int) string {
-	code, _ := b["code"].(string)
-	for _, k := range messageKeys {
-		var t string
-		switch v := b[k].(type) {
-		case string:
-			t = v
-		case map[string]any, []any:
-			t = errorText(v, depth+1)
-		}
-		if t = strings.TrimSpace(t); t == "" {
-			continue
-		}
-		if k == "error" || code == "" || strings.Contains(t, code) {
-			return t
-		}
-		return t + " (" + code + ")"
-	}
-	switch errs := b["errors"].(type) {
-	case []any:
-		return errorText(errs, depth+1)
-	case map[string]any:
-		// Field errors: {"errors": {"amount": ["must be above 0"]}}.
-		keys := make([]string, 0, len(errs))
-		for k := range errs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			if t := strings.TrimSpace(errorText(errs[k], depth+1)); t != "" {
-				parts = append(parts, k+": "+t)
-			}
-		}
-		return strings.Join(parts, "; ")
-	}
-	return code
-}
-
-// cut keeps the first n bytes of s, not splitting a character, and says it cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 func isTrue(v string) bool {
@@ -522,7 +410,7 @@ func (p *preparedHTTP) Send() {
 func (p *preparedHTTP) Wait(ctx context.Context) Result {
 	if p.conn == nil {
 		<-p.sent
-		return finish(Result{Start: p.start}, p.outcome, p.err)
+		return Finish(Result{Start: p.start}, p.outcome, p.err)
 	}
 	defer p.conn.Close()
 	_ = p.conn.SetReadDeadline(time.Now().Add(p.timeout + time.Second))
@@ -533,7 +421,7 @@ func (p *preparedHTTP) Wait(ctx context.Context) Result {
 	select {
 	case <-p.sent:
 	case <-ctx.Done():
-		return finish(Result{Start: p.start}, Info, "cancelled")
+		return Finish(Result{Start: p.start}, Info, "cancelled")
 	}
 	res := Result{Start: p.start, Sent: p.sentAt}
 	if p.sendErr != nil {
@@ -544,16 +432,16 @@ func (p *preparedHTTP) Wait(ctx context.Context) Result {
 		if resp != nil {
 			resp.Body.Close()
 		}
-		return finish(res, o, "send: "+p.sendErr.Error())
+		return Finish(res, o, "send: "+p.sendErr.Error())
 	}
 	if rerr != nil {
 		if ne, ok := rerr.(net.Error); ok && ne.Timeout() && ctx.Err() == nil {
-			return finish(res, Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
+			return Finish(res, Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
 		}
 		if ctx.Err() != nil {
-			return finish(res, Info, "cancelled")
+			return Finish(res, Info, "cancelled")
 		}
-		return finish(res, Info, "connection lost after sending: "+rerr.Error())
+		return Finish(res, Info, "connection lost after sending: "+rerr.Error())
 	}
 	defer resp.Body.Close()
 	res.Answered = answered

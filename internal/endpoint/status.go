@@ -1,6 +1,10 @@
 package endpoint
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
 
 // ClassifyStatus maps an HTTP status code to an outcome (DESIGN §2), with a message for every
 // outcome but ok.
@@ -9,3 +13,17 @@ func ClassifyStatus(status int) (Outcome, string) { return classify(status) }
 // IsReplayed reports whether an HTTP response's headers mark it as a replay
 // (Idempotent-Replayed: true).
 func IsReplayed(h http.Header) bool { return isTrue(h.Get("Idempotent-Replayed")) }
+
+// TooLarge is the error message of an answer cut off at max_response_bytes.
+func TooLarge(limit int64) string {
+	return fmt.Sprintf("response body is larger than %d bytes (raise max_response_bytes on the endpoint)", limit)
+}
+
+// Finish completes res: its outcome, its error message ("" for ok) and when it was received.
+func Finish(res Result, o Outcome, msg string) Result {
+	res.Outcome = o
+	res.Error = msg
+	res.Received = time.Now()
+	res.Duration = res.Received.Sub(res.Start)
+	return res
+}

@@ -6,9 +6,12 @@
 //
 //	cmd := exec.Command("node", "server.js")
 //	out := proc.NewTail(64 << 10)
-//	cmd.Stdout, cmd.Stderr = out, out
+//	w, _ := out.Writer() // Mark, Since and String take in what the pipe holds at that instant
+//	cmd.Stdout, cmd.Stderr = w, w
 //	proc.Isolate(cmd)
 //	_ = cmd.Start()
+//	w.Close()
+//	defer out.Close()
 //	done := make(chan struct{})
 //	go func() { _ = cmd.Wait(); close(done) }()
 //	...

@@ -22,6 +22,8 @@ type Tail struct {
 	matched bool
 	// written counts every byte ever written, kept or not: a mark of what came before.
 	written int64
+	// pipe is set by Writer: Mark, Since and String first take in what it holds.
+	pipe *pipe
 }
 
 // NewTail returns a Tail that keeps the last limit bytes (16 KiB when limit is 0 or less).
@@ -95,6 +97,7 @@ func (t *Tail) scan(p []byte) {
 
 // String returns the kept output.
 func (t *Tail) String() string {
+	t.flush()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
@@ -102,6 +105,7 @@ func (t *Tail) String() string {
 
 // Mark is a position in the output: what Since(mark) later returns starts after it.
 func (t *Tail) Mark() int64 {
+	t.flush()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.written
@@ -110,6 +114,7 @@ func (t *Tail) Mark() int64 {
 // Since returns the kept output written after mark (all that is kept when more was written
 // since than the Tail keeps), so that a report shows what a process wrote while one trial ran.
 func (t *Tail) Since(mark int64) string {
+	t.flush()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := t.written - mark
@@ -120,4 +125,14 @@ func (t *Tail) Since(mark int64) string {
 		return string(t.buf)
 	}
 	return string(t.buf[int64(len(t.buf))-k:])
+}
+
+// flush takes in what the pipe of Writer holds, if the Tail has one.
+func (t *Tail) flush() {
+	t.mu.Lock()
+	p := t.pipe
+	t.mu.Unlock()
+	if p != nil {
+		t.drain(p)
+	}
 }

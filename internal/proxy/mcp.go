@@ -351,7 +351,7 @@ func readOnlyTools(result json.RawMessage) (map[string]bool, string) {
 	return out, r.NextCursor
 }
 
-// classify turns a tools/call answer into an outcome as endpoint.MCP does: a JSON-RPC error or
+// classify turns a tools/call answer into an outcome as endpoint/mcp does: a JSON-RPC error or
 // isError is fail, else ok; the result is structuredContent, else the text as JSON when it is
 // JSON, else the whole result.
 func classify(m rpcMsg) Answer {

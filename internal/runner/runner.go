@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoint/mcp"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -254,11 +255,11 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 	var ep endpoint.Endpoint
 	var err error
 	if def.MCP != nil {
-		var cfg endpoint.MCPConfig
+		var cfg mcp.Config
 		if cfg, err = rd.mcpConfig(def); err != nil {
 			return nil, def, err
 		}
-		ep = endpoint.NewMCP(cfg)
+		ep = mcp.New(cfg)
 		r.stderr[cacheKey] = cfg.Stderr
 	} else if ep, err = r.httpEndpoint(def, rd); err != nil {
 		return nil, def, err
@@ -311,9 +312,9 @@ func (rd endpointRender) checkHost(url string) error {
 }
 
 // mcpConfig renders an MCP endpoint's settings.
-func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (endpoint.MCPConfig, error) {
+func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (mcp.Config, error) {
 	m := def.MCP
-	cfg := endpoint.MCPConfig{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
+	cfg := mcp.Config{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
 		Stderr: proc.NewTail(16 << 10), Policy: netguard.New(rd.allow), MaxResponseBytes: m.MaxResponseBytes}
 	if m.ConflictMatch != "" {
 		cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)

@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/proc"
 )
@@ -28,9 +28,12 @@ type stdioTransport struct {
 	limit int64
 	// grace is how long Close waits for the server to exit after closing its stdin.
 	grace time.Duration
+	// stderr is the write end of the server's standard error pipe, closed here once the server
+	// has started (the server holds its own copy); nil when stderr is not piped.
+	stderr io.Closer
 }
 
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -39,10 +42,14 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	err = t.cmd.Start()
+	if t.stderr != nil {
+		t.stderr.Close()
+	}
+	if err != nil {
 		return nil, err
 	}
-	tr := &mcp.IOTransport{
+	tr := &sdk.IOTransport{
 		Reader:        readCloser{newLineCap(stdout, t.limit)},
 		Writer:        &childStdin{WriteCloser: stdin, cmd: t.cmd, grace: t.grace},
 		MaxLineLength: frameLimit(t.limit),

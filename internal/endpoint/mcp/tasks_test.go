@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"encoding/json"

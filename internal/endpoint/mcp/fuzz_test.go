@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/endpoint"
 )
 
 // FuzzMCPResult feeds arbitrary JSON-RPC answers to tools/call through the decoding a client
@@ -33,7 +35,7 @@ func FuzzMCPResult(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	e := NewMCP(MCPConfig{Command: []string{"unused"}})
+	e := New(Config{Command: []string{"unused"}})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msg, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
@@ -46,21 +48,21 @@ func FuzzMCPResult(f *testing.F) {
 		ctx := context.Background()
 		if resp.Error != nil {
 			var werr *jsonrpc.Error
-			res := e.classifyError(ctx, Result{Start: time.Now()}, resp.Error, time.Second, true)
-			if errors.As(resp.Error, &werr) && werr.Code != lostCode && werr.Code != tooLargeCode && res.Outcome != Fail {
+			res := e.classifyError(ctx, endpoint.Result{Start: time.Now()}, resp.Error, time.Second, true)
+			if errors.As(resp.Error, &werr) && werr.Code != lostCode && werr.Code != tooLargeCode && res.Outcome != endpoint.Fail {
 				t.Fatalf("json-rpc error %v is %s, want fail", werr, res.Outcome)
 			}
 			return
 		}
-		var out mcp.CallToolResult
+		var out sdk.CallToolResult
 		if json.Unmarshal(resp.Result, &out) != nil {
 			return
 		}
-		res := e.classify(Result{Start: time.Now()}, &out)
+		res := e.classify(endpoint.Result{Start: time.Now()}, &out)
 		switch {
-		case out.IsError && res.Outcome != Fail:
+		case out.IsError && res.Outcome != endpoint.Fail:
 			t.Fatalf("isError result is %s, want fail", res.Outcome)
-		case !out.IsError && res.Outcome != OK:
+		case !out.IsError && res.Outcome != endpoint.OK:
 			t.Fatalf("result is %s, want ok", res.Outcome)
 		case !out.IsError && res.Conflict:
 			t.Fatal("an ok result is a conflict")

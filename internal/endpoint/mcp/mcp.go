@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"context"
@@ -16,14 +16,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proc"
 )
 
-// MCPConfig describes an MCP server: a command spoken to over stdio, or a streamable HTTP URL.
-type MCPConfig struct {
+// Config describes an MCP server: a command spoken to over stdio, or a streamable HTTP URL.
+type Config struct {
 	Command []string
 	Env     []string
 	Dir     string
@@ -49,56 +50,23 @@ type MCPConfig struct {
 // DefaultConflictMatch recognises the usual wording of an in-flight duplicate.
 var DefaultConflictMatch = regexp.MustCompile(`(?i)in[ _-]?progress|in[ _-]?flight|concurrent|conflict|409`)
 
-// MCP is an MCP tool endpoint. All calls share one session; concurrent calls are concurrent
+// Endpoint is an MCP tool endpoint. All calls share one session; concurrent calls are concurrent
 // JSON-RPC requests on it.
-type MCP struct {
-	cfg MCPConfig
+type Endpoint struct {
+	cfg Config
 
 	mu      sync.Mutex
-	session *mcp.ClientSession
+	session *sdk.ClientSession
 	conn    *losingConn
-	rt      *mcpRoundTripper // the HTTP client transport, nil for stdio
-	seq     atomic.Int64     // numbers calls, to learn whether each was written
+	rt      *roundTripper // the HTTP client transport, nil for stdio
+	seq     atomic.Int64  // numbers calls, to learn whether each was written
 	cmd     *exec.Cmd
-	tools   map[string]Tool
+	tools   map[string]endpoint.Tool
 	err     error
 }
 
-// Tool is what a server says about one of its tools.
-type Tool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	ReadOnly    bool           `json:"readOnlyHint"`
-	Idempotent  bool           `json:"idempotentHint"`
-	Destructive *bool          `json:"destructiveHint,omitempty"`
-	InputSchema map[string]any `json:"inputSchema,omitempty"`
-	// Method and Path are set for an operation of an OpenAPI document (the annotations then
-	// come from the method: GET, HEAD and OPTIONS read-only; PUT and DELETE idempotent).
-	Method string `json:"method,omitempty"`
-	Path   string `json:"path,omitempty"`
-	// KeyHeader is the idempotency key header the operation declares.
-	KeyHeader string `json:"key_header,omitempty"`
-	// Finding is what the document lacks for retry safety ("no idempotency key declared").
-	Finding string `json:"finding,omitempty"`
-	// TaskSupport is the tool's execution.taskSupport in tools/list ("required": it runs only
-	// as an MCP task, which idemtest does not support).
-	TaskSupport string `json:"taskSupport,omitempty"`
-}
-
-// AcceptsArg reports whether the input schema declares the argument name.
-func (t Tool) AcceptsArg(name string) bool {
-	props, _ := t.InputSchema["properties"].(map[string]any)
-	_, ok := props[name]
-	return ok
-}
-
-// ToolLister is implemented by endpoints that can list their tools.
-type ToolLister interface {
-	Tools(ctx context.Context) ([]Tool, error)
-}
-
-// NewMCP returns an MCP endpoint; it connects on first use.
-func NewMCP(cfg MCPConfig) *MCP {
+// New returns an MCP endpoint; it connects on first use.
+func New(cfg Config) *Endpoint {
 	if cfg.KeyArg == "" && cfg.KeyMeta == "" {
 		cfg.KeyArg = "idempotencyKey"
 	}
@@ -114,10 +82,10 @@ func NewMCP(cfg MCPConfig) *MCP {
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = 10 << 20
 	}
-	return &MCP{cfg: cfg}
+	return &Endpoint{cfg: cfg}
 }
 
-func (e *MCP) describe() string {
+func (e *Endpoint) describe() string {
 	if e.cfg.URL != "" {
 		return e.cfg.URL
 	}
@@ -125,13 +93,13 @@ func (e *MCP) describe() string {
 }
 
 // connect starts the server (stdio) or opens the session (HTTP) once.
-func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
+func (e *Endpoint) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.session != nil || e.err != nil {
 		return e.session, e.err
 	}
-	var base mcp.Transport
+	var base sdk.Transport
 	if e.cfg.URL != "" {
 		base = e.streamableTransport()
 	} else {
@@ -139,14 +107,21 @@ func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		cmd.Env = append(os.Environ(), e.cfg.Env...)
 		cmd.Dir = e.cfg.Dir
 		proc.Isolate(cmd)
+		st := &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
 		if e.cfg.Stderr != nil {
-			cmd.Stderr = e.cfg.Stderr
+			// Through a pipe the Tail reads itself, so that a mark taken after an answer holds
+			// every line the server wrote before it.
+			if w, err := e.cfg.Stderr.Writer(); err == nil {
+				cmd.Stderr, st.stderr = w, w
+			} else {
+				cmd.Stderr = e.cfg.Stderr
+			}
 		}
 		e.cmd = cmd
-		base = &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
+		base = st
 	}
 	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped = e.rt.takeCapped; e.conn = c }}
-	client := mcp.NewClient(&mcp.Implementation{Name: "idemtest", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "idemtest", Version: "1"}, nil)
 	ictx, cancel := context.WithTimeout(ctx, e.cfg.InitTimeout)
 	defer cancel()
 	cs, err := client.Connect(ictx, t, nil)
@@ -167,7 +142,7 @@ func (e *MCP) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-func (e *MCP) stderrTail() string {
+func (e *Endpoint) stderrTail() string {
 	if e.cfg.Stderr == nil {
 		return ""
 	}
@@ -177,14 +152,14 @@ func (e *MCP) stderrTail() string {
 	return ""
 }
 
-func (e *MCP) killGroup() {
+func (e *Endpoint) killGroup() {
 	if e.cmd != nil && e.cmd.Process != nil {
 		proc.Kill(e.cmd.Process.Pid)
 	}
 }
 
 // Close ends the session and stops a stdio server with its whole process group.
-func (e *MCP) Close() error {
+func (e *Endpoint) Close() error {
 	e.mu.Lock()
 	cs := e.session
 	e.mu.Unlock()
@@ -197,11 +172,14 @@ func (e *MCP) Close() error {
 		}
 	}
 	e.killGroup()
+	if e.cfg.Stderr != nil {
+		_ = e.cfg.Stderr.Close()
+	}
 	return nil
 }
 
 // Tools lists the server's tools.
-func (e *MCP) Tools(ctx context.Context) ([]Tool, error) {
+func (e *Endpoint) Tools(ctx context.Context) ([]endpoint.Tool, error) {
 	cs, err := e.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -213,12 +191,12 @@ func (e *MCP) Tools(ctx context.Context) ([]Tool, error) {
 	}
 	conn := e.conn
 	e.mu.Unlock()
-	tools := map[string]Tool{}
+	tools := map[string]endpoint.Tool{}
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("list tools of %s: %w", e.describe(), err)
 		}
-		tool := Tool{Name: t.Name, Description: t.Description}
+		tool := endpoint.Tool{Name: t.Name, Description: t.Description}
 		if a := t.Annotations; a != nil {
 			tool.ReadOnly, tool.Idempotent, tool.Destructive = a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint
 		}
@@ -234,8 +212,8 @@ func (e *MCP) Tools(ctx context.Context) ([]Tool, error) {
 	return sortedTools(tools), nil
 }
 
-func sortedTools(m map[string]Tool) []Tool {
-	out := make([]Tool, 0, len(m))
+func sortedTools(m map[string]endpoint.Tool) []endpoint.Tool {
+	out := make([]endpoint.Tool, 0, len(m))
 	for _, t := range m {
 		out = append(out, t)
 	}
@@ -255,14 +233,14 @@ const lostCode = -32099
 const callMarker = "io.idemtest/call"
 
 // Call makes one tools/call.
-func (e *MCP) Call(ctx context.Context, req Request) Result {
-	res := Result{Start: time.Now()}
-	if err := CheckKey(req.Key); err != nil {
-		return finish(res, Fail, err.Error())
+func (e *Endpoint) Call(ctx context.Context, req endpoint.Request) endpoint.Result {
+	res := endpoint.Result{Start: time.Now()}
+	if err := endpoint.CheckKey(req.Key); err != nil {
+		return endpoint.Finish(res, endpoint.Fail, err.Error())
 	}
 	cs, err := e.connect(ctx)
 	if err != nil {
-		return finish(res, Fail, err.Error())
+		return endpoint.Finish(res, endpoint.Fail, err.Error())
 	}
 	timeout := req.Timeout
 	if timeout == 0 {
@@ -270,8 +248,8 @@ func (e *MCP) Call(ctx context.Context, req Request) Result {
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: req.Tool, Arguments: e.arguments(req)}
-	meta := mcp.Meta{}
+	params := &sdk.CallToolParams{Name: req.Tool, Arguments: e.arguments(req)}
+	meta := sdk.Meta{}
 	if req.Key != "" && e.cfg.KeyMeta != "" {
 		meta[e.cfg.KeyMeta] = req.Key
 	}
@@ -290,7 +268,7 @@ func (e *MCP) Call(ctx context.Context, req Request) Result {
 	return e.classify(res, out)
 }
 
-func (e *MCP) arguments(req Request) map[string]any {
+func (e *Endpoint) arguments(req endpoint.Request) map[string]any {
 	args := make(map[string]any, len(req.Args)+1)
 	for k, v := range req.Args {
 		args[k] = v
@@ -304,7 +282,7 @@ func (e *MCP) arguments(req Request) map[string]any {
 // classifyError classifies a call that got no tool result (DESIGN §2): an HTTP answer by its
 // status (5xx info, 409 fail and conflict, other 4xx fail), a redirect or a refused host fail, a
 // call that was never written fail, a timeout or a connection lost after writing info.
-func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout time.Duration, written bool) Result {
+func (e *Endpoint) classifyError(ctx context.Context, res endpoint.Result, err error, timeout time.Duration, written bool) endpoint.Result {
 	var (
 		werr   *jsonrpc.Error
 		status *statusError
@@ -314,49 +292,49 @@ func (e *MCP) classifyError(ctx context.Context, res Result, err error, timeout 
 	switch {
 	case errors.As(err, &werr) && werr.Code == lostCode:
 		// The discarded answer travels in the error's data: the verdict judges it.
-		var out mcp.CallToolResult
+		var out sdk.CallToolResult
 		if len(werr.Data) > 0 && json.Unmarshal(werr.Data, &out) == nil {
 			res = e.classify(res, &out)
 			res.Discarded = res.Outcome
 		}
 		res.Lost = true
-		return finish(res, Info, "response discarded (lose_response)")
+		return endpoint.Finish(res, endpoint.Info, "response discarded (lose_response)")
 	case errors.As(err, &werr) && werr.Code == tooLargeCode, errors.As(err, &large):
-		return finish(res, Info, fmt.Sprintf("answer larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
+		return endpoint.Finish(res, endpoint.Info, fmt.Sprintf("answer larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
 	case errors.As(err, &status):
 		res.Status = status.Status
 		res.Conflict = status.Status == http.StatusConflict
-		o, _ := classify(status.Status)
-		return finish(res, o, status.Error())
+		o, _ := endpoint.ClassifyStatus(status.Status)
+		return endpoint.Finish(res, o, status.Error())
 	case netguard.Refused(err):
 		// Nothing reached the refused host.
 		r := refusal(err)
 		if re, ok := r.(*netguard.RedirectError); ok {
 			res.Status = re.Status
-			return finish(res, Fail, re.Error())
+			return endpoint.Finish(res, endpoint.Fail, re.Error())
 		}
-		return finish(res, Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
+		return endpoint.Finish(res, endpoint.Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return finish(res, Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
+		return endpoint.Finish(res, endpoint.Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
 	case ctx.Err() != nil:
-		return finish(res, Info, "cancelled")
+		return endpoint.Finish(res, endpoint.Info, "cancelled")
 	case errors.As(err, &send):
 		if send.Sent {
-			return finish(res, Info, "connection lost after sending: "+send.Err.Error())
+			return endpoint.Finish(res, endpoint.Info, "connection lost after sending: "+send.Err.Error())
 		}
-		return finish(res, Fail, "not sent: "+send.Err.Error())
+		return endpoint.Finish(res, endpoint.Fail, "not sent: "+send.Err.Error())
 	case !written:
 		// The request never left: the session had already failed, or the server is gone.
-		return finish(res, Fail, "not sent: "+e.lostMessage(err))
+		return endpoint.Finish(res, endpoint.Fail, "not sent: "+e.lostMessage(err))
 	case errors.As(err, &werr):
 		// The server answered with a JSON-RPC error: the call did not run.
-		return finish(res, Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
+		return endpoint.Finish(res, endpoint.Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
 	}
-	return finish(res, Info, e.lostMessage(err))
+	return endpoint.Finish(res, endpoint.Info, e.lostMessage(err))
 }
 
 // lostMessage describes a connection that failed under a call.
-func (e *MCP) lostMessage(err error) string {
+func (e *Endpoint) lostMessage(err error) string {
 	if e.cfg.URL == "" && frameTooLarge(err) {
 		return fmt.Sprintf("idemtest stopped reading mcp server %s: one message spread over several lines passed %d bytes (MCP over stdio sends a message per line)", e.describe(), frameLimit(e.cfg.MaxResponseBytes))
 	}
@@ -372,10 +350,10 @@ func (e *MCP) lostMessage(err error) string {
 
 // classify turns a CallToolResult into an outcome: isError is fail (and conflict when it reports
 // an in-flight duplicate); the result is structuredContent, else text parsed as JSON, else text.
-func (e *MCP) classify(res Result, out *mcp.CallToolResult) Result {
+func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoint.Result {
 	var text strings.Builder
 	for _, c := range out.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
+		if tc, ok := c.(*sdk.TextContent); ok {
 			text.WriteString(tc.Text)
 		}
 	}
@@ -397,7 +375,7 @@ func (e *MCP) classify(res Result, out *mcp.CallToolResult) Result {
 		}
 	}
 	if !out.IsError {
-		return finish(res, OK, "")
+		return endpoint.Finish(res, endpoint.OK, "")
 	}
 	res.Conflict = e.isConflict(res.Result, text.String())
 	// The tool's own words: its text content, or the message of the JSON error object it holds
@@ -408,13 +386,13 @@ func (e *MCP) classify(res Result, out *mcp.CallToolResult) Result {
 	} else if v, ok := said.(string); ok && json.Valid([]byte(v)) {
 		_ = json.Unmarshal([]byte(v), &said)
 	}
-	if msg := detail("tool error", said); msg != "tool error" {
-		return finish(res, Fail, msg)
+	if msg := endpoint.Detail("tool error", said); msg != "tool error" {
+		return endpoint.Finish(res, endpoint.Fail, msg)
 	}
-	return finish(res, Fail, "tool returned isError")
+	return endpoint.Finish(res, endpoint.Fail, "tool returned isError")
 }
 
-func (e *MCP) isConflict(result any, text string) bool {
+func (e *Endpoint) isConflict(result any, text string) bool {
 	if m, ok := result.(map[string]any); ok {
 		for _, k := range []string{"code", "type", "error"} {
 			if s, ok := m[k].(string); ok && e.cfg.ConflictMatch.MatchString(s) {
@@ -443,20 +421,20 @@ func normalise(v any) any {
 
 // Prepare for MCP readies the session; Send starts the request, as one of several concurrent
 // JSON-RPC requests on it. There are no bytes to hold back, so LastByte changes nothing.
-func (e *MCP) Prepare(ctx context.Context, req Request, _ PrepareOptions) Prepared {
+func (e *Endpoint) Prepare(ctx context.Context, req endpoint.Request, _ endpoint.PrepareOptions) endpoint.Prepared {
 	_, _ = e.connect(ctx)
-	return &preparedMCP{e: e, req: req, ctx: ctx, done: make(chan Result, 1)}
+	return &prepared{e: e, req: req, ctx: ctx, done: make(chan endpoint.Result, 1)}
 }
 
-type preparedMCP struct {
-	e    *MCP
-	req  Request
+type prepared struct {
+	e    *Endpoint
+	req  endpoint.Request
 	ctx  context.Context
-	done chan Result
+	done chan endpoint.Result
 	sent time.Time
 }
 
-func (p *preparedMCP) Send() {
+func (p *prepared) Send() {
 	p.sent = time.Now()
 	go func() {
 		res := p.e.Call(p.ctx, p.req)
@@ -465,27 +443,27 @@ func (p *preparedMCP) Send() {
 	}()
 }
 
-func (p *preparedMCP) Wait(ctx context.Context) Result {
+func (p *prepared) Wait(ctx context.Context) endpoint.Result {
 	select {
 	case res := <-p.done:
 		res.Sent = p.sent
 		return res
 	case <-ctx.Done():
-		return finish(Result{Start: p.sent}, Info, "cancelled")
+		return endpoint.Finish(endpoint.Result{Start: p.sent}, endpoint.Info, "cancelled")
 	}
 }
 
-func (p *preparedMCP) Abort() {}
+func (p *prepared) Abort() {}
 
 // losingTransport wraps a transport's connection so that the response to a marked call is
 // dropped on arrival and replaced, for the client only, by an error: the server finishes and
 // answers, and hears nothing more (no cancellation).
 type losingTransport struct {
-	base mcp.Transport
+	base sdk.Transport
 	set  func(*losingConn)
 }
 
-func (t *losingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *losingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.base.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -496,7 +474,7 @@ func (t *losingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 type losingConn struct {
-	mcp.Connection
+	sdk.Connection
 	mu     sync.Mutex
 	drop   map[any]bool
 	wrote  map[int64]bool // by call marker: whether the call was written

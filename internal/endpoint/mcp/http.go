@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"bytes"
@@ -14,8 +14,9 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/netguard"
 )
 
@@ -23,10 +24,10 @@ import (
 // session (a 409, a redirect) or as a call that was "rejected before it reached the server"
 // (a 500, a connection lost after the request was written), and it reads any answer without a
 // bound. idemtest needs a per-call outcome in Jepsen's sense instead, so the HTTP client under
-// the session is mcpRoundTripper: it connects through the outbound policy, and turns every
+// the session is roundTripper: it connects through the outbound policy, and turns every
 // non-2xx answer, redirect, lost connection and oversized answer to a POST into a typed error
 // that says whether the request left. The SDK hands such errors back to the one call (without
-// failing the session), and MCP.classifyError reads them.
+// failing the session), and Endpoint.classifyError reads them.
 
 // statusError is a non-2xx HTTP answer to an MCP POST.
 type statusError struct {
@@ -36,7 +37,7 @@ type statusError struct {
 }
 
 func (e *statusError) Error() string {
-	_, msg := classify(e.Status)
+	_, msg := endpoint.ClassifyStatus(e.Status)
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}
@@ -55,14 +56,14 @@ func (e *sendError) Unwrap() error { return e.Err }
 // tooLargeError is an answer cut off at max_response_bytes.
 type tooLargeError struct{ Limit int64 }
 
-func (e *tooLargeError) Error() string { return tooLarge(e.Limit) }
+func (e *tooLargeError) Error() string { return endpoint.TooLarge(e.Limit) }
 
 // tooLargeCode is the JSON-RPC error code the connection substitutes for an answer cut off at
 // max_response_bytes inside an SSE stream.
 const tooLargeCode = -32098
 
-// mcpRoundTripper is the HTTP client transport of an MCP streamable HTTP session.
-type mcpRoundTripper struct {
+// roundTripper is the HTTP client transport of an MCP streamable HTTP session.
+type roundTripper struct {
 	base    http.RoundTripper
 	headers map[string]string
 	limit   int64
@@ -73,16 +74,16 @@ type mcpRoundTripper struct {
 }
 
 // streamableTransport is the SDK transport of an MCP endpoint reached over HTTP.
-func (e *MCP) streamableTransport() mcp.Transport {
+func (e *Endpoint) streamableTransport() sdk.Transport {
 	tr := e.cfg.Policy.Transport()
 	// Each request on a connection of its own: a request written onto a kept-alive connection
 	// that the server was closing is indeterminate (did it read it?); one written onto a fresh
 	// connection was read by whoever accepted it, and one whose connection was refused was not
 	// sent at all. Loopback connections cost microseconds.
 	tr.DisableKeepAlives = true
-	rt := &mcpRoundTripper{base: tr, headers: e.cfg.Headers, limit: e.cfg.MaxResponseBytes, capped: map[any]bool{}}
+	rt := &roundTripper{base: tr, headers: e.cfg.Headers, limit: e.cfg.MaxResponseBytes, capped: map[any]bool{}}
 	e.rt = rt
-	return &mcp.StreamableClientTransport{
+	return &sdk.StreamableClientTransport{
 		Endpoint:   e.cfg.URL,
 		HTTPClient: &http.Client{Transport: rt, CheckRedirect: netguard.RefuseRedirect},
 		MaxRetries: -1,
@@ -93,7 +94,7 @@ func (e *MCP) streamableTransport() mcp.Transport {
 	}
 }
 
-func (t *mcpRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	var id any
 	if r.Method == http.MethodPost && r.GetBody != nil {
 		if body, err := r.GetBody(); err == nil {
@@ -168,7 +169,7 @@ func refusal(err error) error {
 }
 
 // takeCapped reports (once) whether the SSE answer to call id was cut off.
-func (t *mcpRoundTripper) takeCapped(id any) bool {
+func (t *roundTripper) takeCapped(id any) bool {
 	if t == nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package endpoint
+package mcp
 
 import (
 	"bytes"
@@ -10,23 +10,25 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/endpoint"
 )
 
 // addGiantTool adds "giant", which answers args.n bytes of text, and "many", which answers a
 // list of args.n numbers, to the stdio test server (the other tests count the tools of
 // testMCPServer, so only with ENDPOINT_TEST_MCP_GIANT=1).
-func addGiantTool(srv *mcp.Server) {
+func addGiantTool(srv *sdk.Server) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`)
-	srv.AddTool(&mcp.Tool{Name: "giant", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(&sdk.Tool{Name: "giant", InputSchema: schema}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var args struct{ N int }
 		json.Unmarshal(req.Params.Arguments, &args)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", args.N)}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", args.N)}}}, nil
 	})
-	srv.AddTool(&mcp.Tool{Name: "many", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(&sdk.Tool{Name: "many", InputSchema: schema}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var args struct{ N int }
 		json.Unmarshal(req.Params.Arguments, &args)
-		return &mcp.CallToolResult{StructuredContent: map[string]any{"items": make([]int, args.N)}}, nil
+		return &sdk.CallToolResult{StructuredContent: map[string]any{"items": make([]int, args.N)}}, nil
 	})
 }
 
@@ -48,12 +50,12 @@ func (w indentWriter) Write(p []byte) (int, error) {
 // ends, and the call says why instead of blaming the server for closing the connection.
 func TestMCPStdioMessageOverManyLines(t *testing.T) {
 	ctx := context.Background()
-	ep := stdioMCP(t, MCPConfig{MaxResponseBytes: 100, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1", "ENDPOINT_TEST_MCP_PRETTY=1"}})
-	if res := ep.Call(ctx, Request{Tool: "many", Args: map[string]any{"n": 3}}); res.Outcome != OK {
+	ep := stdioMCP(t, Config{MaxResponseBytes: 100, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1", "ENDPOINT_TEST_MCP_PRETTY=1"}})
+	if res := ep.Call(ctx, endpoint.Request{Tool: "many", Args: map[string]any{"n": 3}}); res.Outcome != endpoint.OK {
 		t.Fatalf("a small indented answer: %s %s", res.Outcome, res.Error)
 	}
-	res := ep.Call(ctx, Request{Tool: "many", Args: map[string]any{"n": 400 << 10}})
-	if res.Outcome != Info || !strings.Contains(res.Error, "one message spread over several lines passed 1048976 bytes") {
+	res := ep.Call(ctx, endpoint.Request{Tool: "many", Args: map[string]any{"n": 400 << 10}})
+	if res.Outcome != endpoint.Info || !strings.Contains(res.Error, "one message spread over several lines passed 1048976 bytes") {
 		t.Fatalf("a long indented answer: %s %q", res.Outcome, res.Error)
 	}
 }
@@ -91,43 +93,43 @@ func TestLineCap(t *testing.T) {
 // session carries on with the same server process.
 func TestMCPStdioAnswerTooLarge(t *testing.T) {
 	ctx := context.Background()
-	ep := stdioMCP(t, MCPConfig{MaxResponseBytes: 64 << 10, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1"}})
-	if res := ep.Call(ctx, Request{Tool: "giant", Args: map[string]any{"n": 1000}}); res.Outcome != OK {
+	ep := stdioMCP(t, Config{MaxResponseBytes: 64 << 10, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1"}})
+	if res := ep.Call(ctx, endpoint.Request{Tool: "giant", Args: map[string]any{"n": 1000}}); res.Outcome != endpoint.OK {
 		t.Fatalf("small answer: %s %s", res.Outcome, res.Error)
 	}
 	pid := ep.cmd.Process.Pid
-	res := ep.Call(ctx, Request{Tool: "giant", Args: map[string]any{"n": 4 << 20}})
-	if res.Outcome != Info || !strings.Contains(res.Error, "answer larger than 65536 bytes") {
+	res := ep.Call(ctx, endpoint.Request{Tool: "giant", Args: map[string]any{"n": 4 << 20}})
+	if res.Outcome != endpoint.Info || !strings.Contains(res.Error, "answer larger than 65536 bytes") {
 		t.Fatalf("giant answer: %s %q", res.Outcome, res.Error)
 	}
 	// Calls in flight beside a giant answer, and after it, get their own answers.
 	var wg sync.WaitGroup
-	results := make([]Result, 6)
+	results := make([]endpoint.Result, 6)
 	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if i%2 == 0 {
-				results[i] = ep.Call(ctx, Request{Tool: "giant", Args: map[string]any{"n": 1 << 20}})
+				results[i] = ep.Call(ctx, endpoint.Request{Tool: "giant", Args: map[string]any{"n": 1 << 20}})
 			} else {
-				results[i] = ep.Call(ctx, Request{Tool: "echo", Key: "k", Args: map[string]any{"n": i}})
+				results[i] = ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k", Args: map[string]any{"n": i}})
 			}
 		}()
 	}
 	wg.Wait()
 	for i, r := range results {
-		want := OK
+		want := endpoint.OK
 		if i%2 == 0 {
-			want = Info
+			want = endpoint.Info
 		}
 		if r.Outcome != want {
 			t.Errorf("concurrent call %d: %s %q", i, r.Outcome, r.Error)
 		}
-		if want == OK && r.Result.(map[string]any)["args"].(map[string]any)["n"] != float64(i) {
+		if want == endpoint.OK && r.Result.(map[string]any)["args"].(map[string]any)["n"] != float64(i) {
 			t.Errorf("call %d got another call's answer: %v", i, r.Result)
 		}
 	}
-	if res := ep.Call(ctx, Request{Tool: "echo", Key: "k2"}); res.Outcome != OK {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k2"}); res.Outcome != endpoint.OK {
 		t.Errorf("after the giant answers: %s %s", res.Outcome, res.Error)
 	}
 	if ep.cmd.Process.Pid != pid {

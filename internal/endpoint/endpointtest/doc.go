@@ -1,0 +1,9 @@
+// Package endpointtest holds what the tests of package endpoint and of its MCP implementation
+// share: a listener the outbound policy must never reach, and a poll for a condition a server
+// reaches in its own time.
+//
+//	refused := endpointtest.NewRefusedListener(t)
+//	ep, _ := endpoint.NewHTTP(endpoint.HTTPConfig{URL: refused.URL + "/{tool}"})
+//	ep.Call(ctx, endpoint.Request{Tool: "t"}) // fails: 0.0.0.0 is not loopback
+//	refused.Check(t)                          // nothing arrived
+package endpointtest
