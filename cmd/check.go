@@ -17,6 +17,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // CheckOptions are the inputs of idemtest check.
@@ -151,7 +152,7 @@ func (o *CheckOptions) checkEndpoint() (*scenario.Scenario, string, map[string]a
 		sc, name, err := o.resolve()
 		return sc, name, nil, err
 	}
-	cfg, err := scenario.LoadConfig(".", scenario.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+	cfg, err := load.Config(".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 	if err != nil {
 		return nil, "", nil, err
 	}

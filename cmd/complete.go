@@ -1,12 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // completeEndpoints completes --endpoint with the endpoints of the config the command would
@@ -14,7 +15,7 @@ import (
 // nothing: completion must never print an error into the shell.
 func completeEndpoints(config *string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		sc, err := scenario.LoadConfig(".", scenario.Options{Config: *config})
+		sc, err := load.Config(".", load.Options{Config: *config})
 		if err != nil || sc == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -36,7 +37,7 @@ func completeTags(config *string) cobra.CompletionFunc {
 		if len(args) == 0 {
 			args = []string{"."}
 		}
-		list, _ := scenario.Load(args, scenario.Options{Config: *config})
+		list, _ := load.Scenarios(context.Background(), args, load.Options{Config: *config})
 		var tags []string
 		for _, sc := range list {
 			for _, t := range sc.Tags {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // EndpointOptions pick an endpoint: from the config by name, or given on the command line.
@@ -42,7 +43,7 @@ func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
 		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
 			return nil, "", &exitError{ExitUsage, errors.New("give --endpoint or an ad hoc endpoint, not both")}
 		}
-		sc, err := scenario.LoadConfig(".", scenario.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		sc, err := load.Config(".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		if err != nil {
 			return nil, "", err
 		}

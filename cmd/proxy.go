@@ -19,6 +19,7 @@ import (
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // ProxyOptions are the inputs of idemtest proxy.
@@ -168,11 +169,11 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
 	var err error
 	for i, a := range opts.Command {
-		if opts.Command[i], err = scenario.ExpandArg(a, os.LookupEnv, secrets); err != nil {
+		if opts.Command[i], err = yamlfile.ExpandArg(a, os.LookupEnv, secrets); err != nil {
 			return fmt.Errorf("server command: %w", err)
 		}
 	}
-	if opts.Upstream, err = scenario.ExpandArg(opts.Upstream, os.LookupEnv, secrets); err != nil {
+	if opts.Upstream, err = yamlfile.ExpandArg(opts.Upstream, os.LookupEnv, secrets); err != nil {
 		return fmt.Errorf("--upstream: %w", err)
 	}
 	return nil

@@ -14,7 +14,8 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/schema"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // ExitCode is the process exit status; the codes are part of the CLI contract (README).
@@ -146,7 +147,7 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 		}
 		return ee.code
 	}
-	var serrs scenario.Errors
+	var serrs yamlfile.Errors
 	if errors.As(err, &serrs) {
 		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
 		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
@@ -196,7 +197,7 @@ func NewCmdSchema(f *Factory) *cobra.Command {
   idemtest schema --config > idemtest-config.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			b, err := scenario.Schema(config)
+			b, err := schema.JSON(config)
 			if err != nil {
 				return &exitError{ExitFailed, err}
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // RunOptions are the inputs of idemtest run.
@@ -99,7 +100,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("--run: %v", err)}
 		}
 	}
-	list, err := scenario.LoadContext(ctx, opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	list, err := load.Scenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/iostreams"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // ValidateOptions are the inputs of idemtest validate.
@@ -41,7 +41,7 @@ func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) err
 }
 
 func runValidate(ctx context.Context, opts *ValidateOptions) error {
-	list, err := scenario.LoadContext(ctx, opts.Paths, scenario.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	list, err := load.Scenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
 	if ctx.Err() != nil {
 		return silentExit(ExitInterrupted)
 	}

@@ -6,7 +6,7 @@
 // from the server's read-only tools or configured snapshot calls, the exactly-once verdict and
 // status codes.
 //
-//	base, _ := scenario.LoadConfig(".", scenario.Options{})
+//	base, _ := load.Config(".", load.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
 //	reporters.CheckMatrix(os.Stdout, rep, false)
 //	paths, err := check.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files

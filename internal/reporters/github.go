@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // GitHub writes workflow-command annotations for a run: an error on the scenario line of each
@@ -32,7 +33,7 @@ func GitHub(w io.Writer, rep *runner.Report, workspace string) {
 }
 
 // GitHubLoadErrors annotates each problem found while loading scenario files, on its line.
-func GitHubLoadErrors(w io.Writer, errs scenario.Errors, workspace string) {
+func GitHubLoadErrors(w io.Writer, errs yamlfile.Errors, workspace string) {
 	for _, e := range errs {
 		msg := e.Msg
 		if e.Hint != "" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/scenario"
+	scenarioload "github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // echoServer is a real HTTP tool server that answers every call with what it received, and
@@ -85,7 +86,7 @@ func load(t *testing.T, yaml string) []*scenario.Scenario {
 	if err := os.WriteFile(cfg, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	list, err := scenario.Load([]string{path}, scenario.Options{Config: cfg})
+	list, err := scenarioload.Scenarios(context.Background(), []string{path}, scenarioload.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

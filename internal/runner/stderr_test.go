@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/scenario"
+	scenarioload "github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // TestMCPStderrPerScenario: two scenarios running at once each define a stdio MCP endpoint
@@ -37,7 +37,7 @@ steps:
 		}
 		paths = append(paths, path)
 	}
-	list, err := scenario.Load(paths, scenario.Options{Config: cfg})
+	list, err := scenarioload.Scenarios(context.Background(), paths, scenarioload.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

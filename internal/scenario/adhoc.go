@@ -1,12 +1,14 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/redact"
 )
 
@@ -41,16 +43,16 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		if _, err := exec.LookPath(a.MCPCommand[0]); err != nil {
 			return nil, fmt.Errorf("--mcp-command: %q not found: install it or give its full path", a.MCPCommand[0])
 		}
-		m := newMCPEndpoint()
+		m := NewMCPEndpoint()
 		for _, c := range a.MCPCommand {
 			m.Command = append(m.Command, lit(c))
 		}
-		ep.MCP, ep.Key = m, defaultMCPKey
+		ep.MCP, ep.Key = m, DefaultMCPKey
 	}
 	if a.MCPURL != "" {
 		given++
 		url = a.MCPURL
-		ep.MCP, ep.Key = newMCPEndpoint(), defaultMCPKey
+		ep.MCP, ep.Key = NewMCPEndpoint(), DefaultMCPKey
 		ep.MCP.URL = lit(a.MCPURL)
 	}
 	if a.OpenAPI != "" {
@@ -59,7 +61,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		ep.HTTP, ep.Key = h, defaultHTTPKey
+		ep.HTTP, ep.Key = h, DefaultHTTPKey
 		url = a.HTTPURL
 	} else if a.HTTPURL != "" {
 		given++
@@ -67,7 +69,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		if len(a.Tools) == 0 {
 			return nil, errors.New("--http-url needs --tool NAME for each tool: a plain HTTP endpoint cannot list its tools")
 		}
-		ep.HTTP, ep.Key = newHTTPEndpoint(), defaultHTTPKey
+		ep.HTTP, ep.Key = NewHTTPEndpoint(), DefaultHTTPKey
 		ep.HTTP.URL = lit(a.HTTPURL)
 		ep.Mutating = a.Tools
 	}
@@ -85,4 +87,29 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 		}
 	}
 	return &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{AdHocName: ep}, Services: map[string]*Service{}, AllowHosts: a.AllowHosts, Secrets: secrets}, nil
+}
+
+// adHocOpenAPI is the HTTP endpoint of --openapi: a file is loaded now (a bad document is bad
+// input); a URL is checked against the outbound policy and read when the endpoint is used.
+func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
+	h := NewHTTPEndpoint()
+	h.OpenAPI = lit(a.OpenAPI)
+	if a.HTTPURL != "" {
+		h.URL = lit(a.HTTPURL)
+	}
+	if openapi.IsURL(a.OpenAPI) {
+		if err := CheckURL(a.OpenAPI); err != nil {
+			return nil, fmt.Errorf("--openapi: %w", err)
+		}
+		if herr := CheckHost(a.OpenAPI, a.AllowHosts); herr != nil {
+			return nil, fmt.Errorf("--openapi: %v; allow it with --allow-host %s", herr, herr.Host)
+		}
+		return h, nil
+	}
+	spec, err := openapi.Load(context.Background(), a.OpenAPI, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.Spec = spec
+	return h, nil
 }

@@ -11,16 +11,16 @@ const (
 
 // Where an endpoint's idempotency key travels unless it says otherwise.
 var (
-	defaultHTTPKey = KeySpec{Header: "Idempotency-Key"}
-	defaultMCPKey  = KeySpec{Arg: "idempotencyKey"}
+	DefaultHTTPKey = KeySpec{Header: "Idempotency-Key"}
+	DefaultMCPKey  = KeySpec{Arg: "idempotencyKey"}
 )
 
-// newHTTPEndpoint returns an HTTP endpoint with the default settings.
-func newHTTPEndpoint() *HTTPEndpoint {
+// NewHTTPEndpoint returns an HTTP endpoint with the default settings.
+func NewHTTPEndpoint() *HTTPEndpoint {
 	return &HTTPEndpoint{Method: "POST", Timeout: defaultTimeout, MaxResponseBytes: defaultMaxResponseBytes}
 }
 
-// newMCPEndpoint returns an MCP endpoint with the default settings.
-func newMCPEndpoint() *MCPEndpoint {
+// NewMCPEndpoint returns an MCP endpoint with the default settings.
+func NewMCPEndpoint() *MCPEndpoint {
 	return &MCPEndpoint{Timeout: defaultTimeout, InitTimeout: defaultTimeout, MaxResponseBytes: defaultMaxResponseBytes}
 }

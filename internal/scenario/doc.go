@@ -1,13 +1,18 @@
-// Package scenario loads idemtest's YAML scenarios and configs into a typed, validated model.
+// Package scenario is idemtest's typed model of a scenario: its steps, endpoints, services,
+// sinks, probes and the config's check section, with the positions they were written at.
 //
 // Both step forms (the native call_tool/assert/sleep keys and the hosted-runner action/tool/check
-// form) decode into the same Step. Every error in every file is collected with its file:line:col
-// and a hint, and expressions are compiled at load time, so a scenario that loads is one that
-// can run:
+// form) load into the same Step; after loading nothing knows which form it was. Package
+// scenario/load reads files into this model; the model's own helpers (an endpoint's defaults, an
+// ad hoc endpoint from flags, the URL and host checks the runner repeats on rendered values) live
+// here:
 //
-//	list, err := scenario.Load([]string{"examples/scenarios"}, scenario.Options{})
-//	var errs scenario.Errors
-//	if errors.As(err, &errs) {
-//		fmt.Println(errs) // file:line:col: message, the line, a caret and a hint, for each
+//	list, err := load.Scenarios(ctx, []string{"examples/scenarios"}, load.Options{})
+//	for _, s := range list {
+//		for _, st := range s.Steps {
+//			if st.Kind == scenario.CallStep {
+//				fmt.Println(st.ID, st.Tool, s.Endpoints[st.Endpoint].Key) // step1 issue_refund header Idempotency-Key
+//			}
+//		}
 //	}
 package scenario

@@ -2,41 +2,13 @@ package scenario
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/netguard"
 )
-
-// checkProbeHosts applies the outbound policy to the probes' targets that are written out (a
-// templated host is checked when the runner renders it, before the trial's first call).
-func (f *file) checkProbeHosts(s *Scenario, hosts []string) {
-	names := keys(s.Probes)
-	sort.Strings(names)
-	for _, name := range names {
-		p := s.Probes[name]
-		var targets []string
-		switch {
-		case p.HTTP != nil && p.HTTP.URL != nil:
-			targets = []string{p.HTTP.URL.Source}
-		case p.Redis != nil && p.Redis.Addr != nil && !strings.HasPrefix(p.Redis.Addr.Source, "/"):
-			targets = []string{"redis://" + p.Redis.Addr.Source}
-		case p.SQL != nil && p.SQL.DSN != nil:
-			targets = DSNHosts(p.SQL.DSN.Source)
-		}
-		for _, t := range targets {
-			if err := CheckHost(t, hosts); err != nil {
-				f.errAt(p.Pos, fmt.Sprintf("idemtest reads only from loopback and allowed hosts; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, ConfigName, err.Host),
-					"probe %s: %v", name, err)
-				break
-			}
-		}
-	}
-}
 
 // DSNHosts returns a PostgreSQL connection string's hosts as URLs for CheckHost: the URL form
 // (postgres://u@h1:5432,h2/db) and the keyword form (host=h1,h2 port=5432). Unix socket

@@ -9,14 +9,18 @@ import (
 	"github.com/idemtest/idemtest/internal/redact"
 )
 
+// ConfigName is the shared config file looked up next to the scenarios and above them.
+const ConfigName = "idemtest.yaml"
+
 // Scenario is one loaded, validated scenario file with its config merged in.
 type Scenario struct {
 	Name   string
 	Tags   []string
 	Trials int
-	// Endpoint is the default endpoint of the scenario's call steps.
+	// Endpoint is the default endpoint of the scenario's call steps; EndpointPos is where it is
+	// written (in the scenario or its config).
 	Endpoint    string
-	endpointPos Pos
+	EndpointPos Pos
 	File        string
 	Pos         Pos
 	Steps       []*Step
@@ -91,9 +95,9 @@ type Step struct {
 	Sleep time.Duration
 
 	// Positions of fields that validation may complain about.
-	endpointPos, retryOfPos Pos
-	// syncPos is where sync: was written; zero when it was not.
-	syncPos Pos
+	EndpointPos, RetryOfPos Pos
+	// SyncPos is where sync: was written; zero when it was not.
+	SyncPos Pos
 }
 
 // Retry is the agent framework's retry loop: the same key on every attempt.
@@ -118,8 +122,8 @@ const (
 	RetryFail RetryOn = "fail"
 )
 
-// retryOns are the conditions retry.on may list.
-var retryOns = []RetryOn{RetryInfo, RetryConflict, Retry5xx, RetryFail}
+// RetryOns are the conditions retry.on may list.
+var RetryOns = []RetryOn{RetryInfo, RetryConflict, Retry5xx, RetryFail}
 
 // Endpoint is a named tool server.
 type Endpoint struct {
@@ -137,8 +141,8 @@ type Endpoint struct {
 	Ignore []string
 	// Natural lists tools idempotent by nature: their answers are not judged by the verdict.
 	Natural []string
-
-	urlPos Pos
+	// URLPos is where the endpoint's URL (or OpenAPI document) is written, for the host policy.
+	URLPos Pos
 }
 
 // IsMutating reports whether tool gets an idempotency key, when the config says; an MCP
@@ -296,4 +300,22 @@ type SQLProbe struct {
 type RedisProbe struct {
 	Addr    *assert.Template
 	Command []*assert.Template
+}
+
+// ProbeEndpoint is the endpoint a call_tool probe calls in this scenario: its own, else the
+// scenario's default, else the only one; "" when none of these applies.
+func (s *Scenario) ProbeEndpoint(p *Probe) string {
+	switch {
+	case p.CallTool == nil:
+		return ""
+	case p.CallTool.Endpoint != "":
+		return p.CallTool.Endpoint
+	case s.Endpoint != "":
+		return s.Endpoint
+	case len(s.Endpoints) == 1:
+		for name := range s.Endpoints {
+			return name
+		}
+	}
+	return ""
 }

@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 var templatePart = regexp.MustCompile(`\{\{.*?\}\}`)
@@ -35,20 +33,4 @@ func CheckURL(raw string) error {
 		return fmt.Errorf("%q has no host", raw)
 	}
 	return nil
-}
-
-// checkURL reports a URL field that CheckURL refuses, at its position.
-func (f *file) checkURL(n *yaml.Node, what string) {
-	if n == nil || n.Kind != yaml.ScalarNode {
-		return
-	}
-	if err := CheckURL(n.Value); err != nil {
-		hint := "write a full URL such as http://127.0.0.1:8080/tools/{tool}"
-		if empty := f.emptyVars[n]; len(empty) == 1 {
-			hint = fmt.Sprintf("%s is set but empty in the environment; %s", empty[0], hint)
-		} else if len(empty) > 1 {
-			hint = fmt.Sprintf("%s are set but empty in the environment; %s", strings.Join(empty, ", "), hint)
-		}
-		f.errf(n, hint, "%s: %v", what, err)
-	}
 }

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,37 +29,5 @@ func TestCheckURL(t *testing.T) {
 				t.Errorf("CheckURL(%q) = %v, want %q", tc.url, err, tc.err)
 			}
 		})
-	}
-}
-
-// TestLongLineExcerpt checks that an error on a 100 KB line shows a window of it around the
-// column, once, with the caret under the mistake.
-func TestLongLineExcerpt(t *testing.T) {
-	long := strings.Repeat("x", 100<<10)
-	path := filepath.Join(t.TempDir(), "long.yaml")
-	src := "name: long\nsteps:\n  - call_tool: t\n    args: {a: " + long + "}\n    timeout: " + long + "\n    fanuot: 1 # " + long + "\n"
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load([]string{path}, Options{})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	msg := err.Error()
-	if len(msg) > 2000 {
-		t.Errorf("the errors are %d bytes long:\n%.3000s", len(msg), msg)
-	}
-	for _, want := range []string{path + ":5:14: timeout must be a duration", path + `:6:5: unknown field "fanuot"`} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("errors lack %q:\n%s", want, msg)
-		}
-	}
-	// The caret points at the column in the excerpt.
-	line, caret := excerpt("abc"+long+"def", len(long)+3)
-	if r := []rune(line); len(r) > excerptWidth+2 || r[caret] != 'd' || !strings.HasPrefix(line, "…") {
-		t.Errorf("excerpt %q caret %d", line, caret)
-	}
-	if line, caret := excerpt("short line", 6); line != "short line" || caret != 6 {
-		t.Errorf("short excerpt %q %d", line, caret)
 	}
 }

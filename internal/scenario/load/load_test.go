@@ -1,7 +1,8 @@
-package scenario
+package load
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // TestBadInputs loads every file in testdata/bad and checks each "# want:" line appears in the
@@ -21,10 +24,10 @@ func TestBadInputs(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			_, err := Load([]string{path}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
-			var errs Errors
+			_, err := Scenarios(context.Background(), []string{path}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+			var errs yamlfile.Errors
 			if !errors.As(err, &errs) {
-				t.Fatalf("err = %v, want Errors", err)
+				t.Fatalf("err = %v, want yamlfile.Errors", err)
 			}
 			got := err.Error()
 			for _, want := range wants(t, path) {
@@ -56,8 +59,8 @@ func wants(t *testing.T, path string) []string {
 }
 
 func TestEveryErrorInAFileIsReported(t *testing.T) {
-	_, err := Load([]string{"testdata/bad/fanout_bounds.yaml", "testdata/bad/bad_duration.yaml"}, Options{})
-	var errs Errors
+	_, err := Scenarios(context.Background(), []string{"testdata/bad/fanout_bounds.yaml", "testdata/bad/bad_duration.yaml"}, Options{})
+	var errs yamlfile.Errors
 	if !errors.As(err, &errs) || len(errs) != 4 {
 		t.Fatalf("want 4 errors from 2 files, got %v", err)
 	}
@@ -66,14 +69,14 @@ func TestEveryErrorInAFileIsReported(t *testing.T) {
 func TestBinaryFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bin.yaml")
 	os.WriteFile(path, []byte("name: x\nsteps: \x00\x01\x02"), 0o644)
-	_, err := Load([]string{path}, Options{})
+	_, err := Scenarios(context.Background(), []string{path}, Options{})
 	if err == nil || !strings.Contains(err.Error(), path+":2:8: not a text file") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestSeedFormLoadsAsNative(t *testing.T) {
-	list, err := Load([]string{"testdata/good/seed.yaml"}, Options{})
+	list, err := Scenarios(context.Background(), []string{"testdata/good/seed.yaml"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +84,13 @@ func TestSeedFormLoadsAsNative(t *testing.T) {
 	if s.Name != "Refund tool retry safety" || len(s.Steps) != 3 {
 		t.Fatalf("scenario %q with %d steps", s.Name, len(s.Steps))
 	}
-	for i, want := range []StepKind{CallStep, CallStep, AssertStep} {
+	for i, want := range []scenario.StepKind{scenario.CallStep, scenario.CallStep, scenario.AssertStep} {
 		if s.Steps[i].Kind != want {
 			t.Errorf("step %d kind %v, want %v", i+1, s.Steps[i].Kind, want)
 		}
 	}
 	call := s.Steps[0]
-	if call.Tool != "issue_refund" || call.Endpoint != "refunds" || call.Expect != OK {
+	if call.Tool != "issue_refund" || call.Endpoint != "refunds" || call.Expect != scenario.OK {
 		t.Errorf("call step %+v", call)
 	}
 	if args := call.Args.(map[string]any); args["idempotencyKey"] != "test-sess-4" || args["amount"] != 49.99 {
@@ -100,7 +103,7 @@ func TestSeedFormLoadsAsNative(t *testing.T) {
 }
 
 func TestNativeForm(t *testing.T) {
-	list, err := Load([]string{"testdata/good/native.yaml"}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	list, err := Scenarios(context.Background(), []string{"testdata/good/native.yaml"}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +112,10 @@ func TestNativeForm(t *testing.T) {
 		t.Errorf("scenario %+v", s)
 	}
 	first, retry, burst, sleep, check := s.Steps[0], s.Steps[1], s.Steps[2], s.Steps[3], s.Steps[4]
-	if !first.LoseResponse || first.Expect != Info {
+	if !first.LoseResponse || first.Expect != scenario.Info {
 		t.Errorf("lose_response step: %+v", first)
 	}
-	if retry.Tool != "issue_refund" || retry.RetryOf != "first" || retry.Expect != Any || retry.Retry.Attempts != 4 || retry.Retry.Backoff != 10*time.Millisecond {
+	if retry.Tool != "issue_refund" || retry.RetryOf != "first" || retry.Expect != scenario.Any || retry.Retry.Attempts != 4 || retry.Retry.Backoff != 10*time.Millisecond {
 		t.Errorf("retry step: %+v %+v", retry, retry.Retry)
 	}
 	if !burst.VerdictOff || first.VerdictOff {
@@ -121,7 +124,7 @@ func TestNativeForm(t *testing.T) {
 	if ep := s.Endpoints["refunds"]; strings.Join(ep.Ignore, ",") != "requestId,meta.at" || !ep.IsNatural("set_status") || ep.IsNatural("issue_refund") {
 		t.Errorf("compare.ignore %v, natural %v", ep.Ignore, ep.Natural)
 	}
-	if burst.Fanout != 16 || burst.Expect != Any {
+	if burst.Fanout != 16 || burst.Expect != scenario.Any {
 		t.Errorf("burst: %+v", burst)
 	}
 	if _, ok := burst.Args.(map[string]any)["ref"].(*assert.Template); !ok {
@@ -137,22 +140,22 @@ func TestNativeForm(t *testing.T) {
 
 func TestAllowHosts(t *testing.T) {
 	opts := Options{AllowHosts: []string{"payments.example.com"}}
-	if _, err := Load([]string{"testdata/bad/host_not_allowed.yaml"}, opts); err != nil {
+	if _, err := Scenarios(context.Background(), []string{"testdata/bad/host_not_allowed.yaml"}, opts); err != nil {
 		t.Errorf("--allow-host did not allow the host: %v", err)
 	}
 	for host, want := range map[string]bool{"localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true, "10.0.0.1": false, "example.com": false} {
-		if IsLoopback(host) != want {
+		if scenario.IsLoopback(host) != want {
 			t.Errorf("IsLoopback(%s) != %v", host, want)
 		}
 	}
 }
 
 func TestExamplesLoad(t *testing.T) {
-	if _, err := Load([]string{"../../examples/scenarios"}, Options{}); err != nil {
+	if _, err := Scenarios(context.Background(), []string{"../../../examples/scenarios"}, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range []string{"../../examples/broken/naive.yaml", "../../examples/broken/none.yaml"} {
-		if _, err := Load([]string{"../../examples/scenarios"}, Options{Config: cfg}); err != nil {
+	for _, cfg := range []string{"../../../examples/broken/naive.yaml", "../../../examples/broken/none.yaml"} {
+		if _, err := Scenarios(context.Background(), []string{"../../../examples/scenarios"}, Options{Config: cfg}); err != nil {
 			t.Errorf("%s: %v", cfg, err)
 		}
 	}
@@ -160,7 +163,7 @@ func TestExamplesLoad(t *testing.T) {
 
 // FuzzLoad checks that no input makes the loader panic or hang.
 func FuzzLoad(f *testing.F) {
-	seeds, _ := filepath.Glob("../../examples/scenarios/*.yaml")
+	seeds, _ := filepath.Glob("../../../examples/scenarios/*.yaml")
 	more, _ := filepath.Glob("testdata/*/*.yaml")
 	for _, p := range append(seeds, more...) {
 		b, err := os.ReadFile(p)
@@ -169,13 +172,13 @@ func FuzzLoad(f *testing.F) {
 		}
 	}
 	dir := f.TempDir()
-	os.WriteFile(filepath.Join(dir, ConfigName), []byte("endpoints:\n  e:\n    http: {url: \"http://127.0.0.1:1/{tool}\"}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, scenario.ConfigName), []byte("endpoints:\n  e:\n    http: {url: \"http://127.0.0.1:1/{tool}\"}\n"), 0o644)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "s.yaml")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Skip()
 		}
-		list, err := Load([]string{path}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+		list, err := Scenarios(context.Background(), []string{path}, Options{LookupEnv: func(string) (string, bool) { return "", false }})
 		if err == nil && len(list) != 1 {
 			t.Fatalf("no error and %d scenarios", len(list))
 		}
@@ -211,10 +214,10 @@ func TestConfigErrorsFirst(t *testing.T) {
 		{"missing --config", filepath.Join(dir, "nope.yaml"), "nope.yaml: read: no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(scenarios, Options{Config: tc.config})
-			var errs Errors
+			_, err := Scenarios(context.Background(), scenarios, Options{Config: tc.config})
+			var errs yamlfile.Errors
 			if !errors.As(err, &errs) {
-				t.Fatalf("err = %v, want Errors", err)
+				t.Fatalf("err = %v, want yamlfile.Errors", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("errors lack %q:\n%v", tc.want, err)
@@ -225,5 +228,44 @@ func TestConfigErrorsFirst(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmptyVariableHint: a variable set to "" expands to "", and a URL it leaves invalid says so.
+func TestEmptyVariableHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	src := "name: x\nendpoints:\n  e: {http: {url: \"${REFUND_URL}/tools/{tool}\"}}\nsteps:\n  - call_tool: t\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Scenarios(context.Background(), []string{path}, Options{LookupEnv: func(k string) (string, bool) { return "", k == "REFUND_URL" }})
+	for _, want := range []string{`url: "/tools/{tool}" is not an http:// or https:// URL`, "hint: REFUND_URL is set but empty in the environment"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+
+// TestLongLineExcerpt checks that errors on 100 KB lines stay short: each shows a window of its
+// line around the column.
+func TestLongLineExcerpt(t *testing.T) {
+	long := strings.Repeat("x", 100<<10)
+	path := filepath.Join(t.TempDir(), "long.yaml")
+	src := "name: long\nsteps:\n  - call_tool: t\n    args: {a: " + long + "}\n    timeout: " + long + "\n    fanuot: 1 # " + long + "\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Scenarios(context.Background(), []string{path}, Options{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if len(msg) > 2000 {
+		t.Errorf("the errors are %d bytes long:\n%.3000s", len(msg), msg)
+	}
+	for _, want := range []string{path + ":5:14: timeout must be a duration", path + `:6:5: unknown field "fanuot"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("errors lack %q:\n%s", want, msg)
+		}
 	}
 }

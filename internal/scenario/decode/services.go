@@ -1,12 +1,18 @@
-package scenario
+package decode
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/schema"
 )
 
 var (
@@ -33,59 +39,59 @@ func (f *file) checkServiceRefs(n *yaml.Node) {
 }
 
 // service decodes one entry of services: (a command, its env and dir, and when it is ready).
-func (f *file) service(name string, n *yaml.Node, source string) *Service {
-	m, ok := f.fields(n, "service "+name, serviceFields)
+func (f *file) service(name string, n *yaml.Node, source string) *scenario.Service {
+	m, ok := f.fields(n, "service "+name, schema.Service)
 	if !ok {
 		return nil
 	}
-	s := &Service{Name: name, Pos: f.pos(n), Config: source, Ready: Ready{Timeout: 60 * time.Second}}
-	f.namesHint = []string{"port", "services.NAME.port", "sinks.NAME.url"}
+	s := &scenario.Service{Name: name, Pos: f.Pos(n), Config: source, Ready: scenario.Ready{Timeout: 60 * time.Second}}
+	f.NamesHint = []string{"port", "services.NAME.port", "sinks.NAME.url"}
 	if m["command"] == nil {
-		f.errf(n, `add command: [go, run, ./server, --addr, "127.0.0.1:{{ port }}"]`, "service %s needs command:", name)
+		f.Errf(n, `add command: [go, run, ./server, --addr, "127.0.0.1:{{ port }}"]`, "service %s needs command:", name)
 	} else {
 		if m["command"].Kind != yaml.SequenceNode {
-			f.errf(m["command"], `write the command as a list: [go, run, ./server]`, "command must be a list of strings")
+			f.Errf(m["command"], `write the command as a list: [go, run, ./server]`, "command must be a list of strings")
 		} else {
 			for _, c := range m["command"].Content {
-				s.Command = append(s.Command, f.template(c, "command", configEnv()))
+				s.Command = append(s.Command, f.Template(c, "command", configEnv()))
 				f.checkServiceRefs(c)
 			}
 			if len(s.Command) == 0 {
-				f.errf(m["command"], "", "command is empty")
+				f.Errf(m["command"], "", "command is empty")
 			}
 		}
 	}
 	if v := m["env"]; v != nil {
-		s.Env = f.templateMap(v, "env", "env", configEnv(), true)
+		s.Env = f.TemplateMap(v, "env", "env", configEnv(), f.checkServiceRefs)
 	}
 	if v := m["dir"]; v != nil {
-		s.Dir = f.dir(v)
+		s.Dir = f.Dir(v)
 	}
 	if v := m["ready"]; v != nil {
-		rm, ok := f.fields(v, "ready", readyFields)
+		rm, ok := f.fields(v, "ready", schema.Ready)
 		if ok {
 			kinds := 0
 			if x := rm["http"]; x != nil {
-				s.Ready.HTTP = f.template(x, "ready.http", configEnv())
+				s.Ready.HTTP = f.Template(x, "ready.http", configEnv())
 				f.checkURL(x, "ready.http")
 				kinds++
 			}
 			if x := rm["tcp"]; x != nil {
-				s.Ready.TCP = f.template(x, "ready.tcp", configEnv())
+				s.Ready.TCP = f.Template(x, "ready.tcp", configEnv())
 				kinds++
 			}
 			if x := rm["log"]; x != nil {
-				s.Ready.Log = f.str(x, "ready.log")
+				s.Ready.Log = f.Str(x, "ready.log")
 				if _, err := regexp.Compile(s.Ready.Log); err != nil {
-					f.errf(x, "ready.log is a regular expression matched against each output line", "ready.log: %v", err)
+					f.Errf(x, "ready.log is a regular expression matched against each output line", "ready.log: %v", err)
 				}
 				kinds++
 			}
 			if kinds > 1 {
-				f.errf(v, "", "ready takes one of http, tcp or log")
+				f.Errf(v, "", "ready takes one of http, tcp or log")
 			}
 			if x := rm["timeout"]; x != nil {
-				s.Ready.Timeout = f.duration(x, "ready.timeout")
+				s.Ready.Timeout = f.Duration(x, "ready.timeout")
 			}
 		}
 	}
@@ -93,22 +99,22 @@ func (f *file) service(name string, n *yaml.Node, source string) *Service {
 }
 
 // checkRefs reports services.NAME and sinks.NAME references to names not defined.
-func (f *file) checkRefs(services map[string]*Service, sinks map[string]*Sink) {
+func (f *file) checkRefs(services map[string]*scenario.Service, sinks map[string]*scenario.Sink) {
 	check := func(refs []serviceUse, what string, names []string) {
 		for _, ref := range refs {
-			if contains(names, ref.name) {
+			if slices.Contains(names, ref.name) {
 				continue
 			}
 			hint := what + "s defined: " + strings.Join(names, ", ")
 			if len(names) == 0 {
-				hint = "define it under " + what + "s: in " + ConfigName + " or in this file"
-			} else if c := closest(ref.name, names); c != "" {
+				hint = "define it under " + what + "s: in " + scenario.ConfigName + " or in this file"
+			} else if c := assert.Closest(ref.name, names); c != "" {
 				hint = fmt.Sprintf("did you mean %q?", c)
 			}
-			f.errAt(f.offsetPos(ref.n, ref.off), hint, "unknown %s %q", what, ref.name)
+			f.ErrAt(f.OffsetPos(ref.n, ref.off), hint, "unknown %s %q", what, ref.name)
 		}
 	}
-	check(f.serviceRefs, "service", keys(services))
-	check(f.sinkRefs, "sink", keys(sinks))
+	check(f.serviceRefs, "service", slices.Sorted(maps.Keys(services)))
+	check(f.sinkRefs, "sink", slices.Sorted(maps.Keys(sinks)))
 	f.serviceRefs, f.sinkRefs = nil, nil
 }

@@ -1,4 +1,4 @@
-package scenario
+package yamlfile
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 // may itself hold ${...}; ${VAR:?message} is an error when VAR is unset or empty.
 //
 // Values that came from the environment into a URL, a header, a DSN or a process environment
-// are recorded in f.secrets, shown as ${VAR}, and so are the passwords of URLs written there.
-func (f *file) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
+// are recorded in f.Secrets, shown as ${VAR}, and so are the passwords of URLs written there.
+func (f *File) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
 	f.expandNode(n, lookup, false)
 }
 
@@ -27,7 +27,7 @@ var (
 	secretSections = map[string]bool{"headers": true, "env": true}
 )
 
-func (f *file) expandNode(n *yaml.Node, lookup func(string) (string, bool), secret bool) {
+func (f *File) expandNode(n *yaml.Node, lookup func(string) (string, bool), secret bool) {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		f.expandScalar(n, lookup, secret)
@@ -44,7 +44,7 @@ func (f *file) expandNode(n *yaml.Node, lookup func(string) (string, bool), secr
 	}
 }
 
-func (f *file) expandScalar(n *yaml.Node, lookup func(string) (string, bool), secret bool) {
+func (f *File) expandScalar(n *yaml.Node, lookup func(string) (string, bool), secret bool) {
 	if strings.Contains(n.Value, "${") {
 		val := n.Value
 		n.Value = f.expandString(n, val, 0, lookup, secret)
@@ -57,12 +57,12 @@ func (f *file) expandScalar(n *yaml.Node, lookup func(string) (string, bool), se
 		}
 	}
 	if secret {
-		f.secrets.AddDSN(n.Value)
+		f.Secrets.AddDSN(n.Value)
 	}
 }
 
 // expandString expands s, found at byte base of n's value.
-func (f *file) expandString(n *yaml.Node, s string, base int, lookup func(string) (string, bool), secret bool) string {
+func (f *File) expandString(n *yaml.Node, s string, base int, lookup func(string) (string, bool), secret bool) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "${")
@@ -78,12 +78,12 @@ func (f *file) expandString(n *yaml.Node, s string, base int, lookup func(string
 			s, base = s[i+2:], base+i+2
 			continue
 		}
-		at := f.offsetPos(n, base+i)
+		at := f.OffsetPos(n, base+i)
 		v, set := lookup(ref.name)
 		switch {
 		case set && (v != "" || ref.op == ""):
 			if secret {
-				f.secrets.Add(v, "${"+ref.name+"}")
+				f.Secrets.Add(v, "${"+ref.name+"}")
 			}
 			if v == "" {
 				// Allowed, as in a shell; a value this leaves invalid says why.
@@ -103,9 +103,9 @@ func (f *file) expandString(n *yaml.Node, s string, base int, lookup func(string
 			if ref.arg != "" {
 				msg += ": " + strings.ReplaceAll(ref.arg, "%", "%%")
 			}
-			f.errAt(at, fmt.Sprintf("set %s to a value in the environment", ref.name), msg, ref.name)
+			f.ErrAt(at, fmt.Sprintf("set %s to a value in the environment", ref.name), msg, ref.name)
 		default:
-			f.errAt(at, fmt.Sprintf("set %s in the environment, or give a default: ${%s:-value}", ref.name, ref.name),
+			f.ErrAt(at, fmt.Sprintf("set %s in the environment, or give a default: ${%s:-value}", ref.name, ref.name),
 				"environment variable %s is not set", ref.name)
 			b.WriteString(s[i : i+ref.end])
 		}
@@ -165,14 +165,14 @@ func parseRef(s string) (envRef, bool) {
 // secrets, shown as ${VAR}, and so is the password of a URL in the result. An unset variable is
 // an error that names it.
 func ExpandArg(arg string, lookup func(string) (string, bool), secrets *redact.Secrets) (string, error) {
-	f := &file{}
+	f := &File{}
 	n := &yaml.Node{Kind: yaml.ScalarNode, Value: arg}
 	out := f.expandString(n, arg, 0, lookup, true)
-	if len(f.errs) > 0 {
-		e := f.errs[0]
+	if len(f.Errs) > 0 {
+		e := f.Errs[0]
 		return arg, fmt.Errorf("%q: %s (%s)", arg, e.Msg, e.Hint)
 	}
-	secrets.Merge(&f.secrets)
+	secrets.Merge(&f.Secrets)
 	secrets.AddDSN(out)
 	return out, nil
 }

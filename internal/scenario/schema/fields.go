@@ -1,16 +1,12 @@
-package scenario
+package schema
 
-import (
-	"strings"
-
-	"go.yaml.in/yaml/v3"
-)
+import "strings"
 
 // This file is the one list of the keys each mapping of a scenario file or idemtest.yaml may
-// have. The decoder accepts exactly these (an unknown key gets "did you mean"), Schema writes
+// have. The decoder accepts exactly these (an unknown key gets "did you mean"), JSON writes
 // their docs into the JSON Schema, and the schema test checks that schema.json has the same
 // properties, required keys and kinds for every section. A new field is added here, decoded in
-// its section's file, and given its constraints in schema.json.
+// its section's file of package decode, and given its constraints in schema.json.
 
 // kind is the shape of a field's value, as the schema test compares it with schema.json.
 type kind string
@@ -35,15 +31,15 @@ type field struct {
 	doc      string
 }
 
-// section is a mapping's allowed keys and where schema.json describes it: a path under $defs, or
-// "" for the document roots, which Schema builds.
-type section struct {
+// Section is a mapping's allowed keys and where schema.json describes it: a path under $defs, or
+// "" for the document roots, which JSON builds.
+type Section struct {
 	schema string
 	fields []field
 }
 
-// names returns the section's keys in order.
-func (s section) names() []string {
+// Names returns the section's keys in order, as the decoder accepts them.
+func (s Section) Names() []string {
 	out := make([]string, len(s.fields))
 	for i, f := range s.fields {
 		out[i] = f.name
@@ -51,15 +47,12 @@ func (s section) names() []string {
 	return out
 }
 
-// fields decodes n as a mapping of sec's keys; what names it in errors.
-func (f *file) fields(n *yaml.Node, what string, sec section) (map[string]*yaml.Node, bool) {
-	return f.mapping(n, what, sec.names()...)
-}
-
 var defaultEndpointField = field{"endpoint", kString, false, "the default endpoint of call steps that name none"}
 
+// The sections, one for each kind of mapping: the document roots of idemtest.yaml and of a
+// scenario, then what they hold.
 var (
-	configFields = section{"", []field{
+	Config = Section{"", []field{
 		defaultEndpointField,
 		{"endpoints", kMapping, false, ""},
 		{"services", kMapping, false, ""},
@@ -68,7 +61,7 @@ var (
 		{"probes", kMapping, false, ""},
 		{"check", kMapping, false, ""},
 	}}
-	scenarioFields = section{"", []field{
+	Scenario = Section{"", []field{
 		{"name", kString, true, ""},
 		{"description", kString, false, ""},
 		{"tags", kList, false, ""},
@@ -82,7 +75,7 @@ var (
 		{"allow_hosts", kList, false, ""},
 	}}
 
-	endpointFields = section{"endpoint", []field{
+	Endpoint = Section{"endpoint", []field{
 		{"http", kMapping, false, ""},
 		{"mcp", kMapping, false, ""},
 		{"key", kMapping, false, ""},
@@ -91,7 +84,7 @@ var (
 		{"compare", kMapping, false, ""},
 		{"natural", kList, false, "tools idempotent by nature: their answers are not judged by the verdict"},
 	}}
-	httpEndpointFields = section{"endpoint/properties/http", []field{
+	HTTPEndpoint = Section{"endpoint/properties/http", []field{
 		{"url", kTemplate, false, "{tool} is replaced with the tool name; with openapi, the base URL that overrides the document's servers"},
 		{"method", kString, false, ""},
 		{"headers", kStringMap, false, ""},
@@ -99,7 +92,7 @@ var (
 		{"max_response_bytes", kInteger, false, ""},
 		{"openapi", kTemplate, false, "an OpenAPI 3.0/3.1 document (a file, relative to this one, or an http(s) URL): each operation is a tool"},
 	}}
-	mcpEndpointFields = section{"endpoint/properties/mcp", []field{
+	MCPEndpoint = Section{"endpoint/properties/mcp", []field{
 		{"command", kList, false, ""},
 		{"env", kStringMap, false, ""},
 		{"dir", kString, false, ""},
@@ -110,34 +103,34 @@ var (
 		{"conflict_match", kString, false, ""},
 		{"max_response_bytes", kInteger, false, ""},
 	}}
-	keyFields = section{"key", []field{
+	Key = Section{"key", []field{
 		{"header", kString, false, ""},
 		{"arg", kString, false, ""},
 		{"meta", kString, false, ""},
 	}}
-	compareFields = section{"endpoint/properties/compare", []field{
+	Compare = Section{"endpoint/properties/compare", []field{
 		{"ignore", kList, false, "dotted paths of answer fields that change on every answer (requestId, meta.at), left out of the verdict's comparisons"},
 	}}
 
-	serviceFields = section{"service", []field{
+	Service = Section{"service", []field{
 		{"command", kList, true, ""},
 		{"env", kStringMap, false, ""},
 		{"dir", kString, false, ""},
 		{"ready", kMapping, false, ""},
 	}}
-	readyFields = section{"service/properties/ready", []field{
+	Ready = Section{"service/properties/ready", []field{
 		{"http", kString, false, ""},
 		{"tcp", kString, false, ""},
 		{"log", kString, false, ""},
 		{"timeout", kDuration, false, ""},
 	}}
 
-	sinkFields = section{"sink", []field{
+	Sink = Section{"sink", []field{
 		{"routes", kMapping, true, ""},
 		{"port", kInteger, false, ""},
 		{"key_header", kString, false, ""},
 	}}
-	routeFields = section{"sink/properties/routes/additionalProperties", []field{
+	Route = Section{"sink/properties/routes/additionalProperties", []field{
 		{"method", kString, false, ""},
 		{"path", kString, true, ""},
 		{"respond", kMapping, false, ""},
@@ -146,13 +139,13 @@ var (
 		{"hang_first", kInteger, false, ""},
 		{"drop_response_first", kInteger, false, ""},
 	}}
-	respondFields = section{"sink/properties/routes/additionalProperties/properties/respond", []field{
+	Respond = Section{"sink/properties/routes/additionalProperties/properties/respond", []field{
 		{"status", kInteger, false, ""},
 		{"json", kAny, false, ""},
 		{"headers", kStringMap, false, ""},
 	}}
 
-	probeFields = section{"probe", []field{
+	Probe = Section{"probe", []field{
 		{"http", kMapping, false, ""},
 		{"call_tool", kString, false, ""},
 		{"endpoint", kString, false, ""},
@@ -160,38 +153,38 @@ var (
 		{"sql", kMapping, false, ""},
 		{"redis", kMapping, false, ""},
 	}}
-	httpProbeFields = section{"probe/properties/http", []field{
+	HTTPProbe = Section{"probe/properties/http", []field{
 		{"url", kString, true, ""},
 		{"method", kString, false, ""},
 		{"headers", kStringMap, false, ""},
 	}}
-	sqlProbeFields = section{"probe/properties/sql", []field{
+	SQLProbe = Section{"probe/properties/sql", []field{
 		{"dsn", kString, true, ""},
 		{"query", kString, true, ""},
 		{"args", kList, false, ""},
 	}}
-	redisProbeFields = section{"probe/properties/redis", []field{
+	RedisProbe = Section{"probe/properties/redis", []field{
 		{"addr", kString, false, ""},
 		{"command", kList, true, ""},
 	}}
 
-	checkFields = section{"check", []field{
+	Check = Section{"check", []field{
 		{"missing_key", kString, false, "a mutating call without a key must be rejected with a 4xx (reject, default) or is only reported (accept)"},
 		{"key_ttl", kDuration, false, "how long keys must be remembered: the expiry check retries after this long (without it, expiry is skipped)"},
 		{"snapshot", kList, false, "read-only calls whose answers are the server's state, read before and after each retry (instead of the read-only tools found by listing)"},
 		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check"},
 	}}
-	checkSnapshotFields = section{"check/properties/snapshot/items", []field{
+	CheckSnapshot = Section{"check/properties/snapshot/items", []field{
 		{"tool", kString, true, "a read-only tool of the endpoint"},
 		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session"},
 	}}
-	checkToolFields = section{"check/properties/tools/additionalProperties", []field{
+	CheckTool = Section{"check/properties/tools/additionalProperties", []field{
 		{"args", kMapping, false, "the arguments to call the tool with, instead of ones built from its input schema; {{ session }} makes a value unique per trial"},
 		{"skip", kString, false, "leave the tool out of the battery, with this reason"},
 		{"effects", kString, false, "an expression over probes and sinks counting the side effects of this trial's calls of the tool, e.g. len(refunds.refunds) with a probe refunds filtered by {{ session }}"},
 	}}
 
-	callFields = section{"callStep", []field{
+	CallStep = Section{"callStep", []field{
 		{"id", kString, false, ""},
 		{"call_tool", kString, false, "the tool to call"},
 		{"endpoint", kString, false, ""},
@@ -209,23 +202,23 @@ var (
 		{"without_key", kBoolean, false, ""},
 		{"verdict", kString, false, "off: this step's calls are not judged for exactly-once"},
 	}}
-	retryFields = section{"callStep/properties/retry", []field{
+	Retry = Section{"callStep/properties/retry", []field{
 		{"attempts", kInteger, false, ""},
 		{"on", kList, false, ""},
 		{"backoff", kDuration, false, ""},
 	}}
-	assertFields = section{"assertStep", []field{
+	AssertStep = Section{"assertStep", []field{
 		{"id", kString, false, ""},
 		{"assert", kString, true, "an expr-lang expression that must be true"},
 		{"eventually", kDuration, false, ""},
 	}}
-	sleepFields = section{"sleepStep", []field{
+	SleepStep = Section{"sleepStep", []field{
 		{"id", kString, false, ""},
 		{"sleep", kDuration, true, ""},
 	}}
-	// seedFields are the hosted-runner form's own keys; seedStep renames them (tool to
-	// call_tool, check to assert, duration to sleep) and the native section then decodes the step.
-	seedFields = section{"seedStep", []field{
+	// SeedStep are the hosted-runner form's own keys; seedStep renames them (tool to
+	// call_tool, check to assert, duration to sleep) and the native Section then decodes the step.
+	SeedStep = Section{"seedStep", []field{
 		{"action", kString, true, ""},
 		{"tool", kString, false, ""},
 		{"check", kString, false, ""},
@@ -234,16 +227,16 @@ var (
 	}}
 )
 
-// sections lists every section with a name for tests and Schema.
-var sections = map[string]section{
-	"config": configFields, "scenario": scenarioFields,
-	"endpoint": endpointFields, "http endpoint": httpEndpointFields, "mcp endpoint": mcpEndpointFields,
-	"key": keyFields, "compare": compareFields,
-	"service": serviceFields, "ready": readyFields,
-	"sink": sinkFields, "route": routeFields, "respond": respondFields,
-	"probe": probeFields, "http probe": httpProbeFields, "sql probe": sqlProbeFields, "redis probe": redisProbeFields,
-	"check": checkFields, "check tool": checkToolFields, "check snapshot": checkSnapshotFields,
-	"call step": callFields, "retry": retryFields, "assert step": assertFields, "sleep step": sleepFields, "seed step": seedFields,
+// sections lists every section with a name for tests and JSON.
+var sections = map[string]Section{
+	"config": Config, "scenario": Scenario,
+	"endpoint": Endpoint, "http endpoint": HTTPEndpoint, "mcp endpoint": MCPEndpoint,
+	"key": Key, "compare": Compare,
+	"service": Service, "ready": Ready,
+	"sink": Sink, "route": Route, "respond": Respond,
+	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe,
+	"check": Check, "check tool": CheckTool, "check snapshot": CheckSnapshot,
+	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
 }
 
 // schemaNode returns the object at path (slash-separated keys) under defs, or nil.
@@ -262,9 +255,9 @@ func schemaNode(defs map[string]any, path string) map[string]any {
 
 // describe writes each field's doc into its property of the schema document root (whose
 // properties are the root sections' and whose $defs hold the others).
-func describe(root map[string]any, roots section) {
+func describe(root map[string]any, roots Section) {
 	defs := root["$defs"].(map[string]any)
-	apply := func(props map[string]any, sec section) {
+	apply := func(props map[string]any, sec Section) {
 		for _, fd := range sec.fields {
 			if p, ok := props[fd.name].(map[string]any); ok && fd.doc != "" {
 				p["description"] = fd.doc

@@ -1,4 +1,4 @@
-package scenario
+package decode
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 func TestCheckSection(t *testing.T) {
@@ -55,7 +56,7 @@ check:
 			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(dir, Options{Config: path})
+			_, err := decodeConfig(path)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -87,7 +88,7 @@ sinks:
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := LoadConfig(dir, Options{Config: path})
+	sc, err := decodeConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,4 +110,14 @@ sinks:
 	if !ok || tmpl.Source != "acct_{{ session }}" || args["amount"] != 5 {
 		t.Errorf("args = %#v", args)
 	}
+}
+
+// decodeConfig reads and decodes the config at path; its problems are the error.
+func decodeConfig(path string) (*ConfigFile, error) {
+	f, root := yamlfile.Read(path, os.LookupEnv)
+	c := Config(f, root)
+	if len(f.Errs) > 0 {
+		return nil, f.Errs
+	}
+	return c, nil
 }

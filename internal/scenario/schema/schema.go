@@ -1,17 +1,19 @@
-package scenario
+package schema
 
 import (
 	_ "embed"
 	"encoding/json"
+
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 //go:embed schema.json
 var schemaDefs []byte
 
-// Schema returns the JSON Schema (draft 2020-12) of a scenario file, or with config set of an
+// JSON returns the JSON Schema (draft 2020-12) of a scenario file, or with config set of an
 // idemtest.yaml, for editors. The loader is stricter (it compiles expressions, checks names and
 // references); the schema is for completion and early hints.
-func Schema(config bool) ([]byte, error) {
+func JSON(config bool) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(schemaDefs, &doc); err != nil {
 		return nil, err
@@ -29,9 +31,9 @@ func Schema(config bool) ([]byte, error) {
 		"additionalProperties": false,
 		"properties":           props,
 	}
-	fields := scenarioFields
+	fields := Scenario
 	if config {
-		fields = configFields
+		fields = Config
 		root["title"] = "idemtest config (idemtest.yaml)"
 		props["check"] = map[string]any{"$ref": "#/$defs/check"}
 	} else {
@@ -40,7 +42,7 @@ func Schema(config bool) ([]byte, error) {
 		props["name"] = map[string]any{"type": "string"}
 		props["description"] = map[string]any{"type": "string"}
 		props["tags"] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
-		props["trials"] = map[string]any{"type": "integer", "minimum": 1, "maximum": MaxTrials}
+		props["trials"] = map[string]any{"type": "integer", "minimum": 1, "maximum": scenario.MaxTrials}
 		props["steps"] = map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"$ref": "#/$defs/step"}}
 	}
 	describe(root, fields)

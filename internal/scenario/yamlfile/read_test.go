@@ -1,8 +1,6 @@
-package scenario
+package yamlfile
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,40 +35,10 @@ func TestHasTopLevelKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := hasTopLevelKey([]byte(tt.text), "steps"); got != tt.want {
-				t.Errorf("hasTopLevelKey(%q) = %v, want %v", tt.text, got, tt.want)
+			if got := HasTopLevelKey([]byte(tt.text), "steps"); got != tt.want {
+				t.Errorf("HasTopLevelKey(%q) = %v, want %v", tt.text, got, tt.want)
 			}
 		})
-	}
-}
-
-// TestDirectoryWalkSkipsLargeYAML: a large YAML file that is not a scenario (100,000 keys) is
-// left alone by a directory walk; the check reads its lines once instead of decoding it (that
-// took a minute).
-func TestDirectoryWalkSkipsLargeYAML(t *testing.T) {
-	dir := t.TempDir()
-	var b strings.Builder
-	for i := 0; i < 100000; i++ {
-		fmt.Fprintf(&b, "key%d: value%d\n", i, i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "data.yaml"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: s\nsteps:\n  - sleep: 1ms\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	files, errs := scenarioFiles(context.Background(), []string{dir})
-	if len(errs) > 0 || len(files) != 1 || filepath.Base(files[0]) != "s.yaml" {
-		t.Errorf("scenarioFiles = %v, %v; want only s.yaml", files, errs)
-	}
-}
-
-func TestLoadContextCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := LoadContext(ctx, []string{"testdata"}, Options{})
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("LoadContext with a cancelled context = %v, want context.Canceled", err)
 	}
 }
 
@@ -91,10 +59,10 @@ func TestYAMLErrorNearTheMistake(t *testing.T) {
 			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Load([]string{path}, Options{})
+			f, _ := Read(path, os.LookupEnv)
 			want := fmt.Sprintf("%s:%d:4: invalid YAML", path, n+3)
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("error = %v, want it to start with %s", err, want)
+			if len(f.Errs) == 0 || !strings.Contains(f.Errs.Error(), want) {
+				t.Errorf("error = %v, want it to start with %s", f.Errs, want)
 			}
 		})
 	}

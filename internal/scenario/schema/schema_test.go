@@ -1,4 +1,4 @@
-package scenario
+package schema
 
 import (
 	"encoding/json"
@@ -9,11 +9,13 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 func resolved(t *testing.T, config bool) *jsonschema.Resolved {
 	t.Helper()
-	b, err := Schema(config)
+	b, err := JSON(config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +33,10 @@ func resolved(t *testing.T, config bool) *jsonschema.Resolved {
 // TestSchemaAcceptsTheExamples validates every example file against the schema it should match.
 func TestSchemaAcceptsTheExamples(t *testing.T) {
 	scenarioSchema, configSchema := resolved(t, false), resolved(t, true)
-	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
-	more, _ := filepath.Glob("../../examples/scenarios/*/*.yaml")
-	broken, _ := filepath.Glob("../../examples/broken/*.yaml")
-	good, _ := filepath.Glob("testdata/good/*.yaml")
+	files, _ := filepath.Glob("../../../examples/scenarios/*.yaml")
+	more, _ := filepath.Glob("../../../examples/scenarios/*/*.yaml")
+	broken, _ := filepath.Glob("../../../examples/broken/*.yaml")
+	good, _ := filepath.Glob("../load/testdata/good/*.yaml")
 	for _, path := range append(append(append(files, more...), broken...), good...) {
 		t.Run(path, func(t *testing.T) {
 			b, err := os.ReadFile(path)
@@ -50,7 +52,7 @@ func TestSchemaAcceptsTheExamples(t *testing.T) {
 			var doc any
 			json.Unmarshal(j, &doc)
 			s := scenarioSchema
-			if base := filepath.Base(path); base == ConfigName || filepath.Base(filepath.Dir(path)) == "broken" {
+			if base := filepath.Base(path); base == scenario.ConfigName || filepath.Base(filepath.Dir(path)) == "broken" {
 				s = configSchema
 			}
 			if err := s.Validate(doc); err != nil {
@@ -65,7 +67,7 @@ func TestSchemaAcceptsTheExamples(t *testing.T) {
 func TestSchemaKnowsEveryField(t *testing.T) {
 	roots := map[bool]map[string]any{}
 	for _, config := range []bool{false, true} {
-		b, err := Schema(config)
+		b, err := JSON(config)
 		if err != nil {
 			t.Fatal(err)
 		}

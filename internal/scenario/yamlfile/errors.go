@@ -1,31 +1,17 @@
-package scenario
+package yamlfile
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
-
-// Pos is a position in a scenario or config file; Line and Col are 1-based.
-type Pos struct {
-	File string `json:"file"`
-	Line int    `json:"line"`
-	Col  int    `json:"col"`
-}
-
-func (p Pos) String() string {
-	if p.Line == 0 {
-		return p.File
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
 
 // Error is one problem in an input file, with what to do about it.
 type Error struct {
-	Pos  Pos
+	Pos  scenario.Pos
 	Msg  string
 	Hint string
 	// Source is the text of the line the error points at, for the caret.
@@ -81,8 +67,8 @@ func (es Errors) Error() string {
 	return strings.Join(parts, "\n")
 }
 
-// redact hides the secrets in every message, hint and source line.
-func (es Errors) redact(s *redact.Secrets) {
+// Redact hides the secrets in every message, hint and source line.
+func (es Errors) Redact(s *redact.Secrets) {
 	r := redact.New(s)
 	for _, e := range es {
 		e.Msg, e.Hint, e.Source = r.String(e.Msg), r.String(e.Hint), r.String(e.Source)
@@ -90,7 +76,8 @@ func (es Errors) redact(s *redact.Secrets) {
 	}
 }
 
-func (es Errors) sort() {
+// Sort orders the errors by file, line and column.
+func (es Errors) Sort() {
 	sort.SliceStable(es, func(i, j int) bool {
 		a, b := es[i].Pos, es[j].Pos
 		if a.File != b.File {
@@ -102,6 +89,3 @@ func (es Errors) sort() {
 		return a.Col < b.Col
 	})
 }
-
-// closest returns the candidate nearest to s when it is near enough to be a likely typo.
-func closest(s string, candidates []string) string { return assert.Closest(s, candidates) }

@@ -1,26 +1,31 @@
-package scenario
+package decode
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/schema"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // step decodes one step of either form.
-func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
+func (f *file) step(s *scenario.Scenario, i int, n *yaml.Node) *scenario.Step {
 	if n.Kind != yaml.MappingNode {
-		f.errf(n, "a step is a mapping such as - call_tool: issue_refund", "step %d must be a mapping, got %s", i+1, kindName(n))
+		f.Errf(n, "a step is a mapping such as - call_tool: issue_refund", "step %d must be a mapping, got %s", i+1, yamlfile.KindName(n))
 		return nil
 	}
 	n = f.seedStep(n)
 	if n == nil {
 		return nil
 	}
-	st := &Step{Index: i, ID: fmt.Sprintf("step%d", i+1), Pos: f.pos(n)}
+	st := &scenario.Step{Index: i, ID: fmt.Sprintf("step%d", i+1), Pos: f.Pos(n)}
 	has := func(k string) bool {
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			if n.Content[j].Value == k {
@@ -39,38 +44,38 @@ func (f *file) step(s *Scenario, i int, n *yaml.Node) *Step {
 		kinds++
 	}
 	if kinds != 1 {
-		f.errf(n, "each step has exactly one of call_tool, assert or sleep", "step %d is neither a call, an assertion nor a sleep", i+1)
+		f.Errf(n, "each step has exactly one of call_tool, assert or sleep", "step %d is neither a call, an assertion nor a sleep", i+1)
 		return nil
 	}
 	var env assert.Env
 	switch {
 	case has("assert"):
-		st.Kind = AssertStep
-		m, _ := f.fields(n, "assert step", assertFields)
+		st.Kind = scenario.AssertStep
+		m, _ := f.fields(n, "assert step", schema.AssertStep)
 		f.stepID(st, m)
 		env = f.stepEnv(s, st)
 		if x := m["assert"]; x != nil {
-			st.Pos = f.pos(x)
-			src := f.expression(x, "assert")
+			st.Pos = f.Pos(x)
+			src := f.Expression(x, "assert")
 			p, err := assert.Compile(src, env)
 			if err != nil {
-				f.exprError(x, err, "assert")
+				f.ExprError(x, err, "assert")
 			} else {
 				f.checkRoutes(s, x, p.Members(), 0)
 			}
 			st.Assert = p
 		}
 		if x := m["eventually"]; x != nil {
-			st.Eventually = f.duration(x, "eventually")
+			st.Eventually = f.Duration(x, "eventually")
 		}
 	case has("sleep"):
-		st.Kind = SleepStep
-		m, _ := f.fields(n, "sleep step", sleepFields)
+		st.Kind = scenario.SleepStep
+		m, _ := f.fields(n, "sleep step", schema.SleepStep)
 		f.stepID(st, m)
-		st.Sleep = f.duration(m["sleep"], "sleep")
+		st.Sleep = f.Duration(m["sleep"], "sleep")
 	default:
-		st.Kind = CallStep
-		m, _ := f.fields(n, "call step", callFields)
+		st.Kind = scenario.CallStep
+		m, _ := f.fields(n, "call step", schema.CallStep)
 		f.stepID(st, m)
 		env = f.stepEnv(s, st)
 		f.callStep(st, m, env)
@@ -100,10 +105,10 @@ func (f *file) seedStep(n *yaml.Node) *yaml.Node {
 		rename["duration"] = "sleep"
 	default:
 		hint := "action is call_tool, assert or sleep"
-		if c := closest(action.Value, []string{"call_tool", "assert", "sleep"}); c != "" {
+		if c := assert.Closest(action.Value, []string{"call_tool", "assert", "sleep"}); c != "" {
 			hint = fmt.Sprintf("did you mean %q?", c)
 		}
-		f.errf(action, hint, "unknown action %q", action.Value)
+		f.Errf(action, hint, "unknown action %q", action.Value)
 		return nil
 	}
 	out := &yaml.Node{Kind: yaml.MappingNode, Line: n.Line, Column: n.Column}
@@ -120,11 +125,11 @@ func (f *file) seedStep(n *yaml.Node) *yaml.Node {
 		out.Content = append(out.Content, k, v)
 	}
 	if len(out.Content) == 0 || (action.Value == "call_tool" && !hasKey(out, "call_tool")) {
-		f.errf(n, "add tool: NAME", "action: call_tool needs tool:")
+		f.Errf(n, "add tool: NAME", "action: call_tool needs tool:")
 		return nil
 	}
 	if action.Value == "assert" && !hasKey(out, "assert") {
-		f.errf(n, "add check: EXPRESSION", "action: assert needs check:")
+		f.Errf(n, "add check: EXPRESSION", "action: assert needs check:")
 		return nil
 	}
 	return out
@@ -149,47 +154,47 @@ func (f *file) nameUsable(n *yaml.Node, what, name string, dynamic bool) bool {
 	if why == "" {
 		return true
 	}
-	f.errf(n, fmt.Sprintf("choose another name, such as %s_%s", what[strings.LastIndex(what, " ")+1:], name),
+	f.Errf(n, fmt.Sprintf("choose another name, such as %s_%s", what[strings.LastIndex(what, " ")+1:], name),
 		"%s %q is %s: assertions could not name it", what, name, why)
 	return false
 }
 
-func (f *file) stepID(st *Step, m map[string]*yaml.Node) {
+func (f *file) stepID(st *scenario.Step, m map[string]*yaml.Node) {
 	if x := m["id"]; x != nil {
-		id := f.str(x, "id")
+		id := f.Str(x, "id")
 		if !idPattern.MatchString(id) {
-			f.errf(x, "ids are names usable in assertions: letters, digits and _", "invalid step id %q", id)
+			f.Errf(x, "ids are names usable in assertions: letters, digits and _", "invalid step id %q", id)
 			return
 		}
 		switch id {
 		case "session", "trial", "uuid", "now":
-			f.errf(x, "choose another id", "step id %q is a built-in name", id)
+			f.Errf(x, "choose another id", "step id %q is a built-in name", id)
 			return
 		}
 		if !f.nameUsable(x, "step id", id, false) {
 			return
 		}
 		if _, taken := f.observed[id]; taken {
-			f.errf(x, "choose another id", "step id %q is already the name of a sink or probe", id)
+			f.Errf(x, "choose another id", "step id %q is already the name of a sink or probe", id)
 			return
 		}
 		st.ID = id
-		st.Pos = f.pos(x)
+		st.Pos = f.Pos(x)
 	}
 }
 
 // stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
 // result is typed (assert.CallResult, or assert.FanoutResult for a fan-out), so a field typo is
 // a load error; the runner fills in the same types.
-func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
+func (f *file) stepEnv(s *scenario.Scenario, st *scenario.Step) assert.Env {
 	env := assert.Env{"session": "", "trial": 0}
 	names := []string{"session", "trial"}
-	for _, name := range keys(f.observed) {
+	for _, name := range slices.Sorted(maps.Keys(f.observed)) {
 		env[name] = f.observed[name]
 		names = append(names, name)
 	}
 	for _, prev := range s.Steps {
-		if prev.Kind == CallStep {
+		if prev.Kind == scenario.CallStep {
 			env[prev.ID] = assert.CallResult{}
 			if prev.Fanout > 1 {
 				env[prev.ID] = assert.FanoutResult{}
@@ -197,6 +202,6 @@ func (f *file) stepEnv(s *Scenario, st *Step) assert.Env {
 			names = append(names, prev.ID)
 		}
 	}
-	f.namesHint = names
+	f.NamesHint = names
 	return env
 }

@@ -1,0 +1,123 @@
+package decode
+
+import (
+	"fmt"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/schema"
+)
+
+// effectsEnv is what an effects expression may use: the config's sinks and probes, session and
+// trial, as in an assertion of a scenario that uses this config.
+func (f *file) effectsEnv(c *ConfigFile) assert.Env {
+	env := scenario.CheckEnv()
+	names := []string{"session", "trial"}
+	for name := range c.Sinks {
+		env[name] = map[string]any{}
+		names = append(names, name)
+	}
+	for name := range c.Probes {
+		env[name] = assert.Dynamic
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	f.NamesHint = names
+	return env
+}
+
+// checkSection decodes check: {missing_key, key_ttl, snapshot, tools: {NAME: {args, skip,
+// effects}}}. It runs after the config's sinks and probes are decoded: effects name them.
+func (f *file) checkSection(n *yaml.Node, cfg *ConfigFile) *scenario.CheckConfig {
+	m, ok := f.fields(n, "check", schema.Check)
+	if !ok {
+		return nil
+	}
+	c := &scenario.CheckConfig{Pos: f.Pos(n), MissingKey: "reject", Tools: map[string]*scenario.CheckTool{}}
+	if v := m["missing_key"]; v != nil {
+		c.MissingKey = f.Str(v, "check.missing_key")
+		if c.MissingKey != "reject" && c.MissingKey != "accept" {
+			hint := "use reject or accept"
+			if s := assert.Closest(c.MissingKey, []string{"reject", "accept"}); s != "" {
+				hint = "did you mean \"" + s + "\"?"
+			}
+			f.Errf(v, hint, "check.missing_key must be reject or accept, got %q", c.MissingKey)
+		}
+	}
+	if v := m["key_ttl"]; v != nil {
+		c.KeyTTL = f.Duration(v, "check.key_ttl")
+	}
+	if v := m["snapshot"]; v != nil {
+		c.Snapshot = f.snapshots(v)
+	}
+	if v := m["tools"]; v != nil {
+		for _, kv := range f.Entries(v, "check.tools") {
+			name := kv[0].Value
+			tm, ok := f.fields(kv[1], "check.tools."+name, schema.CheckTool)
+			if !ok {
+				continue
+			}
+			t := &scenario.CheckTool{Name: name, Pos: f.Pos(kv[0])}
+			if a := tm["args"]; a != nil {
+				if a.Kind != yaml.MappingNode {
+					f.Errf(a, "", "check.tools.%s.args must be a mapping of argument names to values", name)
+				} else {
+					t.Args = f.args(a, scenario.CheckEnv())
+				}
+			}
+			if s := tm["skip"]; s != nil {
+				t.Skip = f.Str(s, "check.tools."+name+".skip")
+			}
+			if e := tm["effects"]; e != nil {
+				what := "check.tools." + name + ".effects"
+				p, err := assert.Compile(f.Expression(e, what), f.effectsEnv(cfg))
+				if err != nil {
+					f.ExprError(e, err, what)
+				}
+				t.Effects, t.EffectsPos = p, f.Pos(e)
+			}
+			c.Tools[name] = t
+		}
+	}
+	return c
+}
+
+// snapshots decodes check.snapshot: a list of {tool, args}, one entry per tool.
+func (f *file) snapshots(n *yaml.Node) []*scenario.CheckSnapshot {
+	if n.Kind != yaml.SequenceNode {
+		f.Errf(n, "snapshot: [{tool: list_refunds, args: {accountId: ...}}]", "check.snapshot must be a list of read-only calls")
+		return nil
+	}
+	var out []*scenario.CheckSnapshot
+	seen := map[string]bool{}
+	for i, e := range n.Content {
+		what := fmt.Sprintf("check.snapshot[%d]", i)
+		m, ok := f.fields(e, what, schema.CheckSnapshot)
+		if !ok {
+			continue
+		}
+		s := &scenario.CheckSnapshot{}
+		t := m["tool"]
+		if t == nil {
+			f.Errf(e, "add tool: NAME (a read-only tool)", "%s has no tool", what)
+			continue
+		}
+		s.Tool, s.Pos = f.Str(t, what+".tool"), f.Pos(t)
+		if seen[s.Tool] {
+			f.Errf(t, "one entry per tool", "%s: %s is already listed", what, s.Tool)
+		}
+		seen[s.Tool] = true
+		if a := m["args"]; a != nil {
+			if a.Kind != yaml.MappingNode {
+				f.Errf(a, "", "%s.args must be a mapping of argument names to values", what)
+			} else {
+				s.Args = f.args(a, scenario.CheckEnv())
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}

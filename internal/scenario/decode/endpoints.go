@@ -1,0 +1,188 @@
+package decode
+
+import (
+	"os/exec"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/schema"
+)
+
+// configEnv is what {{ }} in endpoint and service settings may use.
+func configEnv() assert.Env {
+	return assert.Env{"port": 0, "services": map[string]any{}, "sinks": map[string]any{}}
+}
+
+// endpoint decodes one entry of endpoints: (http or mcp, plus the common fields).
+func (f *file) endpoint(name string, n *yaml.Node) *scenario.Endpoint {
+	m, ok := f.fields(n, "endpoint "+name, schema.Endpoint)
+	if !ok {
+		return nil
+	}
+	ep := &scenario.Endpoint{Name: name, Pos: f.Pos(n), Key: scenario.DefaultHTTPKey}
+	f.NamesHint = []string{"services.NAME.port", "sinks.NAME.url"}
+	switch {
+	case m["mcp"] != nil && m["http"] != nil:
+		f.Errf(n, "an endpoint is either http or mcp", "endpoint %s has both http: and mcp:", name)
+		return nil
+	case m["mcp"] != nil:
+		ep.Key = scenario.DefaultMCPKey
+		if ep.MCP = f.mcpEndpoint(ep, m["mcp"]); ep.MCP == nil {
+			return nil
+		}
+		f.endpointCommon(ep, m, true)
+		return ep
+	case m["http"] == nil:
+		f.Errf(n, "add http: {url: http://127.0.0.1:8080/tools/{tool}} or mcp: {command: [node, server.js]}", "endpoint %s needs http: or mcp:", name)
+		return nil
+	}
+	hm, ok := f.fields(m["http"], "http endpoint", schema.HTTPEndpoint)
+	if !ok {
+		return nil
+	}
+	h := scenario.NewHTTPEndpoint()
+	if v := hm["openapi"]; v != nil {
+		f.openAPI(h, v)
+		ep.URLPos = f.Pos(v)
+		if hm["method"] != nil {
+			f.Errf(hm["method"], "remove method:; each operation has its own", "method: has no effect with openapi: (http endpoint %s)", name)
+		}
+	}
+	if hm["url"] == nil {
+		if h.OpenAPI == nil {
+			f.Errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}, or openapi: FILE|URL", "http endpoint %s needs url:", name)
+		}
+	} else {
+		h.URL = f.Template(hm["url"], "url", configEnv())
+		f.checkURL(hm["url"], "url")
+		ep.URLPos = f.Pos(hm["url"])
+		f.checkServiceRefs(hm["url"])
+	}
+	if v := hm["method"]; v != nil {
+		h.Method = strings.ToUpper(f.Str(v, "method"))
+	}
+	if v := hm["timeout"]; v != nil {
+		h.Timeout = f.Duration(v, "timeout")
+	}
+	if v := hm["max_response_bytes"]; v != nil {
+		h.MaxResponseBytes = int64(f.Int(v, "max_response_bytes", 1, 1<<30))
+	}
+	if v := hm["headers"]; v != nil {
+		h.Headers = f.TemplateMap(v, "headers", "header", configEnv(), nil)
+	}
+	ep.HTTP = h
+	f.endpointCommon(ep, m, false)
+	return ep
+}
+
+// endpointCommon decodes key, mutating, allow_hosts, compare and natural.
+func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, isMCP bool) {
+	if v := m["key"]; v != nil {
+		km, ok := f.fields(v, "key", schema.Key)
+		if ok {
+			switch {
+			case len(km) != 1:
+				f.Errf(v, "write key: {header: Idempotency-Key}, key: {arg: idempotencyKey} or key: {meta: idempotencyKey}", "key needs exactly one of header, arg or meta")
+			case km["header"] != nil:
+				if isMCP {
+					f.Errf(km["header"], "use arg or meta for an MCP endpoint", "key.header is only for http endpoints")
+				}
+				ep.Key = scenario.KeySpec{Header: f.Str(km["header"], "key.header")}
+			case km["arg"] != nil:
+				ep.Key = scenario.KeySpec{Arg: f.Str(km["arg"], "key.arg")}
+			case km["meta"] != nil:
+				if !isMCP {
+					f.Errf(km["meta"], "use header or arg for an http endpoint", "key.meta is only for MCP endpoints")
+				}
+				ep.Key = scenario.KeySpec{Meta: f.Str(km["meta"], "key.meta")}
+			}
+		}
+	}
+	if v := m["mutating"]; v != nil {
+		ep.Mutating = f.Strings(v, "mutating")
+		if ep.Mutating == nil {
+			ep.Mutating = []string{}
+		}
+	}
+	if v := m["allow_hosts"]; v != nil {
+		ep.AllowHosts = f.Strings(v, "allow_hosts")
+	}
+	if v := m["compare"]; v != nil {
+		if cm, ok := f.fields(v, "compare", schema.Compare); ok && cm["ignore"] != nil {
+			ep.Ignore = f.Strings(cm["ignore"], "compare.ignore")
+			for i, p := range ep.Ignore {
+				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+					f.ErrAt(f.Pos(cm["ignore"].Content[min(i, len(cm["ignore"].Content)-1)]), "write a dotted path to a field of the answer, such as requestId or meta.at",
+						"compare.ignore: %q is not a path", p)
+				}
+			}
+		}
+	}
+	if v := m["natural"]; v != nil {
+		ep.Natural = f.Strings(v, "natural")
+	}
+}
+
+// mcpEndpoint decodes an endpoint's mcp: section (a command or a url).
+func (f *file) mcpEndpoint(ep *scenario.Endpoint, n *yaml.Node) *scenario.MCPEndpoint {
+	name := ep.Name
+	m, ok := f.fields(n, "mcp endpoint", schema.MCPEndpoint)
+	if !ok {
+		return nil
+	}
+	e := scenario.NewMCPEndpoint()
+	switch {
+	case (m["command"] == nil) == (m["url"] == nil):
+		f.Errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
+		return nil
+	case m["command"] != nil:
+		c := m["command"]
+		if c.Kind != yaml.SequenceNode || len(c.Content) == 0 {
+			f.Errf(c, "write the command as a list: [node, server.js]", "command must be a non-empty list of strings")
+			return nil
+		}
+		for _, x := range c.Content {
+			e.Command = append(e.Command, f.Template(x, "command", configEnv()))
+			f.checkServiceRefs(x)
+		}
+		if prog := c.Content[0]; prog.Kind == yaml.ScalarNode && !assert.HasTemplate(prog.Value) {
+			if _, err := exec.LookPath(prog.Value); err != nil {
+				f.Errf(prog, "install it or give its full path", "mcp server command %q not found", prog.Value)
+			}
+		}
+	default:
+		e.URL = f.Template(m["url"], "url", configEnv())
+		f.checkURL(m["url"], "url")
+		f.checkServiceRefs(m["url"])
+		ep.URLPos = f.Pos(m["url"])
+	}
+	if v := m["env"]; v != nil {
+		e.Env = f.TemplateMap(v, "env", "env", configEnv(), nil)
+	}
+	if v := m["dir"]; v != nil {
+		e.Dir = f.Dir(v)
+	}
+	if v := m["headers"]; v != nil {
+		e.Headers = f.TemplateMap(v, "headers", "header", configEnv(), nil)
+	}
+	if v := m["timeout"]; v != nil {
+		e.Timeout = f.Duration(v, "timeout")
+	}
+	if v := m["init_timeout"]; v != nil {
+		e.InitTimeout = f.Duration(v, "init_timeout")
+	}
+	if v := m["max_response_bytes"]; v != nil {
+		e.MaxResponseBytes = int64(f.Int(v, "max_response_bytes", 1, 1<<30))
+	}
+	if v := m["conflict_match"]; v != nil {
+		e.ConflictMatch = f.Str(v, "conflict_match")
+		if _, err := regexp.Compile(e.ConflictMatch); err != nil {
+			f.Errf(v, "conflict_match is a regular expression", "conflict_match: %v", err)
+		}
+	}
+	return e
+}
