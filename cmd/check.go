@@ -14,7 +14,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/iostreams"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
@@ -109,7 +111,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		selectTools = nil // with --http-url, --tool names the endpoint's tools
 	}
 	// The live line shows the services starting and stopping; the cells are lines of their own.
-	progress := reporters.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress := terminal.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	rep, err := check.Run(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
@@ -132,10 +134,10 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitFailed, err}
 		}
 	}
-	reporters.CheckMatrix(opts.IO.Out, rep, color)
+	terminal.CheckMatrix(opts.IO.Out, rep, color)
 	werr := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return reporters.WriteCheckJUnit(w, rep) },
-		JSON:  func(w io.Writer) error { return reporters.WriteCheckJSON(w, rep, opts.Version) },
+		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) },
 	}, red, nil)
 	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, rep.Specs(), inline))
 	if err := reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr); err != nil || !rep.AllSkipped() {

@@ -16,7 +16,11 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
@@ -113,7 +117,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if err := expandProxyArgs(opts, &secrets); err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	sess, err := proxySetup(opts, httpMode)
+	sess, jopts, err := proxySetup(opts, httpMode)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
@@ -144,16 +148,22 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		sess.Record = red.Writer(f)
 	}
 
-	v, err := sess.Run(ctx)
+	calls, upErr, err := sess.Run(ctx)
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
-	if err := proxy.WriteText(errOut, v); err != nil {
+	v := agentverdict.Judge(calls, jopts)
+	if upErr != nil {
+		// A tool server that failed the agent is reported with the verdict (redacted: its
+		// stderr may quote a secret), which it turns into an error.
+		v.Error = upErr.Error()
+	}
+	if err := terminal.WriteProxy(errOut, v); err != nil {
 		return err
 	}
 	if err := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return proxy.WriteJUnit(w, v) },
-		JSON:  func(w io.Writer) error { return proxy.WriteJSON(w, v) },
+		JUnit: func(w io.Writer) error { return junit.WriteProxy(w, v) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteProxy(w, v) },
 	}, red, nil); err != nil {
 		return &exitError{ExitFailed, err}
 	}
@@ -182,9 +192,10 @@ func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
 // proxySetup checks the flags and turns them into the session: where the tool server is, the
 // proxy's and the verdict's options. Every error is bad usage, found before the agent's first
 // call.
-func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, error) {
-	fail := func(format string, a ...any) (*proxy.Session, error) {
-		return nil, fmt.Errorf(format, a...)
+func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, agentverdict.JudgeOptions, error) {
+	jopts := agentverdict.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
+	fail := func(format string, a ...any) (*proxy.Session, agentverdict.JudgeOptions, error) {
+		return nil, jopts, fmt.Errorf(format, a...)
 	}
 	switch {
 	case httpMode && len(opts.Command) > 0:
@@ -221,7 +232,6 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, error) {
 	sess := &proxy.Session{
 		Stdio:   proxy.StdioConfig{Command: opts.Command},
 		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold},
-		Judge:   proxy.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs},
 	}
 	if httpMode {
 		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts}
@@ -252,7 +262,7 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, error) {
 		if err != nil {
 			return fail("--key-pattern: %v", err)
 		}
-		sess.Judge.KeyPattern = re
+		jopts.KeyPattern = re
 	}
-	return sess, nil
+	return sess, jopts, nil
 }

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/runner"
 )
@@ -15,7 +15,7 @@ import (
 // appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
 // A summary that cannot be written is a warning: the run's verdict stands.
 func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) error {
-	if err := reportfile.Append(path, red, func(w io.Writer) error { return reporters.StepSummary(w, rep) }); err != nil {
+	if err := reportfile.Append(path, red, func(w io.Writer) error { return github.StepSummary(w, rep) }); err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
 	}
 	return nil
@@ -39,11 +39,11 @@ func matrixReports(s *iostreams.IOStreams, secrets *redact.Secrets, command, jun
 
 // writeScenarios saves the scenarios that ran to dir (check and sweep --write; "" saves none),
 // with the endpoint given on the command line (inline) that no config defines.
-func writeScenarios(s *iostreams.IOStreams, dir string, specs []*check.Spec, inline map[string]any) error {
+func writeScenarios(s *iostreams.IOStreams, dir string, specs []*spec.Spec, inline map[string]any) error {
 	if dir == "" {
 		return nil
 	}
-	paths, err := check.Write(dir, specs, inline)
+	paths, err := spec.Write(dir, specs, inline)
 	if err == nil {
 		fmt.Fprintf(s.ErrOut, "wrote %d scenarios to %s\n", len(paths), dir)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
@@ -152,7 +153,7 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
 		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
 		if f.IO.Getenv("GITHUB_ACTIONS") == "true" {
-			reporters.GitHubLoadErrors(f.IO.Out, serrs, f.IO.Getenv("GITHUB_WORKSPACE"))
+			github.AnnotateLoadErrors(f.IO.Out, serrs, f.IO.Getenv("GITHUB_WORKSPACE"))
 		}
 		return ExitUsage
 	}

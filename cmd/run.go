@@ -12,7 +12,11 @@ import (
 
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/github"
+	"github.com/idemtest/idemtest/internal/reporters/html"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -150,14 +154,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	}
 
-	reporters.Terminal(out, rep, reporters.TerminalOptions{Color: color, Verbose: opts.Verbose})
+	terminal.Write(out, rep, terminal.Options{Color: color, Verbose: opts.Verbose})
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
-		reporters.GitHub(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
+		github.Annotate(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
 	}
 	werr := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return reporters.WriteJUnit(w, rep) },
-		JSON:  func(w io.Writer) error { return reporters.WriteJSON(w, rep, opts.Version) },
-		HTML:  func(w io.Writer) error { return reporters.WriteHTML(w, rep, opts.Version) },
+		JUnit: func(w io.Writer) error { return junit.Write(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) },
+		HTML:  func(w io.Writer) error { return html.Write(w, rep, opts.Version) },
 	}, red, opts.IO.Out)
 	if tracer != nil && werr == nil {
 		werr = tracer.Err()
@@ -174,7 +178,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 // first service starting to the last one stopping, every call on out with -v, and the trace.
 func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *runner.Report {
 	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
-	progress := reporters.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
 	if opts.Verbose {
 		progress.Verbose(out, color)

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/iostreams"
-	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/sweep"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -110,15 +112,15 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, err)}
 		}
 		if rep != nil {
-			reporters.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+			terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
 		}
 		return &exitError{ExitFailed, err}
 	}
-	reporters.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+	terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := errors.Join(reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return reporters.WriteSweepJUnit(w, rep) },
-		JSON:  func(w io.Writer) error { return reporters.WriteSweepJSON(w, rep, opts.Version) },
+		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
 	}, red, nil), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
 	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }

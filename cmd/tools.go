@@ -9,6 +9,8 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -53,9 +55,9 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return &exitError{ExitFailed, err}
 	}
 	if opts.JSON {
-		return reporters.WriteToolsJSON(opts.IO.Out, tools)
+		return jsonreport.WriteTools(opts.IO.Out, tools)
 	}
-	return reporters.ToolsTable(opts.IO.Out, tools)
+	return terminal.ToolsTable(opts.IO.Out, tools)
 }
 
 // InitOptions are the inputs of idemtest init.

@@ -8,61 +8,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// The checks, by stable id, in matrix order.
-const (
-	Replay          = "replay"
-	LostResponse    = "lost-response"
-	Concurrent      = "concurrent"
-	PayloadMismatch = "payload-mismatch"
-	DistinctKeys    = "distinct-keys"
-	MissingKey      = "missing-key"
-	Annotations     = "annotations"
+// The battery's vocabulary, under the names check's users write (the checks live in battery).
+type (
+	// Cell is one check of one tool.
+	Cell = battery.Cell
+	// Status is a cell's verdict.
+	Status = battery.Status
 )
 
-// IDs lists every check id in matrix order (the ids of checks_keys.go are defined there).
-var IDs = []string{Replay, LostResponse, TimeoutRetry, Concurrent, PayloadMismatch, MismatchInFlight, DistinctKeys, KeyScope, MissingKey, ErrorsNotReplayed, Expiry, Annotations}
-
-// Status is a cell's verdict.
-type Status string
-
+// The statuses of a cell.
 const (
-	Pass         Status = "pass"
-	Fail         Status = "fail"
-	Warn         Status = "warn" // protocol deviation: safe, but not the profile's status code
-	Skip         Status = "skip"
-	Inconclusive Status = "inconclusive"
+	Pass         = battery.Pass
+	Fail         = battery.Fail
+	Warn         = battery.Warn
+	Skip         = battery.Skip
+	Inconclusive = battery.Inconclusive
 )
 
-// Symbol is the matrix glyph of a status.
-func (s Status) Symbol() string {
-	return map[Status]string{Pass: "✓", Fail: "✗", Warn: "⚠", Skip: "–", Inconclusive: "?"}[s]
-}
-
-// Profiles name the status codes a check expects.
-var Profiles = []string{"ietf", "stripe", "lenient"}
-
-// profile is what a profile expects of a rejected call, by situation.
-type profile struct {
-	name                      string
-	missing, mismatch, flight int // 0: any 4xx
-}
-
-func profileOf(name string) (profile, error) {
-	switch name {
-	case "", "ietf":
-		return profile{"ietf", 400, 422, 409}, nil
-	case "stripe":
-		return profile{"stripe", 400, 400, 409}, nil
-	case "lenient":
-		return profile{name: "lenient"}, nil
-	}
-	return profile{}, fmt.Errorf("unknown profile %q: use ietf, stripe or lenient", name)
-}
+var (
+	// IDs lists every check id in matrix order.
+	IDs = battery.IDs
+	// Profiles name the status codes a check expects.
+	Profiles = battery.Profiles
+)
 
 // Options control a battery.
 type Options struct {
@@ -83,30 +58,6 @@ type Options struct {
 	OnCell func(tool string, c *Cell)
 	// OnEvent, when set, is told as the services start, become ready and stop.
 	OnEvent func(runner.Event)
-}
-
-// Cell is one check of one tool.
-type Cell struct {
-	Check  string `json:"check"`
-	Status Status `json:"status"`
-	// Reason is one line: why the cell is what it is.
-	Reason string `json:"reason,omitempty"`
-	// Evidence names what decided: "answers" (the exactly-once verdict, DESIGN §8), "status".
-	Evidence string `json:"evidence,omitempty"`
-	// Details explain a cell that is not ✓: the failure and the call history.
-	Details []string `json:"details,omitempty"`
-	// Rounds, Overlapped and the spread describe the concurrent check.
-	Rounds      int     `json:"rounds,omitempty"`
-	Overlapped  int     `json:"overlapped,omitempty"`
-	SpreadP50US float64 `json:"spread_p50_us,omitempty"`
-	SpreadMaxUS float64 `json:"spread_max_us,omitempty"`
-	// Replayed reports that the server replayed a stored answer in this check.
-	Replayed bool          `json:"replayed,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
-	// replaysDiffer is set when a marked replay differed from the stored answer.
-	replaysDiffer bool
-	// Scenario is what ran (nil when the check was skipped before building one).
-	Scenario *Spec `json:"-"`
 }
 
 // Row is one tool's cells, in the order of Report.Checks.
@@ -145,9 +96,21 @@ func (r *Report) Failed() bool {
 	return false
 }
 
+// AllSkipped reports whether every cell of every tool was skipped: no tool could be judged.
+func (r *Report) AllSkipped() bool {
+	for _, row := range r.Rows {
+		for _, c := range row.Cells {
+			if c.Status != Skip {
+				return false
+			}
+		}
+	}
+	return len(r.Rows) > 0
+}
+
 // Specs returns the scenarios the battery ran, tool by tool.
-func (r *Report) Specs() []*Spec {
-	var out []*Spec
+func (r *Report) Specs() []*spec.Spec {
+	var out []*spec.Spec
 	for _, row := range r.Rows {
 		for _, c := range row.Cells {
 			if c.Scenario != nil {
@@ -161,7 +124,7 @@ func (r *Report) Specs() []*Spec {
 // Run starts what the endpoint of base needs, finds its mutating tools exactly as run does, and
 // runs the battery on each through the runner, one ordinary scenario per check.
 func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, error) {
-	prof, err := profileOf(opts.Profile)
+	prof, err := battery.ProfileOf(opts.Profile)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +149,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if cfg == nil {
 		cfg = &scenario.CheckConfig{MissingKey: "reject", Tools: map[string]*scenario.CheckTool{}}
 	}
-	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.name, Checks: checks, Start: time.Now()}
+	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.Name, Checks: checks, Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
 
 	env, err := runner.StartWith(ctx, []*scenario.Scenario{base}, opts.OnEvent)
@@ -198,39 +161,25 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if err != nil {
 		return nil, err
 	}
-	target := "http://127.0.0.1:9"
-	if urls := env.SinkURLs(base); len(urls) > 0 {
-		names := make([]string, 0, len(urls))
-		for n := range urls {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		target = urls[names[0]]
-	}
 	if err := checkNames(opts.Tools, tools, def, cfg); err != nil {
 		return nil, err
 	}
-	b := &battery{ctx: ctx, env: env, base: base, def: def, opts: opts, prof: prof, cfg: cfg, snapshots: SnapshotTools(tools)}
-	if err := b.setup(tools, target); err != nil {
+	snap, err := snapshots(tools, def, cfg)
+	if err != nil {
 		return nil, err
 	}
+	b := battery.New(ctx,
+		rig.Target{Env: env, Base: base, Def: def, Config: cfg, Tools: tools, URL: sinkURL(env, base), Snapshots: snap},
+		rig.Options{Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout, Only: opts.Only, Tools: opts.Tools, SkipTools: opts.SkipTools},
+		prof)
 	for _, t := range tools {
 		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
 			continue
 		}
 		row := &Row{Tool: t.Name, Natural: t.Natural}
 		rep.Rows = append(rep.Rows, row)
-		args, why := b.args(t, target)
+		args, why := b.Prepare(t)
 		row.Args = args
-		if why == "" {
-			why = b.skipReason(t)
-		}
-		if why == "" {
-			why = b.probe(t, args)
-		}
-		if why == "" {
-			b.measureEffects(t, args)
-		}
 		for _, id := range checks {
 			if ctx.Err() != nil {
 				rep.Interrupted = true
@@ -241,9 +190,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 				row.Skipped = strings.ReplaceAll(why, "\n", " ")
 				c = &Cell{Check: id, Status: Skip, Reason: why}
 			} else {
-				start := time.Now()
-				c = b.withEffects(b.run(id, t, args))
-				c.Duration = time.Since(start)
+				c = b.Cell(id, t, args)
 			}
 			oneLine(c)
 			row.Cells = append(row.Cells, c)
@@ -255,162 +202,26 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if ctx.Err() != nil {
 		rep.Interrupted = true
 	}
-	rep.Diagnoses = append(diagnose(rep, def), b.x.diagnoses...)
+	rep.Diagnoses = append(diagnose(rep, def), b.Diagnoses()...)
 	if len(rep.Rows) == 0 {
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}
 	return rep, nil
 }
 
-// checkNames refuses --tool names that are not mutating tools of the endpoint, and check.tools
-// entries that name no tool the server lists (a typo would silently check the tool with
-// synthesised arguments instead of the user's).
-func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
-	var all, mutating []string
-	for _, t := range tools {
-		all = append(all, t.Name)
-		if t.Mutating {
-			mutating = append(mutating, t.Name)
-		}
+// sinkURL is where a synthesised uri argument points: the first of the base's sinks, else a
+// closed loopback port, so that a tool that fetches stays on the machine.
+func sinkURL(env *runner.Env, base *scenario.Scenario) string {
+	urls := env.SinkURLs(base)
+	if len(urls) == 0 {
+		return "http://127.0.0.1:9"
 	}
-	for _, name := range selected {
-		if contains(mutating, name) {
-			continue
-		}
-		msg := fmt.Sprintf("--tool %s: endpoint %s has no mutating tool of that name", name, def.Name)
-		if c := assert.Closest(name, mutating); c != "" && !contains(all, name) {
-			return &ConfigError{fmt.Sprintf("%s; did you mean %s?", msg, c)}
-		}
-		if contains(all, name) {
-			msg += " (it is read-only, as idemtest tools shows)"
-		}
-		return &ConfigError{fmt.Sprintf("%s; its mutating tools: %s", msg, strings.Join(mutating, ", "))}
-	}
-	if def.MCP == nil && def.HTTP.OpenAPI == nil {
-		return nil // a plain HTTP endpoint's check.tools names its tools
-	}
-	names := make([]string, 0, len(cfg.Tools))
-	for n := range cfg.Tools {
+	names := make([]string, 0, len(urls))
+	for n := range urls {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var errs []error
-	for _, n := range names {
-		if contains(all, n) {
-			continue
-		}
-		msg := fmt.Sprintf("%s: check.tools.%s: endpoint %s has no tool of that name", cfg.Tools[n].Pos, n, def.Name)
-		if c := assert.Closest(n, all); c != "" {
-			msg += fmt.Sprintf("; did you mean %s?", c)
-		} else {
-			msg += "; its tools: " + strings.Join(all, ", ")
-		}
-		errs = append(errs, errors.New(msg))
-	}
-	if len(errs) > 0 {
-		return &ConfigError{errors.Join(errs...).Error()}
-	}
-	return nil
-}
-
-func selectChecks(only, skip []string) ([]string, error) {
-	for _, id := range append(append([]string(nil), only...), skip...) {
-		if !contains(IDs, id) {
-			return nil, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(IDs, ", "))
-		}
-	}
-	var out []string
-	for _, id := range IDs {
-		if (len(only) == 0 || contains(only, id)) && !contains(skip, id) {
-			out = append(out, id)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("--only and --skip leave no check to run")
-	}
-	return out, nil
-}
-
-func selected(tool string, only, skip []string) bool {
-	return (len(only) == 0 || contains(only, tool)) && !contains(skip, tool)
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-// listTools is the endpoint's tools as idemtest tools shows them; a plain HTTP endpoint without
-// a mutating list takes its tools from the check: section.
-func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, def *scenario.Endpoint, cfg *scenario.CheckConfig) ([]runner.ToolInfo, error) {
-	if def.MCP == nil && def.Mutating == nil && def.HTTP.OpenAPI == nil {
-		names := make([]string, 0, len(cfg.Tools))
-		for n := range cfg.Tools {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		if len(names) == 0 {
-			return nil, fmt.Errorf("endpoint %s is plain HTTP and cannot list its tools: name them under mutating: on the endpoint or under check: {tools: {NAME: {args: {…}}}}", def.Name)
-		}
-		var out []runner.ToolInfo
-		for _, n := range names {
-			info := runner.ToolInfo{Mutating: runner.Mutating(def, n, nil), Natural: runner.Natural(def, n, nil)}
-			info.Name = n
-			out = append(out, info)
-		}
-		return out, nil
-	}
-	return env.Tools(ctx, base, def.Name)
-}
-
-// args are the tool's arguments: check.tools.NAME.args, else built from the input schema. A
-// non-empty reason says why the tool is skipped.
-func (b *battery) args(t runner.ToolInfo, target string) (map[string]any, string) {
-	if ct := b.cfg.Tools[t.Name]; ct != nil {
-		if ct.Skip != "" {
-			return nil, "skipped in the config: " + ct.Skip
-		}
-		if ct.Args != nil {
-			m, _ := plainArgs(ct.Args).(map[string]any)
-			return m, ""
-		}
-	}
-	if t.InputSchema == nil {
-		if b.def.MCP != nil {
-			return map[string]any{}, ""
-		}
-		return nil, fmt.Sprintf("no input schema and no arguments: give them under check: {tools: {%s: {args: {…}}}}", t.Name)
-	}
-	args, err := Synthesize(t.InputSchema, b.def.Key.Arg, target)
-	if err != nil {
-		return nil, err.Error()
-	}
-	return args, ""
-}
-
-// plainArgs turns loaded arguments back into what was written: templates become their source.
-func plainArgs(v any) any {
-	switch x := v.(type) {
-	case *assert.Template:
-		return x.Source
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plainArgs(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plainArgs(e)
-		}
-		return out
-	}
-	return v
+	return urls[names[0]]
 }
 
 // diagnose finds whole-server patterns: no keyed tool ever replayed.
@@ -421,7 +232,7 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 			continue
 		}
 		for _, c := range row.Cells {
-			if c.Check != Replay && c.Check != LostResponse {
+			if c.Check != battery.Replay && c.Check != battery.LostResponse {
 				continue
 			}
 			if c.Status == Pass || c.Status == Fail || c.Status == Warn {
@@ -435,7 +246,7 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	var out []string
 	for _, row := range rep.Rows {
 		for _, c := range row.Cells {
-			if c.replaysDiffer {
+			if c.ReplaysDiffer() {
 				out = append(out, "answers marked as replays differ from the stored answer: if a field changes on every answer (a request id, a timestamp), leave it out with compare: {ignore: [PATH]} on the endpoint")
 				break
 			}
@@ -447,78 +258,14 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	if judged == 0 || replayed > 0 {
 		return out
 	}
-	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", keyWhere(def)))
+	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", rig.KeyWhere(def)))
 }
 
-// keyWhere names where the endpoint's calls carry the key: "argument idempotencyKey".
-func keyWhere(def *scenario.Endpoint) string {
-	switch {
-	case def.Key.Arg != "":
-		return "argument " + def.Key.Arg
-	case def.Key.Meta != "":
-		return "_meta entry " + def.Key.Meta
+// oneLine keeps a cell's reason and each detail on one line: servers' error messages (an edit
+// that did not match, a stack) carry newlines that would break the matrix's layout.
+func oneLine(c *Cell) {
+	c.Reason = strings.ReplaceAll(c.Reason, "\n", " ")
+	for i, l := range c.Details {
+		c.Details[i] = strings.ReplaceAll(l, "\n", " ")
 	}
-	return "header " + def.Key.Header
-}
-
-// keyLike is a property of the tool's input schema whose name looks like an idempotency key
-// and that is not where idemtest sends the key ("" when there is none).
-func (b *battery) keyLike(t runner.ToolInfo) string {
-	props, _ := t.InputSchema["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		norm := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(n))
-		if n != b.def.Key.Arg && (strings.Contains(norm, "idempoten") || norm == "dedupkey" || norm == "dedupekey" || norm == "deduplicationkey" || norm == "deduplicationid") {
-			return n
-		}
-	}
-	return ""
-}
-
-// AllSkipped reports whether every cell of every tool was skipped: no tool could be judged.
-func (r *Report) AllSkipped() bool {
-	for _, row := range r.Rows {
-		for _, c := range row.Cells {
-			if c.Status != Skip {
-				return false
-			}
-		}
-	}
-	return len(r.Rows) > 0
-}
-
-// maxSnapshots bounds the read-only tools read before and after each retry.
-const maxSnapshots = 3
-
-// SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
-// decision has it) that the server describes and that need no argument.
-func SnapshotTools(tools []runner.ToolInfo) []string {
-	var out []string
-	for _, t := range tools {
-		if t.Mutating || t.InputSchema == nil {
-			continue
-		}
-		if req, ok := t.InputSchema["required"].([]any); ok && len(req) > 0 {
-			continue
-		}
-		out = append(out, t.Name)
-	}
-	sort.Strings(out)
-	if len(out) > maxSnapshots {
-		out = out[:maxSnapshots]
-	}
-	return out
-}
-
-// skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest
-// lacks.
-func (b *battery) skipReason(t runner.ToolInfo) string {
-	if t.TaskSupport == "required" {
-		return "needs MCP tasks, which idemtest does not support (tools/list says execution.taskSupport: required)"
-	}
-	return ""
 }

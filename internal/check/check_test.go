@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // notesServer is a real MCP server whose answers lie: add_note is annotated idempotentHint and
@@ -69,7 +69,7 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{Replay, LostResponse, Annotations}})
+	rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{battery.Replay, battery.LostResponse, battery.Annotations}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // keyFaults are the ways keyServer keeps its keys wrong.
@@ -103,16 +103,16 @@ func TestKeyChecks(t *testing.T) {
 		want   map[string]Status
 		reason map[string]string
 	}{
-		{name: "correct", want: map[string]Status{Replay: Pass, KeyScope: Pass, ErrorsNotReplayed: Pass, Expiry: Pass}},
+		{name: "correct", want: map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Pass, battery.Expiry: Pass}},
 		{name: "keys shared between tools", faults: keyFaults{shared: true},
-			want:   map[string]Status{Replay: Pass, KeyScope: Fail, ErrorsNotReplayed: Pass, Expiry: Pass},
-			reason: map[string]string{KeyScope: "ship with the key of the pay call got pay's answer: keys are not scoped per tool"}},
+			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Fail, battery.ErrorsNotReplayed: Pass, battery.Expiry: Pass},
+			reason: map[string]string{battery.KeyScope: "ship with the key of the pay call got pay's answer: keys are not scoped per tool"}},
 		{name: "errors stored under the key", faults: keyFaults{cacheErrors: true},
-			want:   map[string]Status{Replay: Pass, KeyScope: Pass, ErrorsNotReplayed: Fail, Expiry: Pass},
-			reason: map[string]string{ErrorsNotReplayed: "the corrected call got the refused call's error again"}},
+			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Fail, battery.Expiry: Pass},
+			reason: map[string]string{battery.ErrorsNotReplayed: "the corrected call got the refused call's error again"}},
 		{name: "keys forgotten too soon", faults: keyFaults{ttl: 50 * time.Millisecond},
-			want:   map[string]Status{Replay: Pass, KeyScope: Pass, ErrorsNotReplayed: Pass, Expiry: Fail},
-			reason: map[string]string{Expiry: "after 200ms the key was not remembered"}},
+			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Pass, battery.Expiry: Fail},
+			reason: map[string]string{battery.Expiry: "after 200ms the key was not remembered"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +121,7 @@ func TestKeyChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			base.Check = &scenario.CheckConfig{MissingKey: "reject", KeyTTL: 200 * time.Millisecond, Tools: map[string]*scenario.CheckTool{}}
-			rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{Replay, KeyScope, ErrorsNotReplayed, Expiry}})
+			rep, err := Run(context.Background(), base, Options{Endpoint: scenario.AdHocName, Only: []string{battery.Replay, battery.KeyScope, battery.ErrorsNotReplayed, battery.Expiry}})
 			if err != nil {
 				t.Fatal(err)
 			}

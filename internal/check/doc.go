@@ -1,13 +1,21 @@
-// Package check is idemtest check, the conformance battery (DESIGN §9): for every mutating tool
-// of an endpoint it builds ordinary in-memory scenarios (the ids in IDs: replay, lost-response,
-// timeout-retry, concurrent, payload-mismatch, mismatch-in-flight, distinct-keys, key-scope,
-// missing-key, errors-not-replayed, expiry, annotations), runs them through the runner on one
-// started environment, and judges each cell from the declared effects, the sinks, the state read
-// from the server's read-only tools or configured snapshot calls, the exactly-once verdict and
-// status codes.
+// Package check is idemtest check, the conformance battery (DESIGN §9), as the command runs it:
+// it starts what the endpoint needs, lists the endpoint's tools, refuses a check: section that
+// does not fit them, and runs the battery on every mutating tool, a row per tool and a cell per
+// check, with the whole-server diagnoses above the matrix. Each cell is an ordinary in-memory
+// scenario run through the runner.
+//
+// The parts live below it, one concept each:
+//   - battery: the checks (one file each, registered in checks.go) and how a cell is decided;
+//   - rig: running a check's scenario and measuring the tool (arguments, sinks, effects, latency);
+//   - state: the state evidence (snapshot reads, deltas, minted ids);
+//   - synth: arguments built from an input schema;
+//   - spec: a scenario as written, run and saved with --write;
+//   - history: the call history shown under a cell.
+//
+// Run it, print the matrix and save what ran:
 //
 //	base, _ := load.Config(".", load.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
-//	reporters.CheckMatrix(os.Stdout, rep, false)
-//	paths, err := check.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
+//	terminal.CheckMatrix(os.Stdout, rep, false) // internal/reporters/terminal
+//	paths, err := spec.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
 package check

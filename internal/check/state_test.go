@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // shopServer is a real MCP server whose tools each show one way the answers alone mislead:
@@ -189,7 +189,7 @@ func TestStateOverrulesAnswers(t *testing.T) {
 }
 
 func TestReadOnlyHintChangesNothing(t *testing.T) {
-	cells, _ := runShop(t, Options{Only: []string{Annotations}}, []string{"peek", "look"})
+	cells, _ := runShop(t, Options{Only: []string{battery.Annotations}}, []string{"peek", "look"})
 	for _, tt := range []struct {
 		cell   string
 		status Status

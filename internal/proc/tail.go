@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -135,4 +136,17 @@ func (t *Tail) flush() {
 	if p != nil {
 		t.drain(p)
 	}
+}
+
+// LastBytes returns the last n bytes of s from the start of a line (or all of s when it is no
+// longer): what a failure report shows of a process's output.
+func LastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }

@@ -83,3 +83,23 @@ func TestTailSince(t *testing.T) {
 		t.Errorf("more than kept since the mark: got %q, kept %q", got, tl.String())
 	}
 }
+
+// TestLastBytes: a cut output starts at a line's start, so a report never shows half a line.
+func TestLastBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short enough", "one\ntwo\n", 8, "one\ntwo\n"},
+		{"cut at a line", "first line\nsecond\nthird\n", 13, "third\n"},
+		{"one long line", "abcdefghij", 4, "ghij"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LastBytes(tc.in, tc.n); got != tc.want {
+				t.Errorf("LastBytes(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			}
+		})
+	}
+}

@@ -9,9 +9,9 @@ import (
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
-// Session is one agent session through the proxy, from the agent's first message to the
-// verdict: where the tool server is, what the recorder injects and records, and how the agent
-// is judged.
+// Session is one agent session through the proxy, from the agent's first message to its
+// last: where the tool server is, and what the recorder injects and records. Its calls are
+// what agentverdict judges.
 type Session struct {
 	// HTTP is the proxy an agent talks to over HTTP; the session is over stdio when its
 	// Upstream is empty.
@@ -21,7 +21,6 @@ type Session struct {
 	In      io.Reader
 	Out     io.Writer
 	Options Options
-	Judge   JudgeOptions
 	// Record, when set, receives the session's trace (JSON Lines).
 	Record io.Writer
 }
@@ -37,35 +36,28 @@ func (s *Session) Header() trace.Header {
 	return trace.Header{Endpoint: s.HTTP.Upstream, Transport: trace.MCPHTTP}
 }
 
-// Run forwards the session until the agent disconnects (stdio) or ctx ends (HTTP), then
-// judges the agent. A tool server that failed the agent is reported in the verdict's Error,
-// which fails it; an error is the proxy's own.
-func (s *Session) Run(ctx context.Context) (Verdict, error) {
+// Run forwards the session until the agent disconnects (stdio) or ctx ends (HTTP), and returns
+// its calls. A tool server that failed the agent is returned as upstream, for the verdict to
+// report (and fail on); err is the proxy's own failure.
+func (s *Session) Run(ctx context.Context) (calls []trace.Call, upstream *UpstreamError, err error) {
 	opts := s.Options
 	if s.Record != nil {
-		var err error
 		if opts.Trace, err = trace.NewWriter(s.Record, s.Header()); err != nil {
-			return Verdict{}, err
+			return nil, nil, err
 		}
 	}
 	rec := NewRecorder(opts)
-	var err error
 	if s.HTTP.Upstream == "" {
 		err = RunStdio(ctx, rec, s.In, s.Out, s.Stdio)
 	} else {
 		err = RunHTTP(ctx, rec, s.HTTP)
 	}
 	calls, cerr := rec.Close()
-	var upErr *UpstreamError
-	if errors.As(err, &upErr) {
+	if errors.As(err, &upstream) {
 		err = nil
 	}
 	if err = errors.Join(err, cerr); err != nil {
-		return Verdict{}, err
+		return nil, nil, err
 	}
-	v := Judge(calls, s.Judge)
-	if upErr != nil {
-		v.Error = upErr.Error()
-	}
-	return v, nil
+	return calls, upstream, nil
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Dir = cfg.Dir
-	stderrTail := &tailBuffer{max: 2 << 10}
+	stderrTail := proc.NewTail(stderrKept)
 	cmd.Stderr = stderrTail
 	if cfg.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(stderrTail, cfg.Stderr)
@@ -138,7 +137,7 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	if what == "" {
 		return nil
 	}
-	return &UpstreamError{Command: strings.Join(cfg.Command, " "), What: what, StderrTail: stderrTail.String()}
+	return &UpstreamError{Command: strings.Join(cfg.Command, " "), What: what, StderrTail: fromLine(stderrTail.String(), stderrKept)}
 }
 
 // UpstreamError is a tool server that failed the agent: it ended while the agent was still
@@ -172,33 +171,18 @@ func (e *UpstreamError) Error() string {
 	return msg + "; the end of its stderr:\n  " + strings.ReplaceAll(tail, "\n", "\n  ")
 }
 
-// tailBuffer keeps the last max bytes written to it, from the start of a line when it can.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
+// stderrKept is how much of the end of the server's stderr an UpstreamError quotes.
+const stderrKept = 2 << 10
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.b
-	if len(b) == t.max {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
-			b = b[i+1:]
+// fromLine is the kept end of an output: from the start of a line when the kept bytes are all
+// that could be kept (the first line is then likely cut), and as valid UTF-8.
+func fromLine(kept string, limit int) string {
+	if len(kept) == limit {
+		if i := strings.IndexByte(kept, '\n'); i >= 0 && i < len(kept)-1 {
+			kept = kept[i+1:]
 		}
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ToValidUTF8(kept, "\uFFFD")
 }
 
 // stdioProxy moves messages between an agent and a server over stdio.

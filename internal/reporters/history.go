@@ -2,8 +2,9 @@ package reporters
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -36,14 +37,14 @@ func History(t *runner.Trial) string {
 			key = "(none)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t%.1f\t%s\n", Escape(c.Step), cp, c.Attempt, Escape(key), c.Outcome, status, c.Replayed,
-			float64(c.Duration.Microseconds())/1000, oneLine(c.Error, 80))
+			float64(c.Duration.Microseconds())/1000, OneLine(c.Error, 80))
 	}
 	tw.Flush()
 	// The answers lose_response discarded: the agent never saw them, the reader should, to
 	// compare them with what the retry got.
 	for _, c := range t.Calls {
 		if c.Lost && c.Result != nil {
-			fmt.Fprintf(&b, "discarded answer of %s: %s\n", callName(c), oneLine(verdict.Canonical(c.Result), 240))
+			fmt.Fprintf(&b, "discarded answer of %s: %s\n", callName(c), OneLine(verdict.Canonical(c.Result), 240))
 		}
 	}
 	return b.String()
@@ -61,7 +62,8 @@ func callName(c runner.Call) string {
 	return name
 }
 
-func oneLine(s string, n int) string {
+// OneLine is s escaped on one line, its runs of white space made one space, cut to n bytes.
+func OneLine(s string, n int) string {
 	s = Escape(strings.Join(strings.Fields(s), " "))
 	if len(s) > n {
 		s = s[:n-3] + "..."
@@ -89,23 +91,23 @@ func FailureText(f *runner.Failure) string {
 	for _, l := range VerdictLead(f) {
 		fmt.Fprintf(&b, "verdict: %s\n", EscapeText(l))
 	}
-	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, stepLabel(f.Step), EscapeText(f.Message))
+	fmt.Fprintf(&b, "%s: %s: %s\n", f.Pos, StepLabel(f.Step), EscapeText(f.Message))
 	if f.Expression != "" {
 		fmt.Fprintf(&b, "  assert: %s\n", EscapeText(f.Expression))
 	}
 	for _, l := range f.Explanation {
 		fmt.Fprintf(&b, "    %s\n", EscapeText(l))
 	}
-	for _, name := range sortedKeys(f.ServiceOutput) {
+	for _, name := range slices.Sorted(maps.Keys(f.ServiceOutput)) {
 		if out := f.ServiceOutput[name]; out != "" {
-			fmt.Fprintf(&b, "  service %s, last output:\n%s", name, indentLines(EscapeText(out), "    "))
+			fmt.Fprintf(&b, "  service %s, last output:\n%s", name, IndentLines(EscapeText(out), "    "))
 		}
 	}
 	return b.String()
 }
 
-// replayRate is replays over retries, as a percentage string.
-func rate(n, of int) string {
+// Rate is n of a total, as a percentage with both counts ("12% (1/8)"), "-" when the total is 0.
+func Rate(n, of int) string {
 	if of == 0 {
 		return "-"
 	}
@@ -114,19 +116,10 @@ func rate(n, of int) string {
 
 var autoID = regexp.MustCompile(`^step([0-9]+)$`)
 
-// stepLabel names a step: "step 3" for one without an id, "step burst" for one with.
-func stepLabel(id string) string {
+// StepLabel names a step: "step 3" for one without an id, "step burst" for one with.
+func StepLabel(id string) string {
 	if m := autoID.FindStringSubmatch(id); m != nil {
 		return "step " + m[1]
 	}
 	return "step " + id
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,5 +6,7 @@
 //	rep := runner.Run(ctx, scenarios, runner.Options{Parallel: 2})
 //	if rep.Failed() { ... }
 //
-// Run stops every service it started on every path out, cancellation included.
+// Run stops every service it started on every path out, cancellation included. The services'
+// processes are supervised by package service and probes are evaluated by package probe; the
+// runner wires them into an Env with the sinks and the endpoints.
 package runner

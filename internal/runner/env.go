@@ -2,10 +2,13 @@ package runner
 
 import (
 	"context"
+	"sync"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/probe"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/service"
 )
 
 // Env is what scenarios run on: started sinks and services, and the endpoints built from them
@@ -13,6 +16,24 @@ import (
 // talk to an endpoint between runs (tools, init, check) keep one open across several.
 type Env struct {
 	r *runner
+}
+
+// runner is the state behind an Env: what it started, the endpoints built so far and the
+// options of the run in progress.
+type runner struct {
+	opts   Options
+	svcs   *service.Set
+	sinks  *sinks
+	probes *probe.Prober
+
+	mu        sync.Mutex
+	endpoints map[string]endpoint.Endpoint
+	// stderr holds the standard error of each stdio MCP server, by the key of its endpoint in
+	// endpoints (scenarios that define an endpoint of one name differently have servers, and
+	// standard errors, of their own).
+	stderr map[string]*proc.Tail
+	// listOnly is set when endpoints are built to list their tools, not to call them.
+	listOnly bool
 }
 
 // Start starts the sinks and services of the scenarios, each once, and waits until the
@@ -28,19 +49,27 @@ func StartWith(ctx context.Context, list []*scenario.Scenario, onEvent func(Even
 	if err != nil {
 		return nil, err
 	}
-	svcs, err := startServices(ctx, list, sks.urls, onEvent)
+	var onService func(service.Event)
+	if onEvent != nil {
+		onService = func(ev service.Event) {
+			onEvent(Event{Kind: EventKind(ev.Kind), Service: ev.Service, SlowAfter: ev.SlowAfter, Grace: ev.Grace})
+		}
+	}
+	svcs, err := service.Start(ctx, list, sks.urls, onService)
 	if err != nil {
 		sks.close()
 		return nil, err
 	}
-	return &Env{r: &runner{svcs: svcs, sinks: sks, probes: newProbes(), endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}}, nil
+	r := &runner{svcs: svcs, sinks: sks, endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
+	r.probes = probe.New(r.probeTool)
+	return &Env{r: r}, nil
 }
 
 // Close closes the endpoints and probe connections and stops the services and sinks.
 func (e *Env) Close() {
-	e.r.probes.close()
+	e.r.probes.Close()
 	e.r.closeEndpoints()
-	e.r.svcs.stop()
+	e.r.svcs.Stop()
 	e.r.sinks.close()
 }
 

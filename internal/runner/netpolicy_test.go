@@ -3,8 +3,6 @@ package runner
 import (
 	"context"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,34 +98,6 @@ steps:
 	}
 	if n := conns.Load(); n != 0 {
 		t.Errorf("the refused listener accepted %d connections", n)
-	}
-}
-
-func TestProbeRedirectsAreNotFollowed(t *testing.T) {
-	srv := newEchoServer(t)
-	t.Setenv("ECHO_URL", srv.URL)
-	refused, conns := refusedTarget(t)
-	target := "http://" + refused + "/ledger"
-	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, target, http.StatusFound)
-	}))
-	t.Cleanup(redirecting.Close)
-	t.Setenv("REDIRECTING", redirecting.URL)
-	rep := Run(context.Background(), load(t, `
-name: probe redirect
-endpoints:
-  local: {http: {url: "${ECHO_URL}/tools/{tool}"}}
-probes:
-  ledger: {http: {url: "${REDIRECTING}/ledger", headers: {Authorization: "Bearer SECRET"}}}
-steps:
-  - assert: ledger != nil
-`), Options{})
-	r := rep.Scenarios[0]
-	if r.Status != Failed || r.Failure == nil || !strings.Contains(r.Failure.Message, "redirected (302) to "+target) {
-		t.Fatalf("status %s failure %+v, want the redirect named", r.Status, r.Failure)
-	}
-	if n := conns.Load(); n != 0 {
-		t.Errorf("the redirect target accepted %d connections", n)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -291,9 +291,9 @@ const retryAttempts = 6
 // outcome or an in-progress conflict (a correct server's answer while the first call still
 // works), backing off from half the timeout; the server's remaining work is shorter than the
 // sum of the waits.
-func (r run) retryLoop() *check.SpecRetry {
+func (r run) retryLoop() *spec.Retry {
 	backoff := max(r.giveUp/2, 20*time.Millisecond).Round(time.Millisecond)
-	return &check.SpecRetry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
+	return &spec.Retry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
 }
 
 // render turns carried markers into templates for this run.
@@ -358,11 +358,11 @@ func quotedPieces(s string) []string {
 }
 
 // steps are the run's call steps for the trace, without the state reads.
-func (r run) steps(p *plan) []check.SpecStep {
-	var out []check.SpecStep
+func (r run) steps(p *plan) []spec.Step {
+	var out []spec.Step
 	for _, pc := range p.calls {
 		args, _ := r.render(pc.args).(map[string]any)
-		st := check.SpecStep{ID: pc.id, CallTool: pc.tool, Args: args, Expect: "any"}
+		st := spec.Step{ID: pc.id, CallTool: pc.tool, Args: args, Expect: "any"}
 		if pc.retryOf != "" {
 			st.CallTool, st.RetryOf = "", pc.retryOf
 		}
@@ -373,13 +373,13 @@ func (r run) steps(p *plan) []check.SpecStep {
 		switch r.fault {
 		case LostResponse:
 			st.LoseResponse = true
-			out = append(out, st, check.SpecStep{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any"})
+			out = append(out, st, spec.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any"})
 		case Duplicate:
 			st.Fanout = 2
 			out = append(out, st)
 		case Timeout:
 			st.Timeout = r.giveUp.String()
-			out = append(out, st, check.SpecStep{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: r.retryLoop()})
+			out = append(out, st, spec.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: r.retryLoop()})
 		}
 	}
 	return out

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -26,7 +26,7 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 	}
 	r := run{fault: LostResponse, call: p.calls[0]}
 	steps := r.steps(p)
-	var st check.SpecStep
+	var st spec.Step
 	for _, s := range steps {
 		if s.ID == "c2" {
 			st = s
@@ -73,7 +73,7 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 		}
 	}
 	// The loader compiles every argument as the runner will.
-	sp := &check.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: r.fault}
+	sp := &spec.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: r.fault}
 	if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestPlanSessionScopedArguments(t *testing.T) {
 		t.Errorf("call 2 args = %s", got)
 	}
 	// The templates compile as the loader compiles them.
-	sp := &check.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: Clean}
+	sp := &spec.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: Clean}
 	if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
 		t.Fatal(err)
 	}

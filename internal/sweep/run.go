@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -47,25 +49,25 @@ type result struct {
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
-func (s *sweeper) spec(r run) *check.Spec {
-	var steps []check.SpecStep
+func (s *sweeper) spec(r run) *spec.Spec {
+	var steps []spec.Step
 	for i, tool := range s.snapshots {
-		steps = append(steps, check.SpecStep{ID: s.reads[i].before, CallTool: tool, Expect: "any"})
+		steps = append(steps, spec.Step{ID: s.reads[i].before, CallTool: tool, Expect: "any"})
 	}
 	for _, pc := range s.plan.calls {
 		if !pc.mutating && !hasCarried(pc.args) {
 			args, _ := r.render(pc.args).(map[string]any)
-			steps = append(steps, check.SpecStep{ID: pc.id + "_before", CallTool: pc.tool, Args: args, Expect: "any"})
+			steps = append(steps, spec.Step{ID: pc.id + "_before", CallTool: pc.tool, Args: args, Expect: "any"})
 		}
 	}
 	steps = append(steps, r.steps(s.plan)...)
 	for i, tool := range s.snapshots {
-		steps = append(steps, check.SpecStep{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
+		steps = append(steps, spec.Step{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
 	}
 	if r.call != nil {
 		steps = append(steps, s.okAsserts(r)...)
 	}
-	sp := &check.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
+	sp := &spec.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
 	switch {
 	case r.call == nil:
 		sp.Name = fmt.Sprintf("sweep %s: run 0, the trace replayed without a fault", s.name)
@@ -88,8 +90,8 @@ func (s *sweeper) spec(r run) *check.Spec {
 
 // okAsserts are the assertions that every call that succeeded in run 0 succeeds in run r too
 // (through its retry or one of its copies), so a saved run fails where it diverged in outcome.
-func (s *sweeper) okAsserts(r run) []check.SpecStep {
-	var out []check.SpecStep
+func (s *sweeper) okAsserts(r run) []spec.Step {
+	var out []spec.Step
 	for _, pc := range s.plan.calls {
 		if !s.ok0[pc.id] {
 			continue
@@ -103,7 +105,7 @@ func (s *sweeper) okAsserts(r run) []check.SpecStep {
 				expr = pc.id + ".ok > 0"
 			}
 		}
-		out = append(out, check.SpecStep{Assert: expr})
+		out = append(out, spec.Step{Assert: expr})
 	}
 	return out
 }
@@ -381,19 +383,19 @@ func compare(base, got *result) {
 	switch {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
-		c.Details = append(lines[1:], check.Details(got.res, got.trial, maxHistory)...)
+		c.Details = append(lines[1:], history.Details(got.res, got.trial, maxHistory)...)
 	case len(unchanged) > 0:
 		c.Status = check.Inconclusive
 		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
-		c.Details = check.Details(got.res, got.trial, maxHistory)
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	case got.unseen:
 		// The call given up on either never reached the server or executed as well (its answer
 		// unseen); no read, sink or answer differed, which proves nothing when none shows it.
 		c.Status, c.Reason = check.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
-		c.Details = check.Details(got.res, got.trial, maxHistory)
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
-		c.Details = check.Details(got.res, got.trial, maxHistory)
+		c.Details = history.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
@@ -468,7 +470,7 @@ func baselineCell(b *result) {
 			c.Status = check.Fail
 		}
 		if b.res != nil {
-			c.Details = check.Details(b.res, b.trial, maxHistory)
+			c.Details = history.Details(b.res, b.trial, maxHistory)
 		}
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -37,7 +39,7 @@ type Cell struct {
 	Details  []string      `json:"details,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// Scenario is what ran.
-	Scenario *check.Spec `json:"-"`
+	Scenario *spec.Spec `json:"-"`
 }
 
 // CallInfo is one call of the trace as the report lists it.
@@ -82,8 +84,8 @@ func (r *Report) Failed() bool {
 }
 
 // Specs returns the scenarios of the faulty runs, to save with --write.
-func (r *Report) Specs() []*check.Spec {
-	var out []*check.Spec
+func (r *Report) Specs() []*spec.Spec {
+	var out []*spec.Spec
 	for _, c := range r.Cells {
 		if c.Scenario != nil {
 			out = append(out, c.Scenario)
@@ -229,7 +231,7 @@ func (s *sweeper) decide() error {
 			pc.mutating = s.def.IsMutating(pc.tool)
 		}
 	}
-	s.snapshots = check.SnapshotTools(tools)
+	s.snapshots = state.SnapshotTools(tools)
 	for i, tool := range s.snapshots {
 		s.reads = append(s.reads, read{label: tool + " (state after the run)", before: fmt.Sprintf("state%d_before", i+1), after: fmt.Sprintf("state%d_after", i+1)})
 	}

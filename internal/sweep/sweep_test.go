@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -138,7 +139,7 @@ func TestPlanCarriesReturnedValues(t *testing.T) {
 				t.Errorf("c2 orderId = %v, want %s", got, tc.want)
 			}
 			// The templates compile as the loader compiles them.
-			sp := &check.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: tc.r.fault}
+			sp := &spec.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: tc.r.fault}
 			if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
 				t.Fatal(err)
 			}

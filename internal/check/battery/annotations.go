@@ -1,0 +1,93 @@
+package battery
+
+import (
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// annotations checks what an MCP tool's annotations promise: an idempotentHint tool called twice
+// without a key changes the state once; a readOnlyHint tool changes nothing.
+func (b *Battery) annotations(t runner.ToolInfo, args map[string]any) *Cell {
+	switch {
+	case b.Def.MCP == nil:
+		return &Cell{Check: Annotations, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
+	case t.ReadOnly:
+		return b.readOnly(t, call(t, "call", args))
+	case !t.Idempotent:
+		return &Cell{Check: Annotations, Status: Skip, Reason: "no idempotentHint to check"}
+	}
+	first := call(t, "first", args)
+	// Written out: without_key alone would default to expect: fail.
+	first.WithoutKey, first.Expect = true, "ok"
+	second := call(t, "second", args)
+	second.WithoutKey, second.Expect = true, "any"
+	s := b.NewPlan(t, Annotations, "idempotentHint: the same call twice without a key changes the state once", b.Snap.WithState(first, second)...)
+	s.Comment = "The tool is annotated idempotentHint: calling it twice with the same arguments and no key must leave the state as one call does."
+	return b.idempotentHint(s)
+}
+
+// idempotentHint judges an idempotentHint tool called twice without a key: only the state can
+// tell.
+func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
+	j, done := b.judge(s, "first", "second")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		return c
+	}
+	moved, changed := b.Snap.Compare(tr)
+	byState := "state (" + strings.Join(moved, ", ") + ")"
+	switch {
+	case len(changed) > 0:
+		c.Status, c.Evidence = Fail, byState
+		c.Reason = "annotated idempotentHint, yet the same call again changed " + strings.Join(changed, ", ") + " again"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+history.StatusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = "annotated idempotentHint, yet the same call again was refused" + history.StatusNote(r)
+	case len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "the same call again left " + strings.Join(moved, ", ") + " as one call left it"
+	default:
+		c.Status, c.Reason = Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
+	}
+	if c.Status != Pass {
+		c.Details = append(b.Snap.Details(tr, changed), details(res, tr)...)
+	}
+	return c
+}
+
+// readOnly judges a tool annotated readOnlyHint that is checked as mutating: one call must leave
+// every snapshot tool's answer as it was.
+func (b *Battery) readOnly(t runner.ToolInfo, call spec.Step) *Cell {
+	s := b.NewPlan(t, Annotations, "readOnlyHint: a call changes nothing", b.Snap.AroundOne(call)...)
+	s.Comment = "The tool is annotated readOnlyHint: a call must leave the state as it was."
+	j, done := b.judge(s, call.ID, call.ID)
+	c, res, tr := j.cell, j.res, j.tr
+	if done {
+		return c
+	}
+	if len(b.Snap.Tools) == 0 {
+		c.Status, c.Reason = Inconclusive, "annotated readOnlyHint, and no read-only tool without required arguments can show the state"
+		return c
+	}
+	changed, unread := b.Snap.ChangedAt(tr, 0)
+	if len(unread) > 0 {
+		c.Status, c.Reason = Inconclusive, "could not read "+unread[0]+" before and after the call"
+		return c
+	}
+	c.Evidence = "state (" + strings.Join(b.Snap.Tools, ", ") + ")"
+	if len(changed) > 0 {
+		c.Status = Fail
+		c.Reason = "annotated readOnlyHint, yet one call changed " + strings.Join(changed, ", ")
+		c.Details = details(res, tr)
+		return c
+	}
+	c.Status, c.Reason = Pass, "annotated readOnlyHint, and a call left "+strings.Join(b.Snap.Tools, ", ")+" as it was"
+	return c
+}

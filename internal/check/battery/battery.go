@@ -1,0 +1,39 @@
+package battery
+
+import (
+	"context"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// Battery runs the checks on the tools of one endpoint, on one started environment: its rig runs
+// their scenarios and measures the tool being checked; the battery decides the cells.
+type Battery struct {
+	*rig.Rig
+	prof Profile
+	// contentDedup is set when a retry of the current tool answered like a second execution
+	// while the state showed one: the server deduplicates by content.
+	contentDedup bool
+}
+
+// New is a battery on target that expects prof's status codes of refused calls.
+func New(ctx context.Context, target rig.Target, opts rig.Options, prof Profile) *Battery {
+	return &Battery{Rig: rig.New(ctx, target, opts), prof: prof}
+}
+
+// Prepare readies the battery for tool t (rig.Prepare): its arguments, or why it cannot be
+// checked.
+func (b *Battery) Prepare(t runner.ToolInfo) (args map[string]any, why string) {
+	b.contentDedup = false
+	return b.Rig.Prepare(t)
+}
+
+// Cell runs check id on tool t, prepared with args, and decides its cell from every evidence.
+func (b *Battery) Cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	start := time.Now()
+	c := b.withEffects(b.run(id, t, args))
+	c.Duration = time.Since(start)
+	return c
+}

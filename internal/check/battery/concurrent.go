@@ -1,0 +1,162 @@
+package battery
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// concurrent repeats a same-key fan-out until a double execution is caught, the rounds are
+// done or the budget is spent. Only a round whose copies overlapped is evidence.
+func (b *Battery) concurrent(t runner.ToolInfo, args map[string]any) *Cell {
+	burst := spec.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.Opts.Fanout, Expect: "any"}
+	steps := []spec.Step{burst}
+	if len(b.OneCall) > 0 {
+		steps = append(b.Snap.AroundOne(burst), b.Snap.BurstAsserts(b.OneCall)...)
+	}
+	s := b.NewPlan(t, Concurrent, fmt.Sprintf("a burst of %d copies of one key executes once", b.Opts.Fanout), steps...)
+	s.Comment = fmt.Sprintf("%d copies of one call with one key, released together, in every trial: one executes, the others replay or get a conflict.", b.Opts.Fanout)
+	s.Executions = b.once(t)
+	c := newCell(s)
+	var r rounds
+	deadline := time.Now().Add(b.Opts.Budget)
+	for c.Rounds < b.Opts.Rounds && (c.Rounds == 0 || time.Now().Before(deadline)) && b.Ctx.Err() == nil {
+		if cc := b.round(s, c, &r); cc != nil {
+			return cc
+		}
+	}
+	// Saved, the scenario runs the whole round budget: run then catches what check caught
+	// about as often.
+	s.Trials = b.Opts.Rounds
+	b.burstVerdict(t, s, c, &r)
+	return c
+}
+
+// rounds is what the concurrent check's rounds showed so far.
+type rounds struct {
+	spreads                                                                []float64
+	last                                                                   *runner.ScenarioResult
+	okCopies, flightWrong, wrongStatus, byState, answersDiffered, unproven int
+}
+
+// round runs one fan-out of the concurrent check and tallies it in c and r; it returns the cell
+// when the round decided it (a double execution caught).
+func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
+	s.Trials = 1
+	res, cc := b.outcome(s, "")
+	if res != nil {
+		r.last = res
+	}
+	c.Rounds++
+	if res != nil {
+		c.Overlapped += res.Overlapped
+		r.spreads = append(r.spreads, res.SpreadsUS...)
+	}
+	n, why := b.Snap.Burst(history.Trial(res), b.OneCall)
+	if res != nil && noID(res) && n != 1 {
+		r.unproven++
+	}
+	switch {
+	case n > 1 && cc != nil && cc.Status == Fail:
+		// The answers caught it too: both are evidence.
+		cc.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
+		cc.Reason += "; " + why
+	case n > 1:
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.Snap.Tools, ", ") + ")", Reason: why}
+		cc.Details = details(res, history.Trial(res))
+	case n == 1:
+		r.byState++
+		if res != nil && noID(res) && r.byState == 1 {
+			stateDecidesBecause(s.Spec, "burst", noIDComment)
+		}
+		if f, ok := b.Snap.MintedKey(history.Trial(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+			cc.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
+			cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.Snap.Tools)
+		} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+			if r.answersDiffered == 0 {
+				stateDecides(s.Spec, "burst")
+			}
+			r.answersDiffered++
+			cc = nil
+		}
+	}
+	if cc == nil && len(s.SinkNames) > 0 {
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Reason: "the sinks heard another execution"}
+		cc.Details = details(res, history.Trial(res))
+	}
+	if cc != nil {
+		cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
+		cc.SpreadP50US, cc.SpreadMaxUS = quantiles(r.spreads)
+		s.Trials = b.Opts.Rounds
+		if cc.Status == Fail {
+			cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.Opts.Rounds, cc.Reason)
+		}
+		return cc
+	}
+	for _, call := range history.Calls(history.Trial(res), "burst") {
+		switch {
+		case call.Outcome == scenario.OK:
+			r.okCopies++
+		case call.Outcome == scenario.Fail && call.Status != 0 && b.prof.Flight != 0 && call.Status != b.prof.Flight:
+			r.flightWrong++
+			r.wrongStatus = call.Status
+		}
+	}
+	return nil
+}
+
+// burstVerdict decides the concurrent cell c after rounds that caught no double execution.
+func (b *Battery) burstVerdict(t runner.ToolInfo, s *rig.Plan, c *Cell, r *rounds) {
+	c.SpreadP50US, c.SpreadMaxUS = quantiles(r.spreads)
+	c.Evidence = byAnswers
+	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
+	switch {
+	case t.Natural && r.byState > 0 && c.Overlapped > 0:
+		c.Status, c.Evidence = Pass, "state ("+strings.Join(b.Snap.Tools, ", ")+")"
+		c.Reason = fmt.Sprintf("idempotent by nature; in %d round(s) the burst changed the state as one call changes it: %s", r.byState, stats)
+	case t.Natural:
+		c.Status, c.Reason = Inconclusive, b.noEvidence()+"; "+stats
+	case r.okCopies == 0:
+		c.Status, c.Reason = Inconclusive, "no copy succeeded in "+stats
+	case c.Overlapped == 0:
+		c.Status, c.Reason = Inconclusive, "no round overlapped (every answer began before the last copy left), so none is evidence about races: "+stats
+	case r.flightWrong > 0:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", r.wrongStatus, b.prof.Name, b.prof.Flight, stats)
+	case r.unproven > 0:
+		c.Status, c.Reason = Inconclusive, fmt.Sprintf("in %d round(s) %s: %s", r.unproven, noIDReason, stats)
+	case r.answersDiffered > 0:
+		c.Status, c.Evidence = Warn, "state ("+strings.Join(b.Snap.Tools, ", ")+"), answers"
+		c.Reason = fmt.Sprintf("the state changed as one call changes it in every round, but in %d round(s) copies answered differently, not as replays (the server deduplicates by content): %s", r.answersDiffered, stats)
+	default:
+		c.Status, c.Reason = Pass, "one execution per key: "+stats
+		if r.byState > 0 {
+			c.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
+			c.Reason = fmt.Sprintf("one execution per key; in %d round(s) the state changed as one call changes it: %s", r.byState, stats)
+			if b.contentDedup {
+				// Its retries answered like second executions: the saved burst's copies may
+				// too, so there the state decides, as it did for the retries.
+				stateDecides(s.Spec, "burst")
+			}
+		}
+	}
+	if c.Status != Pass && !t.Natural && r.last != nil {
+		c.Details = details(r.last, history.Trial(r.last))
+	}
+}
+
+func quantiles(xs []float64) (p50, maxv float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2], s[len(s)-1]
+}

@@ -1,0 +1,78 @@
+package battery
+
+import (
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// distinctKeys: two calls with the same arguments and two keys are two operations; a server
+// that dedupes on the payload instead of the key swallows the second.
+func (b *Battery) distinctKeys(t runner.ToolInfo, args map[string]any) *Cell {
+	if t.Natural {
+		return b.keyless(DistinctKeys)
+	}
+	steps := append(b.Snap.Steps(call(t, "first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
+		spec.Step{Assert: "second.ok && !second.replayed"},
+		spec.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})
+	s := b.NewPlan(t, DistinctKeys, "two keys with the same payload are two operations", steps...)
+	s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
+	s.Executions = 2
+	return b.distinct(s, t, args)
+}
+
+// distinct judges the second key's call.
+func (b *Battery) distinct(s *rig.Plan, t runner.ToolInfo, args map[string]any) *Cell {
+	j, done := b.judge(s, "first", "second")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		return c
+	}
+	c.Evidence = byAnswers
+	f := res.Failure
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+history.StatusNote(r)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+history.StatusNote(r)+": the server dedupes on the payload, not the key"
+	case r.Replayed:
+		c.Status, c.Reason = Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
+	case f != nil && f.Kind == "assert":
+		c.Status, c.Reason = Inconclusive, "both answers are equal and neither is marked as a replay: two executions and a dedupe on the payload look the same in the answers"
+	default:
+		c.Status, c.Reason = Pass, "two keys, two executions"
+	}
+	b.distinctEvidence(c, tr, t, args)
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}
+
+// distinctEvidence revises a distinct-keys cell with what else is known: a second call that
+// changed nothing though the first did (the server deduplicates by content), or a refusal that a
+// call with other arguments gets too (it is not about the payload).
+func (b *Battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo, args map[string]any) {
+	switch c.Status {
+	case Pass:
+		moved, same := b.Snap.Same(tr)
+		if _, ok := b.Snap.Minted(tr, "first", "second"); same && !ok {
+			c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+")"
+			c.Reason = "the second key's call left " + strings.Join(moved, ", ") + " as the first call left it: the server deduplicates by content, so one payload is one operation whatever the keys"
+		}
+	case Fail:
+		other, _, ok := synth.Vary(args)
+		if !ok {
+			return
+		}
+		if works, why := b.Control(t, other); !works {
+			c.Status = Inconclusive
+			c.Reason = "a new key with the same arguments was refused, but so is a call with other arguments" + why + ": the refusal is not a dedupe on the payload"
+		}
+	}
+}

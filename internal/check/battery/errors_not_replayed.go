@@ -1,0 +1,69 @@
+package battery
+
+import (
+	"fmt"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// errorsNotReplayed sends a call the server must refuse (a required argument left out), then
+// the corrected call with the same key: an error is not an outcome to store, so the corrected
+// call must execute.
+func (b *Battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cell {
+	if t.Natural {
+		return b.keyless(ErrorsNotReplayed)
+	}
+	bad, field, ok := synth.Broken(t.InputSchema, b.Def.Key.Arg, args)
+	if !ok {
+		return &Cell{Check: ErrorsNotReplayed, Status: Skip, Reason: "no required argument to leave out, so no refused call to retry"}
+	}
+	s := b.NewPlan(t, ErrorsNotReplayed, "a refused call does not bind its key: the corrected retry executes",
+		spec.Step{ID: "broken", CallTool: t.Name, Args: bad, Expect: "any"},
+		spec.Step{ID: "retry", RetryOf: "broken", Args: args, Expect: "any"},
+		spec.Step{Assert: "broken.ok || (retry.ok && !retry.replayed)"})
+	s.Comment = fmt.Sprintf("A call without %s, which the server refuses, then the corrected call with the same key: nothing executed, so nothing may be stored under the key, and the corrected call must execute.", field)
+	s.Executions = 1
+	j, done := b.judge(s, "", "retry")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		return c
+	}
+	c.Evidence = byAnswers
+	br := history.Calls(tr, "broken")
+	switch {
+	case len(br) == 0:
+		c.Status, c.Reason = Inconclusive, "the call without "+field+" was not sent"
+	case br[0].Outcome == scenario.OK:
+		c.Status, c.Reason = Inconclusive, "the call without "+field+" succeeded, so there was no refused call to retry"
+	case br[0].Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the outcome of the call without "+field+" is unknown"+history.StatusNote(br[0])
+	case r.Outcome == scenario.OK && r.Replayed:
+		c.Status, c.Reason = Fail, "the corrected call with the key of a refused call got a replay, not an execution"
+	case r.Outcome == scenario.OK:
+		c.Status, c.Reason = Pass, "refused without "+field+history.StatusNote(br[0])+"; the corrected call with the same key executed"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the corrected call's outcome is unknown"+history.StatusNote(r)
+	case r.Status == br[0].Status && state.Equal(r.Result, br[0].Result):
+		c.Status, c.Evidence = Fail, byStatus
+		c.Reason = "the corrected call got the refused call's error again" + history.StatusNote(r) + ": the error was stored under the key"
+	default:
+		c.Status, c.Evidence = Fail, byStatus
+		c.Reason = "the corrected call with the key of a refused call was refused" + history.StatusNote(r) + ": the key stayed bound to the call that never executed"
+	}
+	if c.Status == Fail && r.Outcome == scenario.Fail {
+		// A tool that refuses the corrected arguments with any key says nothing about keys.
+		if ok, why := b.Control(t, args); !ok {
+			c.Status, c.Evidence = Inconclusive, byStatus
+			c.Reason = "the corrected call was refused" + history.StatusNote(r) + ", but so is a call with a fresh key" + why + ": the refusal is not about the key"
+		}
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}

@@ -1,0 +1,185 @@
+package battery
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// run decides one cell, and adds what the sinks heard to it.
+func (b *Battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+	c := b.cell(id, t, args)
+	s := c.plan
+	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == Inconclusive || c.Status == Skip {
+		return c
+	}
+	if len(s.SinkNames) == 0 {
+		if c.Status == Pass {
+			c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(b.Sinks(), ", ")+")", ", ")
+		}
+		return c
+	}
+	if c.Status != Fail {
+		c.Status, c.Reason = Fail, "the sinks heard another execution: "+strings.Join(s.SinkLines, "; ")
+	}
+	c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(s.SinkNames, ", ")+")", ", ")
+	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
+	return c
+}
+
+// withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
+// A cell that only effects or sinks can decide (NeedsEvidence) is decided by them.
+func (b *Battery) withEffects(c *Cell) *Cell {
+	s := c.plan
+	if s != nil && s.Effects == "" && s.NeedsEvidence && c.Status == Inconclusive && s.SinksAsserted {
+		// No effects declared: the sinks decide, having heard one execution's requests or more.
+		if len(s.SinkNames) > 0 {
+			c.Status, c.Evidence = Fail, bySinks+" ("+strings.Join(s.SinkNames, ", ")+")"
+			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
+			return c
+		}
+		c.Status, c.Evidence = Pass, bySinks+" ("+strings.Join(b.Sinks(), ", ")+")"
+		c.Reason = fmt.Sprintf("the sinks heard %d execution(s), as they should", s.Executions)
+		c.Details = nil
+		return c
+	}
+	if s == nil || s.Effects == "" || c.Status == Skip {
+		return c
+	}
+	if len(s.EffectsLines) > 0 {
+		if c.Status != Fail {
+			c.Status, c.Reason = Fail, "the declared effects counted another number of executions than "+fmt.Sprint(s.Executions)
+		}
+		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+		c.Details = append(append([]string(nil), s.EffectsLines...), c.Details...)
+		return c
+	}
+	if c.Status == Inconclusive && s.NeedsEvidence {
+		c.Status, c.Evidence = Pass, byEffects
+		c.Reason = fmt.Sprintf("the declared effects count %d execution(s), as they should", s.Executions)
+		c.Details = nil
+	} else if c.Status == Pass {
+		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+	}
+	return c
+}
+
+// rejected judges a call that must be refused, against the profile's status code.
+func (b *Battery) rejected(c *Cell, r runner.Call, want int, what string) {
+	c.Evidence = byStatus
+	switch {
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+history.StatusNote(r)
+	case r.Status == 0 || want == 0:
+		c.Status, c.Reason = Pass, what+": rejected"+history.StatusNote(r)
+	case r.Status == want:
+		c.Status, c.Reason = Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
+	default:
+		c.Status = Warn
+		c.Reason = fmt.Sprintf("%s: rejected with %d; the %s profile expects %d (safe, a protocol deviation)", what, r.Status, b.prof.Name, want)
+	}
+}
+
+// inconclusiveControl turns a ✓ for a refused call into ? when a call with a fresh key and the
+// same arguments is refused too: the refusal was not about the key.
+func (b *Battery) inconclusiveControl(c *Cell, t runner.ToolInfo, args map[string]any, what string) {
+	if c.Status != Pass && c.Status != Warn {
+		return
+	}
+	ok, why := b.Control(t, args)
+	if ok {
+		return
+	}
+	c.Status, c.Evidence = Inconclusive, byStatus
+	c.Reason = what + " was refused, but so is a call with a fresh key" + why + ": the refusal is not about the key"
+}
+
+// executedAnyway turns a refused call's cell into ✗ when the snapshot tools show that it
+// executed all the same (a server that commits, then answers 422): from is the position of
+// the snapshot reads just before the call (as state.Snapshots.ChangedAt has it). It reports whether it did.
+func (b *Battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from int, what string) bool {
+	if r.Outcome != scenario.Fail {
+		return false
+	}
+	changed, _ := b.Snap.ChangedAt(tr, from)
+	if len(changed) == 0 {
+		return false
+	}
+	c.Status, c.Evidence = Fail, byStatus+", state ("+strings.Join(changed, ", ")+")"
+	c.Reason = what + " was refused" + history.StatusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
+	return true
+}
+
+// overruled turns a retry check's ✗ from the answers alone into what the state shows: the retry
+// answered as a second execution would, yet left the state as the first call left it (a server
+// that deduplicates by content). It is safe, but the agent never gets the first answer.
+func (b *Battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bool {
+	if c.Status != Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
+		return false
+	}
+	moved, same := b.Snap.Same(history.Trial(res))
+	if !same {
+		return false
+	}
+	if f, ok := b.Snap.MintedKey(history.Trial(res), "retry"); ok {
+		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
+		return true
+	}
+	c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+"), answers"
+	b.contentDedup = true
+	stateDecides(c.Scenario, "retry", "again")
+	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +
+		" as the first call left it: the server deduplicates by content (safe), but the agent never gets the first answer"
+	return true
+}
+
+// mintedWhy explains a ✗ that an unchanged state view did not overrule.
+func mintedWhy(moved []string) string {
+	return "a second execution, though " + strings.Join(moved, ", ") + " did not change (a view that does not count executions cannot rule one out)"
+}
+
+// twice explains a first call that failed after the plain call before the battery worked: with
+// the same arguments (no {{ }} to make them unique per trial), the tool does not run twice.
+func (b *Battery) twice(s *rig.Plan, first string) string {
+	for _, st := range s.Steps {
+		if st.ID != first {
+			continue
+		}
+		raw, _ := json.Marshal(st.Args)
+		if !strings.Contains(string(raw), "{{") {
+			return "; the same arguments worked in the plain call before the battery, so the tool does not run twice with them"
+		}
+	}
+	return "; give working arguments under check: {tools: {" + s.Tool + ": {args: …}}}"
+}
+
+// stateDecides leaves steps out of the exactly-once verdict in the saved scenario, once the
+// state overruled the answers: run then judges them as check did, by the state assertions.
+func stateDecides(s *spec.Spec, steps ...string) {
+	for _, step := range steps {
+		stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
+	}
+}
+
+// stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment
+// (once).
+func stateDecidesBecause(s *spec.Spec, step, why string) {
+	if s == nil {
+		return
+	}
+	for i := range s.Steps {
+		if s.Steps[i].ID == step {
+			s.Steps[i].Verdict = "off"
+			if !strings.Contains(s.Comment, why) {
+				s.Comment += why
+			}
+		}
+	}
+}

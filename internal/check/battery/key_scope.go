@@ -1,0 +1,70 @@
+package battery
+
+import (
+	"fmt"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// keyScope sends the key of a call to another tool: that tool must execute its own call, and
+// the first tool's retry must still get its own answer.
+func (b *Battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
+	if t.Natural {
+		return b.keyless(KeyScope)
+	}
+	u, uargs, ok := b.Partner(t)
+	if !ok {
+		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
+	}
+	other := spec.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
+	s := b.NewPlan(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
+		spec.Step{ID: "first", CallTool: t.Name, Args: args}, other,
+		// Whether the retry executes again is replay's business; here only whose answer it gets.
+		spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off"},
+		spec.Step{Assert: "!other.ok || (!other.replayed && toJSON(other.result) != toJSON(first.result))"},
+		spec.Step{Assert: "!again.ok || toJSON(again.result) != toJSON(other.result) || toJSON(again.result) == toJSON(first.result)"})
+	s.Comment = fmt.Sprintf("Keys are scoped per tool: the key of the %s call sent with a %s call is another operation, and the retry of the first still gets its own answer.", t.Name, u.Name)
+	// Two tools execute: the sinks and effects of one tool do not count them.
+	s.Executions = -1
+	j, done := b.judge(s, "first", "other")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		if c.Status == Fail && res != nil {
+			if a, o := history.Calls(history.Trial(res), "again"), history.Calls(history.Trial(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == scenario.OK && state.Equal(a[0].Result, o[0].Result) {
+				c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
+			}
+		}
+		return c
+	}
+	c.Evidence = byAnswers
+	first := history.Calls(tr, "first")
+	again := history.Calls(tr, "again")
+	switch {
+	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && state.Equal(r.Result, first[0].Result))):
+		c.Status = Fail
+		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
+	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && state.Equal(again[0].Result, r.Result) && !state.Equal(again[0].Result, first[0].Result):
+		c.Status = Fail
+		c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, u.Name+"'s outcome is unknown"+history.StatusNote(r)
+	case r.Outcome == scenario.Fail:
+		if ok, why := b.Control(u, uargs); !ok {
+			c.Status = Inconclusive
+			c.Reason = u.Name + " refused the key of the " + t.Name + " call" + history.StatusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
+			break
+		}
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = u.Name + " refused the key of the " + t.Name + " call" + history.StatusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
+	default:
+		c.Status, c.Reason = Pass, u.Name+" with the same key executed its own call"
+	}
+	if c.Status != Pass {
+		c.Details = details(res, tr)
+	}
+	return c
+}

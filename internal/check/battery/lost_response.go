@@ -1,0 +1,18 @@
+package battery
+
+import (
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// lostResponse: the server completes a call but its answer is lost; the retry with the same key
+// must get the stored answer and not execute again.
+func (b *Battery) lostResponse(t runner.ToolInfo, args map[string]any) *Cell {
+	lost := call(t, "lost", args)
+	lost.LoseResponse, lost.Expect = true, "any"
+	s := b.NewPlan(t, LostResponse, "a retry after a lost response does not execute again",
+		b.Snap.WithState(lost, spec.Step{ID: "retry", RetryOf: "lost", Expect: "any"})...)
+	s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
+	s.Executions = b.once(t)
+	return b.retry(LostResponse, t, s, "lost", b.noEvidence())
+}

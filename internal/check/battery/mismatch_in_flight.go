@@ -1,0 +1,79 @@
+package battery
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// mismatchInFlight gives up on a call while the server works and sends the same key with
+// another payload at once: it must be refused (409 or the profile's mismatch status), never
+// executed nor replayed. A last retry of the first call, once everything settled, tells whether
+// both payloads executed.
+func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell {
+	if t.Natural {
+		return b.keyless(MismatchInFlight)
+	}
+	otherArgs, field, ok := synth.Vary(args)
+	if !ok {
+		return &Cell{Check: MismatchInFlight, Status: Skip, Reason: "no argument to vary"}
+	}
+	timeout := b.GiveUp(t.Name)
+	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
+	other := spec.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
+	// Whether the retry executes again is replay's business; here only what the key holds.
+	again := spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
+		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
+	steps := insertAt(b.Snap.WithState(first, again), "first", true, other)
+	steps = append(append(steps, b.Snap.WholeAsserts(b.OneCall)...), spec.Step{Assert: "!other.ok"})
+	s := b.NewPlan(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
+	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds.", timeout, field)
+	s.Executions = 1
+	j, done := b.judge(s, "first", "other")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		if o := history.Calls(history.Trial(res), "other"); c.Status == Fail && len(o) > 0 && o[0].Outcome == scenario.OK {
+			c.Reason = "another payload under a key in flight was answered: " + c.Reason
+		}
+		return c
+	}
+	f, ag := history.Calls(tr, "first"), history.Calls(tr, "again")
+	last := runner.Call{}
+	if len(ag) > 0 {
+		last = ag[len(ag)-1]
+	}
+	names, lines := b.Snap.GrewMore(tr, b.OneCall)
+	c.Evidence = byAnswers
+	switch {
+	case len(names) > 0:
+		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
+		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
+	case len(f) > 0 && f[0].Outcome != scenario.Info:
+		c.Status = Inconclusive
+		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so it was not in flight; payload-mismatch covers a finished call", timeout, f[0].Outcome)
+	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !state.Equal(last.Result, r.Result):
+		c.Status = Fail
+		c.Reason = "another payload under a key in flight executed" + history.StatusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
+	case r.Outcome == scenario.OK && r.Replayed:
+		c.Status = Fail
+		c.Reason = "another payload under a key in flight got a replay"
+	case r.Outcome == scenario.OK:
+		c.Status = Inconclusive
+		c.Reason = "another payload under a key in flight was answered" + history.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + history.StatusNote(last) + ": the second payload may have reached the server first"
+	case r.Outcome == scenario.Fail && r.Status == 409:
+		c.Status, c.Evidence, c.Reason = Pass, byStatus, "another payload under a key in flight: rejected with 409"
+	default:
+		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")
+		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")
+	}
+	if c.Status != Pass {
+		c.Details = append(lines, details(res, tr)...)
+	}
+	return c
+}

@@ -1,0 +1,81 @@
+package battery
+
+import (
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// replay: a call, then its retry with the same key, which must get the stored answer and not
+// execute again.
+func (b *Battery) replay(t runner.ToolInfo, args map[string]any) *Cell {
+	s := b.NewPlan(t, Replay, "a sequential retry with the same key gets the stored answer",
+		b.Snap.WithState(call(t, "first", args), spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})...)
+	s.Comment = "A call, then its retry with the same key: the retry must not execute again."
+	s.Executions = b.once(t)
+	return b.retry(Replay, t, s, "first", b.noEvidence())
+}
+
+// retry judges replay and lost-response (timeout-retry and expiry too): the retry of a completed
+// call must be answered with the stored result, not executed again.
+func (b *Battery) retry(id string, t runner.ToolInfo, s *rig.Plan, first, natural string) *Cell {
+	j, done := b.judge(s, first, "retry")
+	c, res, tr, r := j.cell, j.res, j.tr, j.call
+	if done {
+		if b.overruled(c, res, "the retry") {
+			c.Details = details(res, history.Trial(res))
+			return c
+		}
+		if res != nil && c.Status == Fail {
+			if moved, changed := b.Snap.Compare(history.Trial(res)); len(changed) > 0 {
+				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+				c.Reason += "; the retry changed " + strings.Join(changed, ", ") + " again"
+				c.Details = append(b.Snap.Details(history.Trial(res), changed), c.Details...)
+			}
+		}
+		return c
+	}
+	c.Replayed, c.Evidence = res.Metrics.Replayed > 0, byAnswers
+	moved, changed := b.Snap.Compare(tr)
+	byState := "state (" + strings.Join(moved, ", ") + ")"
+	switch {
+	case len(changed) > 0:
+		c.Status, c.Evidence = Fail, byState
+		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
+	case r.Outcome == scenario.Info:
+		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+history.StatusNote(r)
+	case r.Outcome == scenario.Fail && firstFailed(tr, first):
+		c.Status, c.Evidence = Inconclusive, byStatus
+		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + history.StatusNote(r) + " says nothing" + b.twice(s, first)
+	case r.Outcome == scenario.Fail:
+		c.Status, c.Evidence = Warn, byStatus
+		c.Reason = "the retry was refused" + history.StatusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
+	case t.Natural && len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"
+	case t.Natural:
+		c.Status, c.Reason = Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
+	case noID(res) && len(moved) > 0:
+		c.Status, c.Evidence = Pass, byState
+		c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it (its answers carry no id)"
+		stateDecidesBecause(c.Scenario, "retry", noIDComment)
+	case noID(res):
+		c.Status, c.Reason = Inconclusive, noIDReason
+	case c.Replayed:
+		c.Status, c.Reason = Pass, "the retry got the stored answer"
+		if len(moved) > 0 {
+			c.Evidence += ", " + byState
+			c.Reason += " and left " + strings.Join(moved, ", ") + " as the first call left it"
+		}
+	default:
+		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
+	}
+	if c.Status != Pass && (!t.Natural || len(changed) > 0) {
+		c.Details = append(b.Snap.Details(tr, changed), details(res, tr)...)
+	}
+	return c
+}

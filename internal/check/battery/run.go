@@ -1,0 +1,112 @@
+package battery
+
+import (
+	"fmt"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// newCell is the cell plan s decides.
+func newCell(s *rig.Plan) *Cell { return &Cell{Check: s.Check, Scenario: s.Spec, plan: s} }
+
+// outcome runs a spec and returns the cell for the cases every check treats alike: it could
+// not run, the exactly-once verdict failed, or the first call (which must work) did not.
+func (b *Battery) outcome(s *rig.Plan, first string) (*runner.ScenarioResult, *Cell) {
+	c := newCell(s)
+	res, err := b.Exec(s)
+	if err != nil {
+		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
+		return nil, c
+	}
+	trial := history.Trial(res)
+	c.Replayed = res.Metrics.Replayed > 0
+	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
+	switch {
+	case res.Status == runner.Errored || res.Status == runner.Skipped:
+		c.Status, c.Reason = Inconclusive, "could not run"
+		if res.Failure != nil {
+			c.Reason += ": " + res.Failure.Message
+		}
+	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict" && !noID(res)):
+		c.Status, c.Evidence = Fail, byAnswers
+		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
+		if res.Metrics.DuplicateExecutions == 0 {
+			c.Reason = "a replay differs from the stored answer"
+		}
+	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
+		c.Status = Inconclusive
+		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message + b.twice(s, first)
+	default:
+		return res, nil
+	}
+	c.Details = details(res, trial)
+	return res, c
+}
+
+// noID reports that the verdict could not judge a run from its answers alone: equal answers
+// without an id prove no replay, so the check's own state comparison decides.
+func noID(res *runner.ScenarioResult) bool {
+	return res.Metrics.NoID() > 0 && res.Metrics.DuplicateExecutions == 0 && res.Metrics.ReplaysDiffer == 0
+}
+
+// noIDReason is why a check whose answers carry no id is inconclusive.
+const noIDReason = "the answers carry no id, so equal answers prove no replay, and no read-only tool showed the state"
+
+// noIDComment is what a saved spec says when the state decides because the answers carry no id.
+const noIDComment = " Its answers carry no id, so equal answers prove no replay: the state decides (verdict: off)."
+
+// judging is a spec's run, ready to be judged from one step's first call.
+type judging struct {
+	res  *runner.ScenarioResult
+	tr   *runner.Trial
+	call runner.Call
+	cell *Cell
+}
+
+// judge runs a spec; done is true when the cell is already decided (it could not run, the
+// verdict failed, the first call failed, or step was never sent).
+func (b *Battery) judge(s *rig.Plan, first, step string) (j judging, done bool) {
+	res, c := b.outcome(s, first)
+	if c != nil {
+		return judging{res: res, cell: c}, true
+	}
+	j = judging{res: res, tr: history.Trial(res), cell: newCell(s)}
+	rs := history.Calls(j.tr, step)
+	if len(rs) == 0 {
+		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
+		return j, true
+	}
+	j.call = rs[len(rs)-1]
+	return j, false
+}
+
+// firstFailed reports whether the step's call failed, its discarded answer included.
+func firstFailed(t *runner.Trial, step string) bool {
+	rs := history.Calls(t, step)
+	return len(rs) > 0 && (rs[0].Outcome == scenario.Fail || rs[0].Discarded == scenario.Fail)
+}
+
+// insertAt puts extra steps just before (after: just after) the step with the given id.
+func insertAt(steps []spec.Step, id string, after bool, extra ...spec.Step) []spec.Step {
+	for i, s := range steps {
+		if s.ID == id {
+			if after {
+				i++
+			}
+			return append(append(append([]spec.Step(nil), steps[:i]...), extra...), steps[i:]...)
+		}
+	}
+	return steps
+}
+
+// maxHistory bounds the calls shown under a cell.
+const maxHistory = 12
+
+// details explains a cell: the runner's failure and the trial's calls.
+func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+	return history.Details(res, t, maxHistory)
+}

@@ -1,0 +1,64 @@
+package battery
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// timeoutRetry gives up on a call while the server works and retries it with the same key, as a
+// framework does after a client timeout; a last retry once everything settled reads the stored
+// answer. The key must have executed once.
+func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
+	timeout := b.GiveUp(t.Name)
+	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
+	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
+		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
+	// The retry goes right after the timed-out call, before the snapshots read after it.
+	steps := insertAt(b.Snap.WithState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
+	steps = append(steps, b.Snap.WholeAsserts(b.OneCall)...)
+	s := b.NewPlan(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
+	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
+	s.Executions = b.once(t)
+	c := b.retry(TimeoutRetry, t, s, "first", b.noEvidence())
+	if s.Last == nil || c.Status == Fail {
+		return c
+	}
+	if c.Status == Warn {
+		// A refused retry is a deviation only if the tool works with a fresh key.
+		b.inconclusiveControl(c, t, args, "the retry after a client timeout")
+		return c
+	}
+	tr := history.Trial(s.Last)
+	if names, lines := b.Snap.GrewMore(tr, b.OneCall); len(names) > 0 {
+		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
+		c.Reason = "the call given up on and its retry both executed: " + strings.Join(lines, "; ")
+		c.Details = details(s.Last, tr)
+		return c
+	}
+	if f := history.Calls(tr, "first"); len(f) > 0 && f[0].Outcome != scenario.Info {
+		c.Status = Inconclusive
+		c.Reason = fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up; %s", timeout, f[0].Outcome, c.Reason)
+		return c
+	}
+	rs := history.Calls(tr, "retry")
+	conflict := false
+	for _, r := range rs {
+		conflict = conflict || r.Conflict
+	}
+	if c.Status == Pass && b.contentDedup {
+		// The retries of the tool answered like second executions: the saved scenario's may too.
+		stateDecides(s.Spec, "retry", "again")
+	}
+	if moved, _ := b.Snap.Compare(tr); c.Status == Pass && len(rs) > 0 && !rs[len(rs)-1].Replayed && !conflict && len(moved) == 0 {
+		// The retry executed: the call given up on either never ran or ran as well.
+		c.Status, s.NeedsEvidence = Inconclusive, true
+		c.Reason = "the retry was executed, not replayed: the call given up on either never reached the server or executed as well, and only state, sinks or effects can tell which"
+		c.Details = details(s.Last, tr)
+	}
+	return c
+}

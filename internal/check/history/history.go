@@ -1,0 +1,103 @@
+package history
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// Calls returns the calls of a step in the trial.
+func Calls(t *runner.Trial, step string) []runner.Call {
+	if t == nil {
+		return nil
+	}
+	var out []runner.Call
+	for _, c := range t.Calls {
+		if c.Step == step {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Trial is the trial a cell shows: the failed one, else the first (nil without a result).
+func Trial(res *runner.ScenarioResult) *runner.Trial {
+	if res == nil {
+		return nil
+	}
+	if res.FailedTrial != nil {
+		return res.FailedTrial
+	}
+	return res.Trial1
+}
+
+// StatusNote is a call's status and error, as a cell's reason appends them: " (status 409: …)".
+func StatusNote(r runner.Call) string {
+	switch {
+	case r.Status != 0 && r.Error != "":
+		return fmt.Sprintf(" (status %d: %s)", r.Status, r.Error)
+	case r.Status != 0:
+		return fmt.Sprintf(" (status %d)", r.Status)
+	case r.Error != "":
+		return " (" + r.Error + ")"
+	}
+	return ""
+}
+
+// Details explains a scenario's result: the runner's failure and up to limit calls of trial t.
+func Details(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
+	var out []string
+	if f := res.Failure; f != nil {
+		explanation := f.Explanation
+		if f.Kind == "assert" && (strings.HasPrefix(f.Expression, "toJSON(state") || strings.HasPrefix(f.Expression, "toJSON(without(state")) {
+			// The state comparison is shown by the cell; keep only what the verdict adds.
+			explanation = nil
+			for i, l := range f.Explanation {
+				if strings.HasPrefix(l, "the exactly-once verdict also failed") {
+					explanation = f.Explanation[i+1:]
+					break
+				}
+			}
+		} else {
+			out = append(out, f.Message)
+			if f.Expression != "" {
+				out = append(out, "assert: "+f.Expression)
+			}
+		}
+		for _, l := range explanation {
+			out = append(out, "  "+l)
+		}
+	}
+	if t == nil {
+		return out
+	}
+	out = append(out, fmt.Sprintf("calls (session %s):", t.Session))
+	for i, c := range t.Calls {
+		if i == limit {
+			out = append(out, fmt.Sprintf("  … and %d more", len(t.Calls)-limit))
+			break
+		}
+		step := c.Step
+		if c.Copy > 0 {
+			step = fmt.Sprintf("%s copy %d", c.Step, c.Copy)
+		}
+		key := c.Key
+		if key == "" {
+			key = "(no key)"
+		}
+		status := "-"
+		if c.Status != 0 {
+			status = fmt.Sprint(c.Status)
+		}
+		line := fmt.Sprintf("  %-18s key %-16s %-4s status %-3s replayed %-5v", step, key, c.Outcome, status, c.Replayed)
+		if c.Lost {
+			line += " lost"
+		}
+		if c.Error != "" {
+			line += " " + c.Error
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package rig
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// Plan is a spec as the battery runs it: the scenario, and what the battery counts and learns
+// about it beyond what is written.
+type Plan struct {
+	*spec.Spec
+	// Executions is how many times the tool must execute in one trial (-1: not counted), for
+	// the sinks' and the declared effects' evidence.
+	Executions int
+	// SinksAsserted is set once the sink counts were added as assertions.
+	SinksAsserted bool
+	// SinkNames and SinkLines say which sinks heard more or less than the executions send, in
+	// the last run.
+	SinkNames, SinkLines []string
+	// Effects is the effects assertion added (""), EffectsLines why it failed in a run, Last
+	// the last run's result.
+	Effects      string
+	EffectsLines []string
+	Last         *runner.ScenarioResult
+	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can decide.
+	NeedsEvidence bool
+}
+
+// NewPlan is the plan of check on tool t: its scenario, named for the cell it decides.
+func (b *Rig) NewPlan(t runner.ToolInfo, check, name string, steps ...spec.Step) *Plan {
+	return &Plan{Spec: &spec.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.Def.Name, Tool: t.Name, Check: check, Steps: steps}, Executions: -1}
+}
+
+// Exec runs one spec once through the runner.
+func (b *Rig) Exec(s *Plan) (*runner.ScenarioResult, error) {
+	if b.perCall != nil && s.Executions >= 0 && !s.SinksAsserted {
+		s.Steps = append(s.Steps, b.sinkAsserts(s.Executions)...)
+		s.SinksAsserted = true
+	}
+	b.beforeRun(s)
+	sc, err := s.Scenario(b.base)
+	if err != nil {
+		return nil, err
+	}
+	rep := b.env.Run(b.Ctx, []*scenario.Scenario{sc}, runner.Options{})
+	if rep.Err != nil {
+		return nil, rep.Err
+	}
+	s.SinkNames, s.SinkLines = b.sinkCheck(s)
+	if len(rep.Scenarios) == 0 {
+		return nil, fmt.Errorf("nothing ran")
+	}
+	b.afterRun(s, rep.Scenarios[0])
+	return rep.Scenarios[0], nil
+}
+
+// sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
+func (b *Rig) sinkAsserts(n int) []spec.Step {
+	var out []spec.Step
+	for _, name := range sortedKeys(b.perCall) {
+		out = append(out, spec.Step{Assert: fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name])})
+	}
+	return out
+}
+
+// sinkCheck compares what the sinks heard in the last trial with what the spec's executions
+// send; it returns the sinks that heard more or less, explained.
+func (b *Rig) sinkCheck(s *Plan) (names, lines []string) {
+	if b.perCall == nil || s.Executions < 0 {
+		return nil, nil
+	}
+	got := b.env.SinkRequests(b.base)
+	for _, name := range sortedKeys(b.perCall) {
+		want := s.Executions * b.perCall[name]
+		if got[name] != want {
+			names = append(names, name)
+			lines = append(lines, fmt.Sprintf("sink %s received %d requests; %d execution(s) send %d", name, got[name], s.Executions, want))
+		}
+	}
+	return names, lines
+}
+
+// Sinks are the sinks that one execution of the tool being checked sends requests to, by name
+// (none: no sink evidence).
+func (b *Rig) Sinks() []string {
+	if b.perCall == nil {
+		return nil
+	}
+	return sortedKeys(b.perCall)
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

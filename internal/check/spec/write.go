@@ -1,0 +1,78 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Write saves the scenarios the battery ran as ordinary scenario files under dir, one per tool
+// and check, and returns their paths. endpoints, when set, is written into every file (for an
+// endpoint given on the command line, which no config defines).
+func Write(dir string, specs []*Spec, endpoints map[string]any) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("write scenarios: %w", err)
+	}
+	var paths []string
+	for _, s := range specs {
+		b, err := Marshal(s, endpoints)
+		if err != nil {
+			return paths, err
+		}
+		p := filepath.Join(dir, s.File())
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return paths, fmt.Errorf("write scenarios: %w", err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// Marshal renders a spec as a scenario file.
+func Marshal(s *Spec, endpoints map[string]any) ([]byte, error) {
+	doc := struct {
+		*Spec     `yaml:",inline"`
+		Endpoints map[string]any `yaml:"endpoints,omitempty"`
+	}{s, endpoints}
+	var buf bytes.Buffer
+	by := s.By
+	if by == "" {
+		by = "idemtest check"
+	}
+	fmt.Fprintf(&buf, "# Written by %s (%s, check %s).\n", by, s.Tool, s.Check)
+	for _, l := range wrap(s.Comment, 95) {
+		fmt.Fprintf(&buf, "# %s\n", l)
+	}
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("write scenario %s: %w", s.File(), err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func wrap(s string, width int) []string {
+	var out []string
+	var line string
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}

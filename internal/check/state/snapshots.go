@@ -1,0 +1,158 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/check/history"
+	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/verdict"
+)
+
+// Snapshots are the read-only calls whose answers are the server's state, read around a check's
+// calls, and how their answers are compared.
+type Snapshots struct {
+	// Tools are the snapshot tools, in the order they are read.
+	Tools []string
+	// Args are the arguments of configured snapshot calls, by tool (none for a listed tool).
+	Args map[string]map[string]any
+	// Ignore are the fields left out of every comparison (the endpoint's compare.ignore), as the
+	// verdict leaves them out.
+	Ignore []string
+}
+
+// maxSnapshots bounds the read-only tools read before and after each retry.
+const maxSnapshots = 3
+
+// SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
+// decision has it) that the server describes and that need no argument.
+func SnapshotTools(tools []runner.ToolInfo) []string {
+	var out []string
+	for _, t := range tools {
+		if t.Mutating || t.InputSchema == nil {
+			continue
+		}
+		if req, ok := t.InputSchema["required"].([]any); ok && len(req) > 0 {
+			continue
+		}
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	if len(out) > maxSnapshots {
+		out = out[:maxSnapshots]
+	}
+	return out
+}
+
+// ids are the ids of the snapshot steps of read-only tool i: before the first call, after it,
+// after the retry (or second call).
+func ids(i int) [3]string {
+	sfx := ""
+	if i > 0 {
+		sfx = fmt.Sprint(i + 1)
+	}
+	return [3]string{"state" + sfx + "_before", "state" + sfx + "_after_first", "state" + sfx + "_after_retry"}
+}
+
+// read is the step that reads snapshot tool at id.
+func (s Snapshots) read(tool, id string) spec.Step {
+	return spec.Step{ID: id, CallTool: tool, Args: s.Args[tool], Expect: "any"}
+}
+
+// Steps surrounds a call and a second call with reads of the snapshot tools, asserting nothing
+// about them.
+func (s Snapshots) Steps(first, second spec.Step) []spec.Step {
+	var before, mid, after []spec.Step
+	for i, tool := range s.Tools {
+		id := ids(i)
+		before, mid, after = append(before, s.read(tool, id[0])), append(mid, s.read(tool, id[1])), append(after, s.read(tool, id[2]))
+	}
+	out := append(before, first)
+	out = append(out, mid...)
+	out = append(out, second)
+	return append(out, after...)
+}
+
+// AroundOne surrounds one step with reads of the snapshot tools, before and after.
+func (s Snapshots) AroundOne(step spec.Step) []spec.Step {
+	var before, after []spec.Step
+	for i, tool := range s.Tools {
+		id := ids(i)
+		before = append(before, s.read(tool, id[0]))
+		after = append(after, s.read(tool, id[1]))
+	}
+	return append(append(before, step), after...)
+}
+
+// WithState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
+// retry leaves the state as the first call left it (when the first call visibly changed it).
+func (s Snapshots) WithState(first, retry spec.Step) []spec.Step {
+	var asserts []spec.Step
+	for i := range s.Tools {
+		id := ids(i)
+		x0, x1, x2 := s.json(id[0]), s.json(id[1]), s.json(id[2])
+		asserts = append(asserts, spec.Step{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
+	}
+	return append(s.Steps(first, retry), asserts...)
+}
+
+// Unchanged asserts, in a saved scenario, that the call between the snapshot reads at position
+// from and from+1 (0: before the first call, 1: after it, 2: after the second) left every
+// snapshot tool's answer as it was (a refused call executes nothing).
+func (s Snapshots) Unchanged(from int) []spec.Step {
+	var out []spec.Step
+	for i := range s.Tools {
+		id := ids(i)
+		out = append(out, spec.Step{Assert: s.json(id[from]) + " == " + s.json(id[from+1])})
+	}
+	return out
+}
+
+// json is the expression of a saved scenario's assertion that reads snapshot step id as view
+// does: toJSON(id.result), without the ignored fields.
+func (s Snapshots) json(id string) string {
+	if len(s.Ignore) == 0 {
+		return "toJSON(" + id + ".result)"
+	}
+	paths := make([]string, len(s.Ignore))
+	for i, p := range s.Ignore {
+		paths[i] = strconv.Quote(p)
+	}
+	return "toJSON(without(" + id + ".result, " + strings.Join(paths, ", ") + "))"
+}
+
+// view is a snapshot as the state comparisons see it: without the fields the endpoint's
+// compare.ignore names (a timestamp in a list's answer), as the verdict leaves them out.
+func (s Snapshots) view(v any) any {
+	return verdict.Without(v, s.Ignore)
+}
+
+// first is the first call of step id in the trial.
+func first(t *runner.Trial, id string) (runner.Call, bool) {
+	if cs := history.Calls(t, id); len(cs) > 0 {
+		return cs[0], true
+	}
+	return runner.Call{}, false
+}
+
+// snapshot is one read of a snapshot tool that answered.
+func snapshot(t *runner.Trial, id string) (any, bool) {
+	c, ok := first(t, id)
+	if !ok || c.Outcome != scenario.OK {
+		return nil, false
+	}
+	return c.Result, true
+}
+
+// Equal reports whether two decoded answers are the same JSON.
+func Equal(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}

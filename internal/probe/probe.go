@@ -1,0 +1,272 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// Prober evaluates probes and holds the connections they reuse during a run, each made under
+// the outbound policy of the scenario that asked (so they are keyed by its allowed hosts too).
+type Prober struct {
+	mu    sync.Mutex
+	pg    map[string]*pgxpool.Pool
+	redis map[string]*redis.Client
+	http  map[string]*http.Client
+	tools ToolCaller
+}
+
+// ToolCaller evaluates a call_tool probe: the call goes through the scenario's endpoint, which
+// the runner owns, and a mutating tool is refused there. env is the probe's template
+// environment.
+type ToolCaller func(ctx context.Context, sc *scenario.Scenario, p *scenario.Probe, env map[string]any) (any, error)
+
+// New returns a Prober with no connections yet; tools answers its call_tool probes.
+func New(tools ToolCaller) *Prober {
+	return &Prober{pg: map[string]*pgxpool.Pool{}, redis: map[string]*redis.Client{}, http: map[string]*http.Client{}, tools: tools}
+}
+
+func policyKey(allow []string) string { return strings.Join(allow, "\x00") }
+
+// httpClient is the probes' HTTP client under the policy: it never follows a redirect.
+func (p *Prober) httpClient(allow []string) *http.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := policyKey(allow)
+	if c, ok := p.http[k]; ok {
+		return c
+	}
+	c := netguard.New(allow).Client(10 * time.Second)
+	p.http[k] = c
+	return c
+}
+
+// Close closes the probes' database and Redis connections.
+func (p *Prober) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, db := range p.pg {
+		db.Close()
+	}
+	for _, c := range p.redis {
+		c.Close()
+	}
+}
+
+// Names are the names of the scenario's probes, sorted: probes are evaluated, and their errors
+// reported, in this order.
+func Names(sc *scenario.Scenario) []string {
+	names := make([]string, 0, len(sc.Probes))
+	for n := range sc.Probes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func evalText(t *assert.Template, env map[string]any) (string, error) {
+	v, err := t.Eval(env)
+	if err != nil {
+		return "", err
+	}
+	return assert.Text(v), nil
+}
+
+// Eval evaluates probe pr of scenario sc with its templates rendered in env, under the
+// scenario's outbound policy, within 10 seconds.
+func (p *Prober) Eval(ctx context.Context, sc *scenario.Scenario, pr *scenario.Probe, env map[string]any) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	switch {
+	case pr.HTTP != nil:
+		return p.evalHTTP(ctx, pr.HTTP, env, sc.AllowHosts)
+	case pr.CallTool != nil:
+		return p.tools(ctx, sc, pr, env)
+	case pr.SQL != nil:
+		return p.evalSQL(ctx, pr.SQL, env, sc.AllowHosts)
+	case pr.Redis != nil:
+		return p.evalRedis(ctx, pr.Redis, env, sc.AllowHosts)
+	}
+	return nil, errors.New("empty probe")
+}
+
+// evalHTTP reads a URL; a JSON body is decoded, any other is its text.
+func (p *Prober) evalHTTP(ctx context.Context, h *scenario.HTTPProbe, env map[string]any, allow []string) (any, error) {
+	u, err := evalText(h.URL, env)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, h.Method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, t := range h.Headers {
+		v, err := evalText(t, env)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := p.httpClient(allow).Do(req)
+	var re *netguard.RedirectError
+	if errors.As(err, &re) {
+		// net/http names the redirect's target as if it had been requested: it was not.
+		return nil, fmt.Errorf("%s %s: %w", h.Method, u, re)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s %s answered %s", h.Method, u, resp.Status)
+	}
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		return v, nil
+	}
+	return string(body), nil
+}
+
+// evalSQL runs a query on PostgreSQL; its value is the list of rows, each a map.
+func (p *Prober) evalSQL(ctx context.Context, q *scenario.SQLProbe, env map[string]any, allow []string) (any, error) {
+	dsn, err := evalText(q.DSN, env)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, len(q.Args))
+	for i, t := range q.Args {
+		if args[i], err = t.Eval(env); err != nil {
+			return nil, err
+		}
+	}
+	db, err := p.pool(ctx, dsn, allow)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, q.Query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	defer rows.Close()
+	out := []any{}
+	fields := rows.FieldDescriptions()
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		row := map[string]any{}
+		for i, f := range fields {
+			row[f.Name] = plain(vals[i])
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// evalRedis runs a Redis command; its value is the reply (nil for a missing key).
+func (p *Prober) evalRedis(ctx context.Context, r *scenario.RedisProbe, env map[string]any, allow []string) (any, error) {
+	addr, err := evalText(r.Addr, env)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, len(r.Command))
+	for i, t := range r.Command {
+		if args[i], err = evalText(t, env); err != nil {
+			return nil, err
+		}
+	}
+	v, err := p.client(addr, allow).Do(ctx, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return plain(v), nil
+}
+
+func (p *Prober) pool(ctx context.Context, dsn string, allow []string) (*pgxpool.Pool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := policyKey(allow) + "\x01" + dsn
+	if db, ok := p.pg[k]; ok {
+		return db, nil
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The DSN's password is hidden by the reports' redaction, like every secret.
+		return nil, fmt.Errorf("open %s: %w", dsn, err)
+	}
+	policy := netguard.New(allow)
+	cfg.ConnConfig.DialFunc = policy.DialContext
+	cfg.ConnConfig.LookupFunc = policy.Lookup
+	db, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dsn, err)
+	}
+	p.pg[k] = db
+	return db, nil
+}
+
+func (p *Prober) client(addr string, allow []string) *redis.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := policyKey(allow) + "\x01" + addr
+	if c, ok := p.redis[k]; ok {
+		return c
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second, Dialer: netguard.New(allow).DialContext})
+	p.redis[k] = c
+	return c
+}
+
+// plain turns driver values into what assertions compare: numbers, strings, lists, maps.
+func plain(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case int32:
+		return int(x)
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case map[any]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[fmt.Sprint(k)] = plain(e)
+		}
+		return out
+	case pgtype.Numeric:
+		if f, err := x.Float64Value(); err == nil && f.Valid {
+			return f.Float64
+		}
+	}
+	return v
+}

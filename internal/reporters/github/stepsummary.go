@@ -1,0 +1,123 @@
+package github
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// StepSummary writes the Markdown job summary of a GitHub Actions step ($GITHUB_STEP_SUMMARY):
+// the totals with the verdict's duplicate count and the rates, a table of the scenarios that
+// failed, errored or executed a key twice, and each failure explained. Everything that came
+// from a scenario or a server is escaped: table cells as HTML text, explanations in a fence
+// longer than any backtick run they hold.
+func StepSummary(w io.Writer, rep *runner.Report) error {
+	_, err := io.WriteString(w, stepSummary(rep))
+	return err
+}
+
+func stepSummary(rep *runner.Report) string {
+	var b strings.Builder
+	var passed, bad int
+	var m runner.Metrics
+	var failing []*runner.ScenarioResult
+	for _, r := range rep.Scenarios {
+		m.Add(r.Metrics)
+		switch {
+		case r.Status == runner.Failed || r.Status == runner.Errored || r.Metrics.DuplicateExecutions > 0 || r.Metrics.ReplaysDiffer > 0:
+			bad++
+			failing = append(failing, r)
+		case r.Status == runner.Passed:
+			passed++
+		}
+	}
+	mark := "✅"
+	if rep.Failed() {
+		mark = "❌"
+	}
+	if rep.Interrupted {
+		mark = "⚠️ interrupted:"
+	}
+	if rep.Err != nil && len(rep.Scenarios) == 0 {
+		fmt.Fprintf(&b, "### %s idemtest: the run errored before any scenario ran\n\n", mark)
+	} else {
+		fmt.Fprintf(&b, "### %s idemtest: %d of %d scenarios failed\n\n", mark, bad, len(rep.Scenarios))
+	}
+	if rep.Err != nil {
+		fmt.Fprintf(&b, "**error:** %s\n\n", mdText(rep.Err.Error()))
+	}
+	fmt.Fprintf(&b, "| passed | failed | duplicate executions | replays differ | replay rate | conflict rate | calls |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %s | %s | %d |\n\n", passed, bad, m.DuplicateExecutions, m.ReplaysDiffer,
+		reporters.Rate(m.Replayed, m.Repeats()), reporters.Rate(m.Conflicts, m.Keyed), m.Calls)
+	if len(failing) == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, "| scenario | status | trials | verdict | replay rate | conflict rate | where |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---:|---:|---|\n")
+	for _, r := range failing {
+		verdict := "executed once"
+		if d := r.Metrics.DuplicateExecutions; d > 0 {
+			verdict = fmt.Sprintf("**%d duplicate execution%s**", d, plural(d))
+		}
+		if d := r.Metrics.ReplaysDiffer; d > 0 {
+			verdict += fmt.Sprintf(", %d replay%s differ", d, plural(d))
+		}
+		where := fmt.Sprintf("`%s:%d`", mdCode(r.Scenario.File), r.Scenario.Pos.Line)
+		if f := r.Failure; f != nil {
+			where = fmt.Sprintf("`%s` %s", mdCode(f.Pos.String()), mdText(reporters.StepLabel(f.Step)))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d/%d passed | %s | %s | %s | %s |\n", mdText(r.Scenario.Name), r.Status, r.TrialsPassed, r.Trials, verdict,
+			reporters.Rate(r.Metrics.Replayed, r.Metrics.Repeats()), reporters.Rate(r.Metrics.Conflicts, r.Metrics.Keyed), where)
+	}
+	b.WriteString("\n")
+	for _, r := range failing {
+		f := r.Failure
+		if f == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "<details><summary><b>%s</b>: %s</summary>\n\n", mdText(r.Scenario.Name), mdText(reporters.OneLine(f.Message, 200)))
+		text := reporters.FailureText(f)
+		if t := r.FailedTrial; t != nil {
+			text += fmt.Sprintf("trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
+		}
+		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+		fmt.Fprintf(&b, "%stext\n%s%s\n\n</details>\n\n", fence, text, fence)
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// mdText is s as the text of a Markdown table cell or summary: on one line, its HTML and
+// Markdown specials escaped.
+func mdText(s string) string {
+	s = reporters.EscapeText(strings.Join(strings.Fields(s), " "))
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]").Replace(s)
+}
+
+// mdCode is s inside a one-backtick code span of a table cell.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(reporters.EscapeText(s))
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}

@@ -1,0 +1,26 @@
+package jsonreport
+
+import (
+	"io"
+
+	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/sweep"
+)
+
+// WriteCheck writes the battery as JSON.
+func WriteCheck(w io.Writer, rep *check.Report, version string) error {
+	return encode(w, struct {
+		Version string `json:"idemtest_version"`
+		Failed  bool   `json:"failed"`
+		*check.Report
+	}{version, rep.Failed(), rep})
+}
+
+// WriteSweep writes a sweep as JSON.
+func WriteSweep(w io.Writer, rep *sweep.Report, version string) error {
+	return encode(w, struct {
+		Version string `json:"idemtest_version"`
+		Failed  bool   `json:"failed"`
+		*sweep.Report
+	}{version, rep.Failed(), rep})
+}

@@ -1,0 +1,111 @@
+package reporters
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/runner"
+)
+
+// Summary is the closing line: counts and the idempotency metrics.
+func Summary(rep *runner.Report) string {
+	var passed, failed, errored, skipped, interrupted int
+	if rep.Err != nil {
+		errored++ // the run itself, as JUnit and JSON count it
+	}
+	var m runner.Metrics
+	for _, r := range rep.Scenarios {
+		switch r.Status {
+		case runner.Passed:
+			passed++
+		case runner.Failed:
+			failed++
+		case runner.Errored:
+			errored++
+		case runner.Skipped:
+			skipped++
+		case runner.Interrupted:
+			interrupted++
+		}
+		m.Add(r.Metrics)
+	}
+	parts := []string{fmt.Sprintf("%d passed, %d failed", passed, failed)}
+	if errored > 0 {
+		parts[0] += fmt.Sprintf(", %d errored", errored)
+	}
+	if skipped > 0 {
+		parts[0] += fmt.Sprintf(", %d skipped", skipped)
+	}
+	if interrupted > 0 {
+		parts[0] += fmt.Sprintf(", %d interrupted", interrupted)
+	}
+	var weakScenarios int
+	for _, r := range rep.Scenarios {
+		if Weak(r) != "" {
+			weakScenarios++
+		}
+	}
+	if weakScenarios > 0 {
+		parts = append(parts, fmt.Sprintf("%d weak (fan-outs that did not overlap)", weakScenarios))
+	}
+	// The exactly-once verdict's count, always shown: 0 is the claim a green run makes.
+	parts = append(parts, fmt.Sprintf("%d duplicate executions", m.DuplicateExecutions))
+	if n := m.UnjudgedCalls(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d calls not judged", n))
+	}
+	if m.ReplaysDiffer > 0 {
+		parts = append(parts, fmt.Sprintf("%d replays differ", m.ReplaysDiffer))
+	}
+	parts = append(parts,
+		fmt.Sprintf("%d calls", m.Calls),
+		"replay rate "+Rate(m.Replayed, m.Repeats()),
+		"conflict rate "+Rate(m.Conflicts, m.Keyed),
+		FormatDuration(rep.Duration))
+	s := strings.Join(parts, " · ")
+	if rep.Interrupted {
+		s = "interrupted: " + s
+	}
+	return s
+}
+
+// InterruptedNote says where the interrupt stopped a scenario: before it started, between
+// trials, or in the middle of one.
+func InterruptedNote(r *runner.ScenarioResult) string {
+	switch {
+	case r.Cut != nil:
+		return fmt.Sprintf("interrupted in trial %d of %d (%d passed before)", r.Cut.Index, r.Trials, r.TrialsPassed)
+	case r.TrialsRun > 0:
+		return fmt.Sprintf("interrupted after %d of %d trials (%d passed)", r.TrialsRun, r.Trials, r.TrialsPassed)
+	}
+	return "interrupted before it started"
+}
+
+// Weak says when a scenario's fan-outs did not race: copies answered before all were released.
+func Weak(r *runner.ScenarioResult) string {
+	if r.Fanouts == 0 || r.Overlapped == r.Fanouts {
+		return ""
+	}
+	return fmt.Sprintf("weak: %d/%d fan-outs did not overlap", r.Fanouts-r.Overlapped, r.Fanouts)
+}
+
+// FormatDuration is d as a report shows it: µs under a millisecond, ms under a second, else
+// seconds with two decimals.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// IndentLines puts prefix before every line of s, which then ends with a newline.
+func IndentLines(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,230 @@
+package terminal
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// Progress draws a live line on a terminal from the moment services start until the last one
+// has stopped (services starting with their elapsed time, then scenarios and trials done of
+// their totals, then services stopping), and prints every call when verbose. Without a terminal
+// it prints only the note that a service is slow to stop. It is safe for concurrent use.
+type Progress struct {
+	w       io.Writer
+	live    bool
+	verbose bool
+	// calls and callSt are where and how calls are printed when verbose: w unless Verbose
+	// names another stream (run prints them on stdout, the live line stays on stderr).
+	calls  io.Writer
+	callSt styles
+	st     styles
+	now    func() time.Time
+
+	mu                     sync.Mutex
+	total, done            int
+	trialsTotal, trialsRun int
+	scenarioTrials         map[*scenario.Scenario]int
+	running                map[string]bool
+	starting, stopping     map[string]time.Time
+	slow                   map[string]time.Duration
+	drawn                  bool
+	stop                   chan struct{}
+}
+
+// tickEvery is how often the live line is redrawn to advance its elapsed times.
+const tickEvery = 500 * time.Millisecond
+
+// NewProgress returns a progress writer for total scenarios; live redraws a status line (only
+// on a terminal). With total 0 (check, which counts in cells) the line shows only services.
+func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
+	return newProgress(w, total, live, verbose, color, time.Now, live)
+}
+
+// newProgress takes the clock, and whether a ticker redraws the elapsed times (tests draw on
+// events only).
+func newProgress(w io.Writer, total int, live, verbose, color bool, now func() time.Time, tick bool) *Progress {
+	p := &Progress{
+		w: w, live: live, verbose: verbose, total: total, st: newStyles(w, color), now: now, calls: w,
+		scenarioTrials: map[*scenario.Scenario]int{}, running: map[string]bool{},
+		starting: map[string]time.Time{}, stopping: map[string]time.Time{}, slow: map[string]time.Duration{},
+	}
+	p.callSt = p.st
+	if tick {
+		p.stop = make(chan struct{})
+		go p.tick(p.stop)
+	}
+	return p
+}
+
+// Verbose prints every call to out, with colour or not: the live line is cleared before each
+// call line and drawn again after it, so that on one terminal the two never mix.
+func (p *Progress) Verbose(out io.Writer, color bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.verbose, p.calls, p.callSt = true, out, newStyles(out, color)
+}
+
+// SetTrials gives the number of trials the run will make in all, for "trials done of total".
+func (p *Progress) SetTrials(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trialsTotal = n
+}
+
+func (p *Progress) tick(stop <-chan struct{}) {
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if len(p.starting)+len(p.stopping) > 0 {
+				p.clear()
+				p.draw()
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// Event receives runner events.
+func (p *Progress) Event(ev runner.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	switch ev.Kind {
+	case runner.EventServiceStart:
+		p.starting[ev.Service] = p.now()
+	case runner.EventServiceReady:
+		delete(p.starting, ev.Service)
+	case runner.EventServiceStopping:
+		delete(p.starting, ev.Service)
+		p.stopping[ev.Service] = p.now()
+	case runner.EventServiceSlowStop:
+		p.slow[ev.Service] = ev.Grace
+		if !p.live {
+			fmt.Fprintf(p.w, "idemtest: service %s is still running %s after SIGTERM; SIGKILL at %s\n", reporters.Escape(ev.Service), ev.SlowAfter, ev.Grace)
+		}
+	case runner.EventScenarioStart:
+		p.running[ev.Scenario.Name] = true
+	case runner.EventTrialEnd:
+		p.trialsRun++
+		p.scenarioTrials[ev.Scenario]++
+	case runner.EventScenarioEnd:
+		delete(p.running, ev.Scenario.Name)
+		p.done++
+		// Trials a scenario did not run (it stopped at an error, --fail-fast) are done too.
+		if ev.Result != nil {
+			p.trialsRun += max(0, ev.Result.Trials-p.scenarioTrials[ev.Scenario])
+		}
+	case runner.EventCall:
+		if p.verbose {
+			p.callLine(ev)
+		}
+	}
+	p.draw()
+}
+
+func (p *Progress) callLine(ev runner.Event) {
+	c := ev.Call
+	key := c.Key
+	if key == "" {
+		key = "(none)"
+	}
+	extra := ""
+	if c.Lost {
+		extra = " lost"
+	}
+	if c.Replayed {
+		extra += " replayed"
+	}
+	if c.Error != "" {
+		extra += " " + reporters.OneLine(c.Error, 60)
+	}
+	cp := ""
+	if c.Copy > 0 {
+		cp = fmt.Sprintf("#%d", c.Copy)
+	}
+	fmt.Fprintf(p.calls, "  %s t%d %s%s %s key=%s %s %d%s %.1fms\n", p.callSt.dim.Render(reporters.Escape(ev.Scenario.Name)), ev.Trial, reporters.Escape(c.Step), cp, reporters.Escape(c.Tool), reporters.Escape(key),
+		c.Outcome, c.Status, extra, float64(c.Duration.Microseconds())/1000)
+}
+
+func (p *Progress) clear() {
+	if p.live && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *Progress) draw() {
+	line := p.line()
+	if !p.live || line == "" {
+		return
+	}
+	fmt.Fprint(p.w, p.st.dim.Render(reporters.OneLine(line, 120)))
+	p.drawn = true
+}
+
+// line is what the live line says now: the services starting or stopping, else the counts.
+func (p *Progress) line() string {
+	now := p.now()
+	elapsed := func(m map[string]time.Time, note func(string) string) string {
+		var parts []string
+		for _, name := range namesOf(m) {
+			parts = append(parts, fmt.Sprintf("%s %ds%s", reporters.Escape(name), int(now.Sub(m[name]).Seconds()), note(name)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	switch {
+	case len(p.starting) > 0:
+		return "starting " + elapsed(p.starting, func(string) string { return "" })
+	case len(p.stopping) > 0:
+		return "stopping " + elapsed(p.stopping, func(name string) string {
+			if g, ok := p.slow[name]; ok {
+				return fmt.Sprintf(" (still running after SIGTERM; SIGKILL at %s)", g)
+			}
+			return ""
+		})
+	}
+	if p.total == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%d/%d done", p.done, p.total)
+	if p.trialsTotal > 0 {
+		line += fmt.Sprintf(" · %d/%d trials", p.trialsRun, p.trialsTotal)
+	}
+	if len(p.running) > 0 {
+		line += " · running " + strings.Join(namesOf(p.running), ", ")
+	}
+	return line
+}
+
+func namesOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Finish removes the live line and stops redrawing it.
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
+	p.clear()
+}

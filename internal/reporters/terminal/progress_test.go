@@ -1,0 +1,122 @@
+package terminal
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// TestProgressPhases: the live line goes through services starting (names and elapsed time, on
+// an injected clock), scenarios and trials done of their totals, and services stopping with the
+// slow-stop note; a trial a scenario never ran still counts as done when it ends.
+func TestProgressPhases(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(&buf, 2, true, false, false, func() time.Time { return clock }, false)
+	defer p.Finish()
+	p.SetTrials(5)
+	sc1, sc2 := &scenario.Scenario{Name: "burst"}, &scenario.Scenario{Name: "retry"}
+	last := func() string {
+		parts := strings.Split(buf.String(), "\r\x1b[K")
+		return parts[len(parts)-1]
+	}
+	steps := []struct {
+		ev      runner.Event
+		advance time.Duration // before the event
+		want    string
+	}{
+		{runner.Event{Kind: runner.EventServiceStart, Service: "refundserver"}, 0, "starting refundserver 0s"},
+		{runner.Event{Kind: runner.EventServiceStart, Service: "db"}, 3 * time.Second, "starting db 0s, refundserver 3s"},
+		{runner.Event{Kind: runner.EventServiceReady, Service: "db"}, 0, "starting refundserver 3s"},
+		{runner.Event{Kind: runner.EventServiceReady, Service: "refundserver"}, 0, "0/2 done · 0/5 trials"},
+		{runner.Event{Kind: runner.EventScenarioStart, Scenario: sc1}, 0, "0/2 done · 0/5 trials · running burst"},
+		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc1, Trial: 1}, 0, "0/2 done · 1/5 trials · running burst"},
+		{runner.Event{Kind: runner.EventScenarioStart, Scenario: sc2}, 0, "0/2 done · 1/5 trials · running burst, retry"},
+		// burst stops after trial 1 of 3 (an error): its two trials not run are done too.
+		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc1, Result: &runner.ScenarioResult{Scenario: sc1, Trials: 3}}, 0, "1/2 done · 3/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc2, Trial: 1}, 0, "1/2 done · 4/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc2, Trial: 2}, 0, "1/2 done · 5/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc2, Result: &runner.ScenarioResult{Scenario: sc2, Trials: 2}}, 0, "2/2 done · 5/5 trials"},
+		{runner.Event{Kind: runner.EventServiceStopping, Service: "refundserver"}, 0, "stopping refundserver 0s"},
+		{runner.Event{Kind: runner.EventServiceSlowStop, Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second}, 2 * time.Second,
+			"stopping refundserver 2s (still running after SIGTERM; SIGKILL at 5s)"},
+	}
+	for i, s := range steps {
+		clock = clock.Add(s.advance) // time passes, then the event comes
+		p.Event(s.ev)
+		if got := last(); got != s.want {
+			t.Errorf("step %d (%s): live line %q, want %q", i+1, s.ev.Kind, got, s.want)
+		}
+	}
+}
+
+// TestProgressSlowStopWithoutTerminal: without a live line the slow stop is a line of its own.
+func TestProgressSlowStopWithoutTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewProgress(&buf, 1, false, false, false)
+	p.Event(runner.Event{Kind: runner.EventServiceStart, Service: "refundserver"})
+	p.Event(runner.Event{Kind: runner.EventServiceSlowStop, Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second})
+	p.Finish()
+	if want := "idemtest: service refundserver is still running 1s after SIGTERM; SIGKILL at 5s\n"; buf.String() != want {
+		t.Errorf("output %q, want %q", buf.String(), want)
+	}
+}
+
+// TestProgressVerboseClearsTheLiveLine: with the live line on one stream and calls on another
+// (stderr and stdout of one terminal), the line is cleared before each call line and drawn again
+// after it.
+func TestProgressVerboseClearsTheLiveLine(t *testing.T) {
+	var term bytes.Buffer // both streams of one terminal
+	errOut, out := &prefixWriter{&term, "E:"}, &prefixWriter{&term, "O:"}
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(errOut, 1, true, false, false, func() time.Time { return clock }, false)
+	p.Verbose(out, false)
+	sc := &scenario.Scenario{Name: "burst"}
+	p.Event(runner.Event{Kind: runner.EventScenarioStart, Scenario: sc})
+	p.Event(runner.Event{Kind: runner.EventCall, Scenario: sc, Trial: 1, Call: &runner.Call{Step: "first", Tool: "issue_refund", Key: "k-0", Outcome: "ok", Status: 200}})
+	p.Finish()
+	want := "E:0/1 done · running burst|E:\r\x1b[K|O:  burst t1 first issue_refund key=k-0 ok 200 0.0ms\n|E:0/1 done · running burst|E:\r\x1b[K|"
+	if term.String() != want {
+		t.Errorf("terminal got\n%q\nwant\n%q", term.String(), want)
+	}
+}
+
+type prefixWriter struct {
+	w      *bytes.Buffer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.w.WriteString(p.prefix + string(b) + "|")
+	return len(b), nil
+}
+
+func TestProgressLiveLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewProgress(&buf, 2, true, false, false)
+	sc := &scenario.Scenario{Name: "burst"}
+	p.Event(runner.Event{Kind: "scenario-start", Scenario: sc})
+	if !strings.Contains(buf.String(), "0/2 done · running burst") {
+		t.Errorf("live line %q", buf.String())
+	}
+	p.Event(runner.Event{Kind: "scenario-end", Scenario: sc, Result: &runner.ScenarioResult{Scenario: sc, Status: runner.Passed}})
+	if !strings.Contains(buf.String(), "\r\x1b[K1/2 done") {
+		t.Errorf("the line is not redrawn in place: %q", buf.String())
+	}
+	p.Finish()
+	if !strings.HasSuffix(buf.String(), "\r\x1b[K") {
+		t.Errorf("Finish left the line: %q", buf.String())
+	}
+	// Not a terminal: nothing is drawn.
+	buf.Reset()
+	q := NewProgress(&buf, 2, false, false, false)
+	q.Event(runner.Event{Kind: "scenario-start", Scenario: sc})
+	q.Finish()
+	if buf.Len() != 0 {
+		t.Errorf("progress written to a non-terminal: %q", buf.String())
+	}
+}

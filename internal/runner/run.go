@@ -1,0 +1,245 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// Options control a run.
+type Options struct {
+	// Parallel is how many scenarios run at once (at least 1).
+	Parallel int
+	// Trials overrides every scenario's trials when above 0.
+	Trials int
+	// Session pins the session id: trial 1 uses it as is, trial N uses "<session>-N".
+	Session  string
+	FailFast bool
+	// OnEvent, when set, is told about progress; it is called from several goroutines.
+	OnEvent func(Event)
+}
+
+// Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
+// matches run (any when nil).
+func Select(list []*scenario.Scenario, tags []string, run *regexp.Regexp) []*scenario.Scenario {
+	var out []*scenario.Scenario
+	for _, s := range list {
+		if run != nil && !run.MatchString(s.Name) {
+			continue
+		}
+		if len(tags) > 0 && !hasAny(s.Tags, tags) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Shard keeps shard k of n ("k/n", 1-based): the scenarios are dealt round-robin in the order
+// they were loaded (files sorted by path), so every scenario is in exactly one shard.
+func Shard(list []*scenario.Scenario, spec string) ([]*scenario.Scenario, error) {
+	var k, n int
+	if _, err := fmt.Sscanf(spec, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != spec {
+		return nil, fmt.Errorf("%q is not K/N with 1 <= K <= N, such as 2/4", spec)
+	}
+	var out []*scenario.Scenario
+	for i, s := range list {
+		if i%n == k-1 {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func hasAny(have, want []string) bool {
+	for _, w := range want {
+		for _, h := range have {
+			if h == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Run starts the services, runs the scenarios and stops the services, whatever happens. When
+// ctx is cancelled (Ctrl-C) it stops as soon as every running call has returned, and reports
+// what finished.
+func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
+	start := time.Now()
+	env, err := StartWith(ctx, list, opts.OnEvent)
+	if err != nil {
+		rep := &Report{Start: start, Duration: time.Since(start)}
+		if ctx.Err() != nil {
+			// The services did not start because of the interrupt: nothing failed.
+			rep.Interrupted = true
+			rep.Scenarios = notRun(list, opts, Interrupted)
+			return rep
+		}
+		rep.Err = err
+		return rep
+	}
+	defer env.Close()
+	return env.Run(ctx, list, opts)
+}
+
+// Run runs scenarios on the environment's services, sinks and endpoints; it does not stop them.
+// The scenarios' services and sinks must be among those the environment started. Calls to Run
+// on one environment are sequential.
+func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
+	rep := &Report{Start: time.Now()}
+	defer func() { rep.Duration = time.Since(rep.Start) }()
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	r := e.r
+	r.opts = opts
+
+	rep.Scenarios = notRun(list, opts, Skipped)
+	runCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	g := new(errgroup.Group)
+	g.SetLimit(opts.Parallel)
+	for i, sc := range list {
+		if runCtx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if runCtx.Err() != nil {
+				return nil
+			}
+			res := rep.Scenarios[i]
+			r.emit(Event{Kind: EventScenarioStart, Scenario: sc})
+			r.scenario(runCtx, sc, res)
+			r.emit(Event{Kind: EventScenarioEnd, Scenario: sc, Result: res})
+			if opts.FailFast && (res.Status == Failed || res.Status == Errored) {
+				stopAll()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	rep.Interrupted = ctx.Err() != nil
+	for _, res := range rep.Scenarios {
+		switch {
+		case res.Status == Interrupted && !rep.Interrupted:
+			// Cut short by --fail-fast, not by the user.
+			res.Status = Skipped
+		case res.Status == Skipped && rep.Interrupted && res.Start.IsZero():
+			// Never started because of the interrupt.
+			res.Status = Interrupted
+		}
+	}
+	return rep
+}
+
+// notRun is a result per scenario, none of them started.
+func notRun(list []*scenario.Scenario, opts Options, status Status) []*ScenarioResult {
+	out := make([]*ScenarioResult, len(list))
+	for i, sc := range list {
+		out[i] = &ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
+	}
+	return out
+}
+
+// TotalTrials is how many trials the scenarios run in all with opts.
+func TotalTrials(list []*scenario.Scenario, opts Options) int {
+	n := 0
+	for _, sc := range list {
+		n += trialsOf(sc, opts)
+	}
+	return n
+}
+
+// trialsOf is how many trials sc runs: --trials when given, else the scenario's own.
+func trialsOf(sc *scenario.Scenario, opts Options) int {
+	if opts.Trials > 0 {
+		return opts.Trials
+	}
+	return sc.Trials
+}
+
+// serviceTail is how much of a service's output a failure report shows.
+const serviceTail = 2048
+
+// outputMarks is where the output of a scenario's services and stdio MCP servers stands before
+// a trial, so that its failure shows only what they wrote during it.
+type outputMarks struct {
+	services, mcp map[string]int64
+}
+
+func (r *runner) marks(sc *scenario.Scenario) outputMarks {
+	m := outputMarks{services: r.svcs.Marks(sc), mcp: map[string]int64{}}
+	for name, w := range r.mcpTails(sc) {
+		m.mcp[name] = w.Mark()
+	}
+	return m
+}
+
+// scenario runs every trial; it stops at the first failing trial.
+func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *ScenarioResult) {
+	res.Start = time.Now()
+	defer func() { res.Duration = time.Since(res.Start) }()
+	// Scenarios sharing a sink take turns: its recordings belong to one scenario at a time.
+	for _, s := range r.sinks.of(sc) {
+		s.lock.Lock()
+		defer s.lock.Unlock()
+	}
+	res.Status = Passed
+	cut := false
+	for i := 1; i <= res.Trials; i++ {
+		if ctx.Err() != nil {
+			cut = true
+			break
+		}
+		marks := r.marks(sc)
+		t := r.trial(ctx, sc, i, res)
+		res.History = append(res.History, t)
+		r.emit(Event{Kind: EventTrialEnd, Scenario: sc, Trial: i, Session: t.Session})
+		if ctx.Err() != nil {
+			// The interrupt came before the trial ended: whatever it says (a call cancelled
+			// mid-flight, an assertion cut short, a sleep that ended early) is not a verdict on
+			// the tool, so the trial is neither passed nor failed.
+			res.Cut, cut = t, true
+			break
+		}
+		res.TrialsRun++
+		if i == 1 {
+			res.Trial1 = t
+		}
+		if t.Passed {
+			res.TrialsPassed++
+			continue
+		}
+		res.TrialsFailed++
+		if res.FailedTrial == nil {
+			res.FailedTrial, res.Failure = t, t.Failure
+			t.Failure.ServiceOutput = r.svcs.Tails(sc, marks.services, serviceTail)
+			r.mcpStderr(sc, marks.mcp, t.Failure)
+			res.Status = Failed
+		}
+		if t.Failure.Kind == FailError {
+			// The scenario could not run (a service died, an endpoint is misconfigured): more
+			// trials would only repeat that.
+			res.Status = Errored
+			break
+		}
+		if r.opts.FailFast {
+			break
+		}
+	}
+	res.Warnings = res.paths.warnings()
+	switch {
+	case res.FailedTrial != nil:
+		// A failure found before the interrupt stands.
+	case cut:
+		res.Status = Interrupted
+	case res.TrialsRun == 0:
+		res.Status = Skipped
+	}
+}

@@ -1,0 +1,176 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/proc"
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// service is one started process: its definition, its port and its output.
+type service struct {
+	def   *scenario.Service
+	owner *scenario.Scenario
+	port  int
+	cmd   *exec.Cmd
+	out   *proc.Tail
+	done  chan struct{}
+	// exitErr is set when the process has exited; stopping marks an exit we asked for.
+	mu       sync.Mutex
+	exitErr  error
+	exited   bool
+	stopping bool
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *service) start(env map[string]any) error {
+	var argv []string
+	for _, t := range s.def.Command {
+		v, err := t.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s (%s): command: %w", s.def.Name, s.def.Pos, err)
+		}
+		argv = append(argv, fmt.Sprint(v))
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// Commands run in idemtest's working directory unless dir: says otherwise.
+	cmd.Dir = s.def.Dir
+	cmd.Env = os.Environ()
+	for k, t := range s.def.Env {
+		v, err := t.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s (%s): env %s: %w", s.def.Name, s.def.Pos, k, err)
+		}
+		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", s.port))
+	proc.Isolate(cmd)
+	if s.def.Ready.Log != "" {
+		s.out.Watch(regexp.MustCompile(s.def.Ready.Log))
+	}
+	// The Tail reads the pipe itself, so that a mark taken after an answer holds every line the
+	// service wrote before it.
+	w, err := s.out.Writer()
+	if err != nil {
+		return fmt.Errorf("service %s (%s): %w", s.def.Name, s.def.Pos, err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close() // the service holds its own copy
+	if err != nil {
+		return fmt.Errorf("service %s (%s): start %q: %w", s.def.Name, s.def.Pos, argv[0], err)
+	}
+	s.cmd = cmd
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.exited, s.exitErr = true, err
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	return nil
+}
+
+// died reports an exit nobody asked for.
+func (s *service) died() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.exited || s.stopping {
+		return nil
+	}
+	status := "exited"
+	if s.exitErr != nil {
+		status = s.exitErr.Error()
+	}
+	return fmt.Errorf("service %s stopped unexpectedly (%s); its last output:\n%s", s.def.Name, status, indent(s.out.String()))
+}
+
+func (s *service) waitReady(ctx context.Context, env map[string]any) error {
+	r := s.def.Ready
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	var check func() bool
+	what := "started"
+	switch {
+	case r.HTTP != nil:
+		v, err := r.HTTP.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s: ready.http: %w", s.def.Name, err)
+		}
+		u := fmt.Sprint(v)
+		what = "answering " + u
+		client := &http.Client{Timeout: time.Second}
+		check = func() bool {
+			resp, err := client.Get(u)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode < 500
+		}
+	case r.TCP != nil:
+		v, err := r.TCP.Eval(env)
+		if err != nil {
+			return fmt.Errorf("service %s: ready.tcp: %w", s.def.Name, err)
+		}
+		addr := fmt.Sprint(v)
+		what = "accepting connections on " + addr
+		check = func() bool {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
+	case r.Log != "":
+		what = fmt.Sprintf("printing a line matching %q", r.Log)
+		check = s.out.Matched
+	default:
+		return nil
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if check() {
+			return nil
+		}
+		select {
+		case <-s.done:
+			return s.died()
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("service %s (%s) was not ready within %s (waiting for it to be %s); its output:\n%s",
+					s.def.Name, s.def.Pos, r.Timeout, what, indent(s.out.String()))
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "    (no output)"
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
