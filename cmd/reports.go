@@ -9,12 +9,12 @@ import (
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/reportfile"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
 // A summary that cannot be written is a warning: the run's verdict stands.
-func appendStepSummary(path string, rep *runner.Report, red *redact.Redactor) error {
+func appendStepSummary(path string, rep *result.Report, red *redact.Redactor) error {
 	if err := reportfile.Append(path, red, func(w io.Writer) error { return github.StepSummary(w, rep) }); err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
 	}

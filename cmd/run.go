@@ -18,6 +18,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
@@ -149,7 +150,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		color = color && opts.IO.LiveErr()
 	}
 	// Interrupted while loading: nothing ran, and the reports say so.
-	rep := &runner.Report{Start: time.Now(), Interrupted: true}
+	rep := &result.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
 		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	}
@@ -176,7 +177,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
 // first service starting to the last one stopping, every call on out with -v, and the trace.
-func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *runner.Report {
+func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *result.Report {
 	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))

@@ -1,7 +1,7 @@
 // Package runner runs loaded scenarios: it starts their services, builds their endpoints, runs
 // every trial with a fresh session, sends calls with the right idempotency keys (retries reuse
 // the original's, fan-out copies share one and are released together), evaluates assertions and
-// keeps the history of every call for the reporters.
+// keeps the history of every call for the reporters, in the model of package result.
 //
 //	rep := runner.Run(ctx, scenarios, runner.Options{Parallel: 2})
 //	if rep.Failed() { ... }

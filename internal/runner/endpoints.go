@@ -12,6 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/endpoint/mcp"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proc"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -218,7 +219,7 @@ func (r *runner) mcpTails(sc *scenario.Scenario) map[string]*proc.Tail {
 
 // mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
 // to a failure. A server started during the trial has no mark: all it wrote counts.
-func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *Failure) {
+func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *result.Failure) {
 	for name, w := range r.mcpTails(sc) {
 		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
 			if f.ServiceOutput == nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/idemtest/idemtest/internal/probe"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -17,14 +18,14 @@ func endpointAllowHosts(sc *scenario.Scenario, def *scenario.Endpoint) []string 
 // probes it defines. The dial hooks check every connection again; this only makes the error
 // come first, with the name of what was refused. A target that cannot be rendered yet is
 // checked when it is used.
-func (r *runner) preflight(st *trialState) *Failure {
+func (r *runner) preflight(st *trialState) *result.Failure {
 	sc := st.sc
 	var first *scenario.Step
 	if len(sc.Steps) > 0 {
 		first = sc.Steps[0]
 	}
-	fail := func(pos scenario.Pos, msg string) *Failure {
-		f := &Failure{Kind: FailError, Pos: pos, Message: msg}
+	fail := func(pos scenario.Pos, msg string) *result.Failure {
+		f := &result.Failure{Kind: result.FailError, Pos: pos, Message: msg}
 		if first != nil {
 			f.Step = first.ID
 		}
@@ -37,7 +38,7 @@ func (r *runner) preflight(st *trialState) *Failure {
 		}
 		seen[step.Endpoint] = true
 		if _, _, err := r.endpoint(sc, step.Endpoint); err != nil {
-			return stepError(step, err)
+			return result.StepError(step, err)
 		}
 	}
 	if p, err := probe.Check(sc, r.probeEnv(st)); err != nil {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/idemtest/idemtest/internal/result"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -94,9 +95,9 @@ steps:
 			rep := Run(context.Background(), list, Options{Session: "s"})
 			r := rep.Scenarios[0]
 			switch {
-			case tt.want == "" && r.Status != Passed:
+			case tt.want == "" && r.Status != result.Passed:
 				t.Fatalf("status %s: %+v", r.Status, r.Failure)
-			case tt.want != "" && (r.Status != Failed || r.Failure.Kind != "verdict" || !strings.HasPrefix(r.Failure.Message, tt.want+" — ")):
+			case tt.want != "" && (r.Status != result.Failed || r.Failure.Kind != "verdict" || !strings.HasPrefix(r.Failure.Message, tt.want+" — ")):
 				t.Fatalf("status %s, failure %+v; want the verdict %q", r.Status, r.Failure, tt.want)
 			}
 			if tt.want != "" {

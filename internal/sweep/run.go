@@ -9,6 +9,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -26,8 +27,8 @@ type callOutcome struct {
 // result is one run's evidence.
 type result struct {
 	cell  *Cell
-	res   *runner.ScenarioResult
-	trial *runner.Trial
+	res   *runresult.ScenarioResult
+	trial *runresult.Trial
 	// broken says why the run is no evidence ("" when it is).
 	broken string
 	calls  map[string]callOutcome
@@ -148,7 +149,7 @@ func (s *sweeper) execute(r run) *result {
 	if out.trial == nil {
 		out.trial = out.res.Trial1
 	}
-	if out.res.Status == runner.Interrupted || out.trial == nil {
+	if out.res.Status == runresult.Interrupted || out.trial == nil {
 		out.broken = "interrupted"
 		return out
 	}
@@ -159,7 +160,7 @@ func (s *sweeper) execute(r run) *result {
 // observe reads the run's outcomes, state and verdict from its trial.
 func (s *sweeper) observe(r run, out *result) {
 	t := out.trial
-	byStep := map[string][]runner.Call{}
+	byStep := map[string][]runresult.Call{}
 	for _, c := range t.Calls {
 		byStep[c.Step] = append(byStep[c.Step], c)
 	}
@@ -223,7 +224,7 @@ func (s *sweeper) observe(r run, out *result) {
 // stateShows reports whether a read at the end of the run shows a value the server made up in
 // the faulted call's retry (its new id): the reads then show that tool's effects, and their
 // sameness with run 0 is evidence that the call given up on did not execute unseen.
-func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
+func (s *sweeper) stateShows(r run, byStep map[string][]runresult.Call) bool {
 	retries := byStep[retryID(r.call.id)]
 	if len(retries) == 0 {
 		return false
@@ -251,7 +252,7 @@ func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
 }
 
 // combine is the agent's view of a step's calls: a fan-out succeeded when a copy did.
-func combine(cs []runner.Call) callOutcome {
+func combine(cs []runresult.Call) callOutcome {
 	co := callOutcome{sent: true, outcome: cs[len(cs)-1].Outcome, why: cs[len(cs)-1].Error}
 	if len(cs) > 1 {
 		for _, c := range cs {
@@ -268,7 +269,7 @@ func combine(cs []runner.Call) callOutcome {
 
 // minted are the strings the server made up in this run: values in the answers of its mutating
 // calls that the recording holds nowhere (a new id, not a currency the recording saw too).
-func (s *sweeper) minted(t *runner.Trial, byStep map[string][]runner.Call) map[string]bool {
+func (s *sweeper) minted(t *runresult.Trial, byStep map[string][]runresult.Call) map[string]bool {
 	mutating := map[string]bool{}
 	for _, pc := range s.plan.calls {
 		if pc.mutating {
@@ -411,7 +412,7 @@ func compare(base, got *result) {
 // timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
 // many attempts its retry took; unseen when the client gave up and the retry executed rather
 // than replayed, with no in-progress answer on the way.
-func timeoutNote(r run, first, retries []runner.Call) (note string, unseen bool) {
+func timeoutNote(r run, first, retries []runresult.Call) (note string, unseen bool) {
 	if len(retries) == 0 {
 		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
 	}

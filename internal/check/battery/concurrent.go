@@ -9,6 +9,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -42,7 +43,7 @@ func (b *Battery) concurrent(t runner.ToolInfo, args map[string]any) *Cell {
 // rounds is what the concurrent check's rounds showed so far.
 type rounds struct {
 	spreads                                                                []float64
-	last                                                                   *runner.ScenarioResult
+	last                                                                   *result.ScenarioResult
 	okCopies, flightWrong, wrongStatus, byState, answersDiffered, unproven int
 }
 

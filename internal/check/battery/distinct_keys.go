@@ -7,6 +7,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -57,7 +58,7 @@ func (b *Battery) distinct(s *rig.Plan, t runner.ToolInfo, args map[string]any) 
 // distinctEvidence revises a distinct-keys cell with what else is known: a second call that
 // changed nothing though the first did (the server deduplicates by content), or a refusal that a
 // call with other arguments gets too (it is not about the payload).
-func (b *Battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo, args map[string]any) {
+func (b *Battery) distinctEvidence(c *Cell, tr *result.Trial, t runner.ToolInfo, args map[string]any) {
 	switch c.Status {
 	case Pass:
 		moved, same := b.Snap.Same(tr)

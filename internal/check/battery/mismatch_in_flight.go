@@ -8,6 +8,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -44,7 +45,7 @@ func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		return c
 	}
 	f, ag := history.Calls(tr, "first"), history.Calls(tr, "again")
-	last := runner.Call{}
+	last := result.Call{}
 	if len(ag) > 0 {
 		last = ag[len(ag)-1]
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 )
 
@@ -34,7 +35,7 @@ func (b *Rig) measureEffects(t runner.ToolInfo, args map[string]any) {
 	switch {
 	case err != nil:
 		why = err.Error()
-	case res.Status == runner.Passed:
+	case res.Status == result.Passed:
 		if b.x.effects == nil {
 			b.x.effects = map[string]string{}
 		}
@@ -72,7 +73,7 @@ func (b *Rig) beforeRun(s *Plan) {
 }
 
 // afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
-func (b *Rig) afterRun(s *Plan, res *runner.ScenarioResult) {
+func (b *Rig) afterRun(s *Plan, res *result.ScenarioResult) {
 	s.Last = res
 	b.x.noteLatency(s.Tool, history.Trial(res))
 	if f := res.Failure; s.Effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.Effects {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -25,7 +26,7 @@ type Plan struct {
 	// the last run's result.
 	Effects      string
 	EffectsLines []string
-	Last         *runner.ScenarioResult
+	Last         *result.ScenarioResult
 	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can decide.
 	NeedsEvidence bool
 }
@@ -36,7 +37,7 @@ func (b *Rig) NewPlan(t runner.ToolInfo, check, name string, steps ...spec.Step)
 }
 
 // Exec runs one spec once through the runner.
-func (b *Rig) Exec(s *Plan) (*runner.ScenarioResult, error) {
+func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	if b.perCall != nil && s.Executions >= 0 && !s.SinksAsserted {
 		s.Steps = append(s.Steps, b.sinkAsserts(s.Executions)...)
 		s.SinksAsserted = true

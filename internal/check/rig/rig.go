@@ -12,6 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -281,7 +282,7 @@ func (b *Rig) GiveUp(tool string) time.Duration {
 // noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
 // (or whose answer was discarded) and not replayed. The first call of a battery is often slow
 // (connections, caches), so the shortest is what an in-flight check can wait for.
-func (x *extras) noteLatency(tool string, tr *runner.Trial) {
+func (x *extras) noteLatency(tool string, tr *result.Trial) {
 	if tr == nil {
 		return
 	}
