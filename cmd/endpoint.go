@@ -3,6 +3,8 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,13 +50,9 @@ func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
 			return nil, "", err
 		}
 		if _, ok := sc.Endpoints[o.Endpoint]; !ok {
-			names := make([]string, 0, len(sc.Endpoints))
-			for n := range sc.Endpoints {
-				names = append(names, n)
-			}
 			where := "no config file was found"
 			if sc.Config != "" {
-				where = sc.Config + " defines: " + strings.Join(names, ", ")
+				where = sc.Config + " defines: " + strings.Join(slices.Sorted(maps.Keys(sc.Endpoints)), ", ")
 			}
 			return nil, "", &exitError{ExitUsage, fmt.Errorf("no endpoint %q (%s)", o.Endpoint, where)}
 		}

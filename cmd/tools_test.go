@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +92,28 @@ func TestToolsClipsLongNames(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"`+long+`"`) {
 		t.Errorf("--json does not hold the whole name:\n%s", out)
+	}
+}
+
+// TestUnknownEndpointNamesTheConfigsInOrder: an --endpoint the config does not define is
+// refused with the endpoints it does define, sorted, whatever the map order.
+func TestUnknownEndpointNamesTheConfigsInOrder(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "idemtest.yaml")
+	var yaml strings.Builder
+	yaml.WriteString("endpoints:\n")
+	for _, name := range []string{"delta", "alpha", "echo", "charlie", "bravo"} {
+		yaml.WriteString("  " + name + ": {http: {url: \"http://127.0.0.1:1/{tool}\"}}\n")
+	}
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		io, _, errOut := iostreams.Test()
+		if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--config", cfg, "--endpoint", "nope"}); code != ExitUsage {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		if want := "defines: alpha, bravo, charlie, delta, echo)"; !strings.Contains(errOut.String(), want) {
+			t.Fatalf("got %q, want it to say %q", errOut, want)
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) *result.Failure {
-	ep, def, err := r.endpoint(st.sc, step.Endpoint)
+	ep, def, err := r.endpoints.Get(st.sc, step.Endpoint)
 	if err != nil {
 		return result.StepError(step, err)
 	}

@@ -7,6 +7,6 @@
 //	if rep.Failed() { ... }
 //
 // Run stops every service it started on every path out, cancellation included. The services'
-// processes are supervised by package service and probes are evaluated by package probe; the
-// runner wires them into an Env with the sinks and the endpoints.
+// processes are supervised by package service, probes are evaluated by package probe and the
+// endpoints are built by package endpoints; the runner wires them into an Env with the sinks.
 package runner

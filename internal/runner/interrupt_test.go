@@ -2,11 +2,12 @@ package runner
 
 import (
 	"context"
-	"github.com/idemtest/idemtest/internal/result"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // TestInterruptIsNotAVerdict cancels the run while a call is in flight: the scenario is

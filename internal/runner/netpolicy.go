@@ -6,13 +6,6 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// endpointAllowHosts is what an endpoint may connect to beyond loopback: the scenario's,
-// the config's and --allow-host's hosts, and the endpoint's own.
-func endpointAllowHosts(sc *scenario.Scenario, def *scenario.Endpoint) []string {
-	out := make([]string, 0, len(sc.AllowHosts)+len(def.AllowHosts))
-	return append(append(out, sc.AllowHosts...), def.AllowHosts...)
-}
-
 // preflight applies the outbound policy to every target of the trial whose host is templated
 // ({{ services.x.host }}), before the trial's first call: the endpoints its steps call and the
 // probes it defines. The dial hooks check every connection again; this only makes the error
@@ -37,7 +30,7 @@ func (r *runner) preflight(st *trialState) *result.Failure {
 			continue
 		}
 		seen[step.Endpoint] = true
-		if _, _, err := r.endpoint(sc, step.Endpoint); err != nil {
+		if _, _, err := r.endpoints.Get(sc, step.Endpoint); err != nil {
 			return result.StepError(step, err)
 		}
 	}

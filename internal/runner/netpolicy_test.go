@@ -2,12 +2,13 @@ package runner
 
 import (
 	"context"
-	"github.com/idemtest/idemtest/internal/result"
 	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // refusedTarget is a loopback listener addressed as 0.0.0.0: Linux connects that address to

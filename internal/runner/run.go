@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -176,10 +178,23 @@ type outputMarks struct {
 
 func (r *runner) marks(sc *scenario.Scenario) outputMarks {
 	m := outputMarks{services: r.svcs.Marks(sc), mcp: map[string]int64{}}
-	for name, w := range r.mcpTails(sc) {
+	for name, w := range r.endpoints.Stderr(sc) {
 		m.mcp[name] = w.Mark()
 	}
 	return m
+}
+
+// mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
+// to a failure. A server started during the trial has no mark: all it wrote counts.
+func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *result.Failure) {
+	for name, w := range r.endpoints.Stderr(sc) {
+		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
+			if f.ServiceOutput == nil {
+				f.ServiceOutput = map[string]string{}
+			}
+			f.ServiceOutput["mcp "+name] = proc.LastBytes(out, serviceTail)
+		}
+	}
 }
 
 // scenario runs every trial; it stops at the first failing trial.

@@ -3,7 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
@@ -29,11 +30,7 @@ type ToolInfo struct {
 func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo, error) {
 	_, ok := sc.Endpoints[name]
 	if !ok {
-		names := make([]string, 0, len(sc.Endpoints))
-		for n := range sc.Endpoints {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(sc.Endpoints))
 		if len(names) == 0 {
 			return nil, fmt.Errorf("no endpoint %q: no endpoints are configured (idemtest.yaml or --config)", name)
 		}
@@ -45,7 +42,7 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]ToolInfo,
 	}
 	defer env.Close()
 	// Nothing is called: a document's operations list whatever host its servers name.
-	env.r.listOnly = true
+	env.r.endpoints.ListOnly = true
 	return env.Tools(ctx, sc, name)
 }
 
@@ -55,7 +52,7 @@ func (e *Env) Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]
 	if !ok {
 		return nil, fmt.Errorf("no endpoint %q", name)
 	}
-	ep, _, err := e.r.endpoint(sc, name)
+	ep, _, err := e.r.endpoints.Get(sc, name)
 	if err != nil {
 		return nil, err
 	}

@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/idemtest/idemtest/internal/result"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // keyedServer is a tiny HTTP tool server whose tools behave as idempotency libraries do, well

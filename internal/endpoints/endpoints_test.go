@@ -1,0 +1,81 @@
+package endpoints
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemtest/idemtest/internal/scenario"
+	scenarioload "github.com/idemtest/idemtest/internal/scenario/load"
+)
+
+// load loads one scenario with an empty config, so no idemtest.yaml above the temp dir applies.
+func load(t *testing.T, yaml string) *scenario.Scenario {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	cfg := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := scenarioload.Scenarios(context.Background(), []string{path}, scenarioload.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list[0]
+}
+
+// TestOneEndpointPerEnvironment: a definition is built once per template environment; what its
+// templates name is checked against the hosts it may reach; each stdio MCP server's standard
+// error is kept under its endpoint's name.
+func TestOneEndpointPerEnvironment(t *testing.T) {
+	sc := load(t, `name: s
+endpoints:
+  api:
+    http: {url: "http://{{ services.api.host }}/tools/{tool}"}
+  srv:
+    mcp: {command: [sh, -c, "exit 0"]}
+services:
+  api: {command: [sh, -c, "sleep 1"], ready: {tcp: "127.0.0.1:{{ port }}"}}
+endpoint: api
+steps:
+  - call_tool: anything
+`)
+	host := "127.0.0.1:1"
+	s := New(func(*scenario.Scenario) map[string]any {
+		return map[string]any{"services": map[string]any{"api": map[string]any{"host": host}}}
+	})
+	defer s.Close()
+	first, def, err := s.Get(sc, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def != sc.Endpoints["api"] {
+		t.Errorf("Get gave the definition %v", def)
+	}
+	if again, _, _ := s.Get(sc, "api"); again != first {
+		t.Error("a second Get built the endpoint again")
+	}
+	host = "127.0.0.1:2"
+	if other, _, _ := s.Get(sc, "api"); other == first {
+		t.Error("another environment got the same endpoint")
+	}
+	host = "example.com:80"
+	if _, _, err := s.Get(sc, "api"); err == nil || !strings.Contains(err.Error(), "--allow-host example.com") {
+		t.Errorf("a host not allowed: %v", err)
+	}
+	if tails := s.Stderr(sc); len(tails) != 0 {
+		t.Errorf("standard errors before any MCP server: %v", tails)
+	}
+	if _, _, err := s.Get(sc, "srv"); err != nil {
+		t.Fatal(err)
+	}
+	if tails := s.Stderr(sc); len(tails) != 1 || tails["srv"] == nil {
+		t.Errorf("standard errors: %v", tails)
+	}
+}
