@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,41 +10,26 @@ import (
 	scenarioload "github.com/idemtest/idemtest/internal/scenario/load"
 )
 
-// load loads one scenario with an empty config, so no idemtest.yaml above the temp dir applies.
-func load(t *testing.T, yaml string) *scenario.Scenario {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "s.yaml")
-	cfg := filepath.Join(dir, "empty.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	list, err := scenarioload.Scenarios(context.Background(), []string{path}, scenarioload.Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list[0]
-}
-
 // TestOneEndpointPerEnvironment: a definition is built once per template environment; what its
 // templates name is checked against the hosts it may reach; each stdio MCP server's standard
 // error is kept under its endpoint's name.
 func TestOneEndpointPerEnvironment(t *testing.T) {
-	sc := load(t, `name: s
-endpoints:
+	cfg := filepath.Join(t.TempDir(), "idemtest.yaml")
+	yaml := `endpoints:
   api:
     http: {url: "http://{{ services.api.host }}/tools/{tool}"}
   srv:
     mcp: {command: [sh, -c, "exit 0"]}
 services:
   api: {command: [sh, -c, "sleep 1"], ready: {tcp: "127.0.0.1:{{ port }}"}}
-endpoint: api
-steps:
-  - call_tool: anything
-`)
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarioload.Config(".", scenarioload.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
 	host := "127.0.0.1:1"
 	s := New(func(*scenario.Scenario) map[string]any {
 		return map[string]any{"services": map[string]any{"api": map[string]any{"host": host}}}
