@@ -4,6 +4,10 @@
 // tools. A Set builds each endpoint once per definition, template environment and allowed
 // hosts, keeps the standard error of each stdio MCP server, and closes them all at the end.
 //
+// It is also the one place that decides what idemtest makes of a tool: Mutating (it gets a key
+// and is judged), Natural (idempotent by nature, its answers are no evidence) and Describe, the
+// ToolInfo that tools, init and check show.
+//
 //	eps := endpoints.New(services.TemplateEnv)
 //	defer eps.Close()
 //	ep, def, err := eps.Get(sc, "refunds")

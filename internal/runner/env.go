@@ -78,24 +78,13 @@ func (e *Env) SinkURLs(sc *scenario.Scenario) map[string]string {
 	return out
 }
 
-// Mutating decides whether idemtest sends tool a key and treats it as mutating: the endpoint's
-// mutating list when it has one; else, when the server described the tool (t), every tool not
-// annotated readOnlyHint; else (a plain HTTP endpoint without a list) every tool. run, tools,
-// init and check all decide here.
-func Mutating(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
-	if def.Mutating != nil || t == nil {
-		return def.IsMutating(tool)
-	}
-	return !t.ReadOnly
-}
-
 // mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list
 // its tools decides by annotations (every tool not marked readOnlyHint), and an unknown tool is
 // an error that names the tools the server has.
 func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) (bool, error) {
 	lister, ok := ep.(endpoint.ToolLister)
 	if !ok {
-		return Mutating(def, tool, nil), nil
+		return endpoints.Mutating(def, tool, nil), nil
 	}
 	tools, err := lister.Tools(ctx)
 	if err != nil {
@@ -104,21 +93,11 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		if t.Name == tool {
-			return Mutating(def, tool, &t), nil
+			return endpoints.Mutating(def, tool, &t), nil
 		}
 		names = append(names, t.Name)
 	}
 	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
-}
-
-// Natural decides whether a tool is idempotent by nature, so that its answers are no evidence of
-// executions: the endpoint's natural list when it has one (even empty), else the tool's
-// idempotentHint.
-func Natural(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
-	if def.Natural != nil || t == nil {
-		return def.IsNatural(tool)
-	}
-	return t.Idempotent
 }
 
 // SinkRequests counts, per sink of the scenario, the requests recorded in its last trial

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/openapi"
-	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -30,7 +30,7 @@ type Project struct {
 }
 
 // Files returns the files of the project for the endpoint's tools, as runner.Tools lists them.
-func (p Project) Files(tools []runner.ToolInfo) ([]File, error) {
+func (p Project) Files(tools []endpoints.ToolInfo) ([]File, error) {
 	var files []File
 	taken := map[string]bool{strings.ToLower(scenario.ConfigName): true}
 	for _, t := range tools {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -41,7 +41,7 @@ func TestProjectFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := Project{Dir: dir, Endpoint: scenario.AdHocName, Def: &scenario.Endpoint{Key: scenario.KeySpec{Arg: "idempotencyKey"}},
 		AdHoc: scenario.AdHoc{MCPURL: "http://127.0.0.1:3000/mcp"}, Fanout: 2, Trials: 1}
-	files, err := p.Files([]runner.ToolInfo{
+	files, err := p.Files([]endpoints.ToolInfo{
 		{Tool: endpoint.Tool{Name: "issue_refund"}, Mutating: true},
 		{Tool: endpoint.Tool{Name: "list_refunds"}},
 	})
@@ -64,7 +64,7 @@ func TestProjectFiles(t *testing.T) {
 	if got := Existing(files); got != files[1].Path {
 		t.Errorf("Existing = %q, want %q", got, files[1].Path)
 	}
-	if _, err := p.Files([]runner.ToolInfo{{Tool: endpoint.Tool{Name: "list_refunds"}}}); err == nil {
+	if _, err := p.Files([]endpoints.ToolInfo{{Tool: endpoint.Tool{Name: "list_refunds"}}}); err == nil {
 		t.Error("an endpoint without mutating tools got files")
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // run decides one cell, and adds what the sinks heard to it.
-func (b *Battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) run(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
 	c := b.cell(id, t, args)
 	s := c.plan
 	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == Inconclusive || c.Status == Skip {
@@ -89,7 +89,7 @@ func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 
 // inconclusiveControl turns a ✓ for a refused call into ? when a call with a fresh key and the
 // same arguments is refused too: the refusal was not about the key.
-func (b *Battery) inconclusiveControl(c *Cell, t runner.ToolInfo, args map[string]any, what string) {
+func (b *Battery) inconclusiveControl(c *Cell, t endpoints.ToolInfo, args map[string]any, what string) {
 	if c.Status != Pass && c.Status != Warn {
 		return
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -17,7 +17,7 @@ import (
 // another payload at once: it must be refused (409 or the profile's mismatch status), never
 // executed nor replayed. A last retry of the first call, once everything settled, tells whether
 // both payloads executed.
-func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(MismatchInFlight)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/runner"
 )
 
 // effectsSource is the tool's declared effects expression as written, or "".
@@ -20,7 +20,7 @@ func (b *Rig) effectsSource(tool string) string {
 
 // measureEffects checks the declared effects expression on one call, twice: it must count 0
 // before and 1 after, in each trial. An expression that does not is left out as evidence, with a diagnosis that says why.
-func (b *Rig) measureEffects(t runner.ToolInfo, args map[string]any) {
+func (b *Rig) measureEffects(t endpoints.ToolInfo, args map[string]any) {
 	src := b.effectsSource(t.Name)
 	if src == "" || t.Natural {
 		return

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -32,7 +33,7 @@ type Plan struct {
 }
 
 // NewPlan is the plan of check on tool t: its scenario, named for the cell it decides.
-func (b *Rig) NewPlan(t runner.ToolInfo, check, name string, steps ...spec.Step) *Plan {
+func (b *Rig) NewPlan(t endpoints.ToolInfo, check, name string, steps ...spec.Step) *Plan {
 	return &Plan{Spec: &spec.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.Def.Name, Tool: t.Name, Check: check, Steps: steps}, Executions: -1}
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -33,7 +33,7 @@ const maxSnapshots = 3
 
 // SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
 // decision has it) that the server describes and that need no argument.
-func SnapshotTools(tools []runner.ToolInfo) []string {
+func SnapshotTools(tools []endpoints.ToolInfo) []string {
 	var out []string
 	for _, t := range tools {
 		if t.Mutating || t.InputSchema == nil {

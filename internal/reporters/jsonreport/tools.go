@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/runner"
 )
 
 // WriteTools writes an endpoint's tools as idemtest tools --json prints them: every name
 // whole, escaped so that it cannot drive a terminal.
-func WriteTools(w io.Writer, tools []runner.ToolInfo) error {
+func WriteTools(w io.Writer, tools []endpoints.ToolInfo) error {
 	b, err := json.MarshalIndent(tools, "", "  ")
 	if err != nil {
 		return err
