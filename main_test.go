@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/idemtest/idemtest/cmd"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -90,7 +91,7 @@ func TestScripts(t *testing.T) {
 			case "xmllint":
 				// JUnit reports are validated against the xUnit schema; CI=true requires xmllint.
 				if _, err := exec.LookPath("xmllint"); err != nil {
-					if os.Getenv("CI") == "true" {
+					if testenv.Required() {
 						return false, fmt.Errorf("xmllint is not installed (CI=true requires it; .ci/run installs libxml2-utils)")
 					}
 					return false, nil
@@ -103,15 +104,13 @@ func TestScripts(t *testing.T) {
 			case "postgres", "redis":
 				// Scripts skip without the service, except under CI=true, where that fails.
 				addr := map[string]string{"postgres": "127.0.0.1:5432", "redis": "127.0.0.1:6379"}[cond]
-				c, err := net.DialTimeout("tcp", addr, time.Second)
-				if err == nil {
-					c.Close()
-					return true, nil
+				if err := testenv.Reachable(cond, addr); err != nil {
+					if testenv.Required() {
+						return false, err
+					}
+					return false, nil
 				}
-				if os.Getenv("CI") == "true" {
-					return false, fmt.Errorf("%s is not reachable at %s (CI=true requires it): %v", cond, addr, err)
-				}
-				return false, nil
+				return true, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -156,10 +155,7 @@ func TestInteropServerInstalled(t *testing.T) {
 		return
 	}
 	msg := "the npm MCP server for the interop test is not installed; run: npm install --prefix .cache/npm @modelcontextprotocol/server-memory@2026.8.31"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Unmet(t, msg)
 }
 
 // directusSpec is a large real-world OpenAPI document that ships in an npm package (Directus's
@@ -180,10 +176,7 @@ func TestOpenAPISpecInstalled(t *testing.T) {
 		return
 	}
 	msg := "the OpenAPI document for testdata/script/openapi_realworld.txtar is not installed; run: npm install --prefix .cache/npm @directus/specs@15.2.0"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Unmet(t, msg)
 }
 
 // npmInstalled is the script condition [npm:PKG]: PKG (for example
@@ -196,7 +189,7 @@ func npmInstalled(repo, pkg string) (bool, error) {
 	if statErr == nil && nodeErr == nil {
 		return true, nil
 	}
-	if os.Getenv("CI") == "true" {
+	if testenv.Required() {
 		return false, fmt.Errorf("npm package %s is not installed in .cache/npm (CI=true requires it; .ci/run installs it)", pkg)
 	}
 	return false, nil

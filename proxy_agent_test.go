@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -25,24 +24,9 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mcpagent reuse|new-key ACCOUNT -- COMMAND [ARGS...]")
 	}
 	reuse, acct, argv := args[0] == "reuse", args[1], args[3:]
-	path, err := lookPath(ts.Getenv("PATH"), argv[0])
-	ts.Check(err)
-	c := exec.Command(path, argv[1:]...)
-	c.Dir = ts.MkAbs(".")
-	env := ts.Value(envKey{}).(*testscript.Env)
-	for _, kv := range env.Vars {
-		k, _, _ := strings.Cut(kv, "=")
-		c.Env = append(c.Env, k+"="+ts.Getenv(k))
-	}
-	var stderr strings.Builder
-	c.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpagent", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		ts.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	conn := connectAgent(ts, "mcpagent", argv)
+	defer conn.cancel()
+	ctx, cs := conn.ctx, conn.cs
 	key := "sess-1"
 	for attempt := 1; attempt <= 3; attempt++ {
 		if attempt > 1 && !reuse {
@@ -58,7 +42,7 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_refunds", Arguments: map[string]any{"accountId": acct}})
 	if err != nil {
-		ts.Fatalf("list_refunds: %v\n%s", err, stderr.String())
+		ts.Fatalf("list_refunds: %v\n%s", err, conn.stderr.String())
 	}
 	b, _ := json.Marshal(res.StructuredContent)
 	var listed struct {
@@ -67,8 +51,8 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(json.Unmarshal(b, &listed))
 	_ = cs.Close()
 	fmt.Fprintf(ts.Stdout(), "server executed %d refund(s) for %s\n", len(listed.Refunds), acct)
-	fmt.Fprintf(ts.Stdout(), "%s exited %d\n", argv[0], c.ProcessState.ExitCode())
-	fmt.Fprint(ts.Stderr(), stderr.String())
+	fmt.Fprintf(ts.Stdout(), "%s exited %d\n", argv[0], conn.server.ProcessState.ExitCode())
+	fmt.Fprint(ts.Stderr(), conn.stderr.String())
 }
 
 // cmdReadTrace reads a trace with the trace package, as sweep will: "readtrace FILE". It prints

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -24,24 +21,9 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mcpsession CALLS -- COMMAND [ARGS...]")
 	}
 	argv := args[2:]
-	path, err := lookPath(ts.Getenv("PATH"), argv[0])
-	ts.Check(err)
-	c := exec.Command(path, argv[1:]...)
-	c.Dir = ts.MkAbs(".")
-	env := ts.Value(envKey{}).(*testscript.Env)
-	for _, kv := range env.Vars {
-		k, _, _ := strings.Cut(kv, "=")
-		c.Env = append(c.Env, k+"="+ts.Getenv(k))
-	}
-	var stderr strings.Builder
-	c.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpsession", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		ts.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	conn := connectAgent(ts, "mcpsession", argv)
+	defer conn.cancel()
+	ctx, cs := conn.ctx, conn.cs
 	n := 0
 	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
 		line = strings.TrimSpace(line)
@@ -82,5 +64,5 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	_ = cs.Close()
-	fmt.Fprint(ts.Stderr(), stderr.String())
+	fmt.Fprint(ts.Stderr(), conn.stderr.String())
 }

@@ -13,17 +13,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // CheckOptions are the inputs of idemtest check.
 type CheckOptions struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Version string
 	EndpointOptions
 	SkipTools []string
@@ -103,7 +104,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	defer reports.close()
+	defer reports.Close()
 	color := opts.IO.ColorEnabled(opts.NoColor)
 	selectTools := opts.Tools
 	if opts.HTTPURL != "" && opts.OpenAPI == "" {
@@ -134,36 +135,15 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	terminal.CheckMatrix(opts.IO.Out, rep, color)
-	var werr error
-	if f := reports.junit; f != nil {
-		reports.junit = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return junit.WriteCheck(w, rep) })))
+	werr := reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) },
+	}, red, nil)
+	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, rep.Specs(), inline))
+	if err := reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr); err != nil || !rep.AllSkipped() {
+		return err
 	}
-	if f := reports.json; f != nil {
-		reports.json = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) })))
-	}
-	if opts.Write != "" {
-		paths, err := spec.Write(opts.Write, rep.Specs(), inline)
-		werr = errors.Join(werr, err)
-		if err == nil {
-			fmt.Fprintf(opts.IO.ErrOut, "wrote %d scenarios to %s\n", len(paths), opts.Write)
-		}
-	}
-	switch {
-	case rep.Interrupted:
-		if werr != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
-		}
-		return silentExit(ExitInterrupted)
-	case werr != nil:
-		return &exitError{ExitFailed, werr}
-	case rep.Failed():
-		return silentExit(ExitFailed)
-	case rep.AllSkipped():
-		return &exitError{ExitFailed, errors.New("no tool could be judged: every check was skipped (the reasons are above), so check proved nothing")}
-	}
-	return nil
+	return &exitError{ExitFailed, errors.New("no tool could be judged: every check was skipped (the reasons are above), so check proved nothing")}
 }
 
 // checkEndpoint resolves the endpoint as tools and init do, and adds the config's check:

@@ -4,36 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/iostreams"
 )
 
-func TestColorEnabled(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		tty  bool
-		env  map[string]string
-		flag bool
-		want bool
-	}{
-		{"terminal", true, nil, false, true},
-		{"pipe", false, nil, false, false},
-		{"NO_COLOR on a terminal", true, map[string]string{"NO_COLOR": "1"}, false, false},
-		{"--no-color", true, nil, true, false},
-		{"CLICOLOR_FORCE in a pipe", false, map[string]string{"CLICOLOR_FORCE": "1"}, false, true},
-		{"NO_COLOR beats CLICOLOR_FORCE", false, map[string]string{"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			io, _, _ := Test()
-			io.OutTTY = tc.tty
-			io.Getenv = func(k string) string { return tc.env[k] }
-			if got := io.ColorEnabled(tc.flag); got != tc.want {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestRunFlags(t *testing.T) {
-	io, _, _ := Test()
+	io, _, _ := iostreams.Test()
 	var got *RunOptions
 	f := &Factory{IO: io, Version: "test"}
 	root := NewCmdRoot(f)
@@ -67,7 +43,7 @@ func TestExitCodes(t *testing.T) {
 		{"-v before a command without -v", []string{"-v", "validate", "x"}, ExitUsage, "validate has no -v; for the version: idemtest --version, for every call of a run: idemtest run -v"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			io, out, errOut := Test()
+			io, out, errOut := iostreams.Test()
 			code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, tc.args)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
@@ -81,7 +57,7 @@ func TestExitCodes(t *testing.T) {
 
 // TestVerboseBeforeCommand: -v before a command that has -v means the same as after it.
 func TestVerboseBeforeCommand(t *testing.T) {
-	io, _, _ := Test()
+	io, _, _ := iostreams.Test()
 	root := NewCmdRoot(&Factory{IO: io, Version: "test"})
 	for _, tc := range []struct{ in, want string }{
 		{"-v run x", "run -v x"},
@@ -99,7 +75,7 @@ func TestVerboseBeforeCommand(t *testing.T) {
 // TestNoColorEverywhere: every command takes --no-color, after its name or before it, so that a
 // script can pass the same flag to all of them; it reaches ColorEnabled either way.
 func TestNoColorEverywhere(t *testing.T) {
-	io, _, _ := Test()
+	io, _, _ := iostreams.Test()
 	root := NewCmdRoot(&Factory{IO: io, Version: "test"})
 	for _, c := range root.Commands() {
 		if c.Flag("no-color") == nil {
@@ -107,7 +83,7 @@ func TestNoColorEverywhere(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"validate", "--no-color", "does-not-exist"}, {"--no-color", "validate", "does-not-exist"}} {
-		io, _, errOut := Test()
+		io, _, errOut := iostreams.Test()
 		io.OutTTY = true
 		io.Getenv = func(string) string { return "" }
 		code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, args)

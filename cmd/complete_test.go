@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/iostreams"
 )
 
 // TestDynamicCompletion drives cobra's hidden __complete command, as the shell scripts of
@@ -24,7 +26,7 @@ func TestDynamicCompletion(t *testing.T) {
 		{"tags with a prefix", []string{"run", "../examples/scenarios", "--tag", "re"}, "refunds\nretry\n:4\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			io, out, errOut := Test()
+			io, out, errOut := iostreams.Test()
 			code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, append([]string{"__complete"}, tc.args...))
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errOut)

@@ -5,6 +5,6 @@
 // Each command has one constructor taking the Factory (streams, version) and an optional
 // function that replaces its action in tests:
 //
-//	io, out, _ := cmd.Test()
+//	io, out, _ := iostreams.Test()
 //	code := cmd.Execute(ctx, &cmd.Factory{IO: io, Version: "dev"}, []string{"validate", "scenarios"})
 package cmd

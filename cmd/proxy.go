@@ -1,21 +1,19 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
@@ -23,14 +21,14 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
-	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // ProxyOptions are the inputs of idemtest proxy.
 type ProxyOptions struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Command []string
 
 	Listen     string
@@ -119,7 +117,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if err := expandProxyArgs(opts, &secrets); err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	popts, jopts, err := proxySetup(opts, httpMode)
+	sess, jopts, err := proxySetup(opts, httpMode)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
@@ -128,83 +126,46 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	red := redact.New(&secrets)
 	errOut := red.Writer(opts.IO.ErrOut)
 	if opts.FaultRate > 0 && !opts.seedSet {
-		popts.Seed = rand.Uint64()
-		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, popts.Seed)
-	}
-	transport, endpoint := "mcp-stdio", strings.Join(opts.Command, " ")
-	if httpMode {
-		transport, endpoint = "mcp-http", opts.Upstream
-		if opts.HTTP {
-			transport = "http"
-		}
+		sess.Options.Seed = rand.Uint64()
+		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, sess.Options.Seed)
 	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
 	if opts.JUnit == "-" || opts.JSON == "-" {
 		return &exitError{ExitUsage, errors.New("proxy writes its reports to files (stdout is the agent's stream): give --junit/--json a path, not -")}
 	}
-	junitF, err := openReport(opts.JUnit)
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	defer func() { closeIfOpen(junitF) }()
-	jsonF, err := openReport(opts.JSON)
-	if err != nil {
-		return &exitError{ExitUsage, err}
-	}
-	defer func() { closeIfOpen(jsonF) }()
+	defer reports.Close()
+	sess.In, sess.Out, sess.Stdio.Stderr, sess.HTTP.Ready = opts.IO.In, opts.IO.Out, errOut, errOut
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
 			return &exitError{ExitUsage, fmt.Errorf("--record: %v", err)}
 		}
 		defer f.Close()
-		if popts.Trace, err = trace.NewWriter(red.Writer(f), trace.Header{Endpoint: endpoint, Transport: transport}); err != nil {
-			return &exitError{ExitFailed, err}
-		}
+		sess.Record = red.Writer(f)
 	}
 
-	rec := proxy.NewRecorder(popts)
-	switch {
-	case !httpMode:
-		err = proxy.RunStdio(ctx, rec, opts.IO.In, opts.IO.Out, proxy.StdioConfig{Command: opts.Command, Stderr: errOut})
-	default:
-		err = proxy.RunHTTP(ctx, rec, proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts, Ready: errOut})
-	}
-	calls, cerr := rec.Close()
-	// A tool server that failed the agent is reported with the verdict (redacted: its stderr
-	// may quote a secret), which it turns into an error.
-	var upErr *proxy.UpstreamError
-	if errors.As(err, &upErr) {
-		err = nil
-	}
-	if err = errors.Join(err, cerr); err != nil {
+	calls, upErr, err := sess.Run(ctx)
+	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	v := agentverdict.Judge(calls, jopts)
 	if upErr != nil {
+		// A tool server that failed the agent is reported with the verdict (redacted: its
+		// stderr may quote a secret), which it turns into an error.
 		v.Error = upErr.Error()
 	}
 	if err := terminal.WriteProxy(errOut, v); err != nil {
 		return err
 	}
-	for _, r := range []struct {
-		f     **os.File
-		write func(io.Writer, agentverdict.Verdict) error
-	}{{&junitF, junit.WriteProxy}, {&jsonF, jsonreport.WriteProxy}} {
-		f := *r.f
-		if f == nil {
-			continue
-		}
-		*r.f = nil // written and closed here, not again on the way out
-		// Redacted whole: a secret split across two writes would not be found.
-		var b bytes.Buffer
-		err := r.write(&b, v)
-		if err == nil {
-			_, err = f.Write(red.Bytes(b.Bytes()))
-		}
-		if err := finish(f, err); err != nil {
-			return &exitError{ExitFailed, err}
-		}
+	if err := reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return junit.WriteProxy(w, v) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteProxy(w, v) },
+	}, red, nil); err != nil {
+		return &exitError{ExitFailed, err}
 	}
 	if v.Failed() {
 		return silentExit(ExitFailed)
@@ -228,13 +189,13 @@ func expandProxyArgs(opts *ProxyOptions, secrets *redact.Secrets) error {
 	return nil
 }
 
-// proxySetup checks the flags and turns them into the proxy's and the verdict's options; every
-// error is bad usage, found before the agent's first call.
-func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, agentverdict.JudgeOptions, error) {
-	var popts proxy.Options
-	var jopts agentverdict.JudgeOptions
-	fail := func(format string, a ...any) (proxy.Options, agentverdict.JudgeOptions, error) {
-		return popts, jopts, fmt.Errorf(format, a...)
+// proxySetup checks the flags and turns them into the session: where the tool server is, the
+// proxy's and the verdict's options. Every error is bad usage, found before the agent's first
+// call.
+func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, agentverdict.JudgeOptions, error) {
+	jopts := agentverdict.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
+	fail := func(format string, a ...any) (*proxy.Session, agentverdict.JudgeOptions, error) {
+		return nil, jopts, fmt.Errorf(format, a...)
 	}
 	switch {
 	case httpMode && len(opts.Command) > 0:
@@ -257,8 +218,8 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, agentverdict.
 			return fail("server command: %v", err)
 		}
 	} else {
-		if err := checkListen(opts.Listen); err != nil {
-			return fail("%v", err)
+		if err := netguard.CheckListen(opts.Listen); err != nil {
+			return fail("--listen %s: %v", opts.Listen, err)
 		}
 		if err := netguard.New(opts.AllowHosts).CheckURL(opts.Upstream); err != nil {
 			hint := ""
@@ -268,7 +229,14 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, agentverdict.
 			return fail("--upstream %s: %v%s", opts.Upstream, err, hint)
 		}
 	}
-	popts = proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold}
+	sess := &proxy.Session{
+		Stdio:   proxy.StdioConfig{Command: opts.Command},
+		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold},
+	}
+	if httpMode {
+		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts}
+	}
+	popts := &sess.Options
 	switch {
 	case opts.HTTP:
 		popts.Key = scenario.KeySpec{Header: opts.KeyHeader}
@@ -289,7 +257,6 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, agentverdict.
 		return fail("%v", err)
 	}
 	popts.FaultKinds = kinds
-	jopts = agentverdict.JudgeOptions{RequireRetry: opts.RequireRetry, IgnoreArgs: opts.IgnoreArgs}
 	if opts.KeyPattern != "" {
 		re, err := regexp.Compile(opts.KeyPattern)
 		if err != nil {
@@ -297,25 +264,5 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (proxy.Options, agentverdict.
 		}
 		jopts.KeyPattern = re
 	}
-	return popts, jopts, nil
-}
-
-// checkListen refuses a listen address that is not loopback: the proxy forwards duplicates
-// and injects faults, and is not meant to be reachable from elsewhere.
-func checkListen(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %v", addr, err)
-	}
-	if !netguard.IsLoopback(host) {
-		return errors.New("--listen " + addr + ": not a loopback address (use 127.0.0.1:PORT)")
-	}
-	return nil
-}
-
-// closeIfOpen closes a report file that was opened but never written (an error path).
-func closeIfOpen(f *os.File) {
-	if f != nil {
-		_ = f.Close()
-	}
+	return sess, jopts, nil
 }

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/github"
@@ -50,7 +49,7 @@ func version() string {
 
 // Factory carries what every command needs.
 type Factory struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Version string
 	// SignalEnds is set by a command for which SIGINT/SIGTERM/SIGHUP is the normal way to end
 	// (the proxy): its own exit code stands instead of 128 + the signal.
@@ -82,47 +81,21 @@ func silentExit(code ExitCode) error { return &exitError{code: code} }
 // its descendants, and stops at exit those that escaped their process group.
 func Main() ExitCode {
 	_ = proc.BecomeSubreaper()
-	io := System()
+	io := iostreams.System()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var first atomic.Value // the first signal received
-	done, handled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(handled)
-		var sig os.Signal
-		select {
-		case sig = <-sigs:
-		case <-done:
+	interrupts := proc.HandleInterrupts(cancel, func(sig os.Signal, again bool) {
+		if again {
+			fmt.Fprintf(io.ErrOut, "idemtest: %s again: killing every process idemtest started\n", signalName(sig))
 			return
 		}
-		first.Store(sig)
 		fmt.Fprintf(io.ErrOut, "idemtest: %s: stopping (send it again to stop at once)\n", signalName(sig))
-		cancel()
-		select {
-		case <-sigs:
-		case <-done:
-			return
-		}
-		fmt.Fprintf(io.ErrOut, "idemtest: %s again: killing every process idemtest started\n", signalName(sig))
-		proc.KillChildren()
-		// The run unwinds at once now that its processes are gone; should anything still hold
-		// it, exit anyway.
-		select {
-		case <-done:
-		case <-time.After(time.Second):
-			os.Exit(int(signalCode(sig)))
-		}
-	}()
+	}, func(sig os.Signal) { os.Exit(int(signalCode(sig))) })
 	f := &Factory{IO: io, Version: version()}
 	code := Execute(ctx, f, os.Args[1:])
 	// A second signal still cuts this short.
 	proc.StopChildren(stopGrace)
-	close(done)
-	<-handled
-	if sig, ok := first.Load().(os.Signal); ok && !f.SignalEnds {
+	if sig := interrupts.Stop(); sig != nil && !f.SignalEnds {
 		code = signalCode(sig)
 	}
 	return code

@@ -10,9 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/github"
+	"github.com/idemtest/idemtest/internal/reporters/html"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/reportfile"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
@@ -20,7 +26,7 @@ import (
 
 // RunOptions are the inputs of idemtest run.
 type RunOptions struct {
-	IO         *IOStreams
+	IO         *iostreams.IOStreams
 	Version    string
 	Paths      []string
 	Config     string
@@ -125,11 +131,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	// The report files are opened now, before anything is sent: a path that cannot take a
 	// report is bad usage, not something to find out after the run.
-	reports, err := openReports(opts.JUnit, opts.JSON, opts.HTML)
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	defer reports.close()
+	defer reports.Close()
 	tracer, closeTrace, err := openRunTrace(opts.Trace, list, red)
 	if err != nil {
 		return &exitError{ExitUsage, err}
@@ -139,12 +145,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	color := opts.IO.ColorEnabled(opts.NoColor)
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
 	out := opts.IO.Out
-	if reports.stdout != "" {
+	if reports.Stdout != "" {
 		out = opts.IO.ErrOut
 		color = color && opts.IO.LiveErr()
 	}
 	// Interrupted while loading: nothing ran, and the reports say so.
-	rep := &runner.Report{Start: time.Now(), Interrupted: true}
+	rep := &result.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {
 		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	}
@@ -153,7 +159,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
 		github.Annotate(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
 	}
-	werr := reports.write(rep, opts.Version, red, opts.IO.Out)
+	werr := reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return junit.Write(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) },
+		HTML:  func(w io.Writer) error { return html.Write(w, rep, opts.Version) },
+	}, red, opts.IO.Out)
 	if tracer != nil && werr == nil {
 		werr = tracer.Err()
 	}
@@ -162,23 +172,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
 		}
 	}
-	switch {
-	case rep.Interrupted:
-		if werr != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
-		}
-		return silentExit(ExitInterrupted)
-	case werr != nil:
-		return &exitError{ExitFailed, werr}
-	case rep.Failed():
-		return silentExit(ExitFailed)
-	}
-	return nil
+	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
 // first service starting to the last one stopping, every call on out with -v, and the trace.
-func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *runner.Report {
+func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *result.Report {
 	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
@@ -197,4 +196,25 @@ func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Sce
 		fmt.Fprintln(out)
 	}
 	return rep
+}
+
+// openRunTrace opens the --trace file before anything is sent and returns the tracer that
+// writes every call of the run to it, redacted as the reports are. No path: a nil tracer.
+func openRunTrace(path string, list []*scenario.Scenario, red *redact.Redactor) (*runner.Tracer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	if path == "-" {
+		return nil, nil, errors.New("--trace needs a file: standard output carries the report")
+	}
+	f, err := reportfile.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	tracer, err := runner.NewRunTracer(red.Writer(f), list)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	return tracer, func() { f.Close() }, nil
 }

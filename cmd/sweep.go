@@ -9,18 +9,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/sweep"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // SweepOptions are the inputs of idemtest sweep.
 type SweepOptions struct {
-	IO      *IOStreams
+	IO      *iostreams.IOStreams
 	Version string
 	EndpointOptions
 	Trace       string
@@ -78,7 +78,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
 	}
 	if err != nil {
-		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, unwrapPath(err))}
+		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, reportfile.UnwrapPath(err))}
 	}
 	if err := opts.fromTrace(h); err != nil {
 		return err
@@ -91,7 +91,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	defer reports.close()
+	defer reports.Close()
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun,
 		OnCell: func(c *sweep.Cell) {
@@ -118,19 +118,11 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	}
 	terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
-	werr := opts.writeReports(rep, reports, red)
-	switch {
-	case rep.Interrupted:
-		if werr != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", werr)
-		}
-		return silentExit(ExitInterrupted)
-	case werr != nil:
-		return &exitError{ExitFailed, werr}
-	case rep.Failed():
-		return silentExit(ExitFailed)
-	}
-	return nil
+	werr := errors.Join(reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
+	}, red, nil), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
+	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 
 // fromTrace takes the endpoint from the trace's header when no flag names one: the MCP server
@@ -139,33 +131,9 @@ func (o *SweepOptions) fromTrace(h trace.Header) error {
 	if o.Endpoint != "" || o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
 		return nil
 	}
-	switch h.Transport {
-	case "mcp-stdio":
-		o.MCPCommand = h.Endpoint
-	case "mcp-http":
-		o.MCPURL = h.Endpoint
-	default:
+	var ok bool
+	if o.MCPCommand, o.MCPURL, ok = h.MCPServer(); !ok {
 		return &exitError{ExitUsage, fmt.Errorf("%s was recorded against %s (%s): name the endpoint to sweep with --endpoint, --mcp-command, --mcp-url or --http-url", o.Trace, h.Endpoint, h.Transport)}
 	}
 	return nil
-}
-
-func (o *SweepOptions) writeReports(rep *sweep.Report, reports *reportFiles, red *redact.Redactor) error {
-	var werr error
-	if f := reports.junit; f != nil {
-		reports.junit = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return junit.WriteSweep(w, rep) })))
-	}
-	if f := reports.json; f != nil {
-		reports.json = nil
-		werr = errors.Join(werr, finish(f, writeRedacted(f, red, func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, o.Version) })))
-	}
-	if o.Write != "" {
-		paths, err := spec.Write(o.Write, rep.Specs(), o.inline(rep.Endpoint))
-		werr = errors.Join(werr, err)
-		if err == nil {
-			fmt.Fprintf(o.IO.ErrOut, "wrote %d scenarios to %s\n", len(paths), o.Write)
-		}
-	}
-	return werr
 }

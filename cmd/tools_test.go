@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters"
 )
 
@@ -33,7 +35,7 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 		{"tools", "--json", "--mcp-url", ts.URL},
 		{"init", "--mcp-url", ts.URL, "--dir", dir},
 	} {
-		io, out, errOut := Test()
+		io, out, errOut := iostreams.Test()
 		if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, args); code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s%s", args[0], code, out, errOut)
 		}
@@ -71,7 +73,7 @@ func TestToolsClipsLongNames(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 
-	io, out, errOut := Test()
+	io, out, errOut := iostreams.Test()
 	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--mcp-url", ts.URL}); code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -84,11 +86,34 @@ func TestToolsClipsLongNames(t *testing.T) {
 		t.Errorf("the long name is not shown clipped:\n%s", out)
 	}
 
-	io, out, errOut = Test()
+	io, out, errOut = iostreams.Test()
 	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "--mcp-url", ts.URL}); code != ExitOK {
 		t.Fatalf("--json: exit %d\n%s%s", code, out, errOut)
 	}
 	if !strings.Contains(out.String(), `"`+long+`"`) {
 		t.Errorf("--json does not hold the whole name:\n%s", out)
+	}
+}
+
+// TestUnknownEndpointNamesTheConfigsInOrder: an --endpoint the config does not define is
+// refused with the endpoints it does define, sorted, whatever the map order.
+func TestUnknownEndpointNamesTheConfigsInOrder(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "idemtest.yaml")
+	var yaml strings.Builder
+	yaml.WriteString("endpoints:\n")
+	for _, name := range []string{"delta", "alpha", "echo", "charlie", "bravo"} {
+		yaml.WriteString("  " + name + ": {http: {url: \"http://127.0.0.1:1/{tool}\"}}\n")
+	}
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		io, _, errOut := iostreams.Test()
+		if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--config", cfg, "--endpoint", "nope"}); code != ExitUsage {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		if want := "defines: alpha, bravo, charlie, delta, echo)"; !strings.Contains(errOut.String(), want) {
+			t.Fatalf("got %q, want it to say %q", errOut, want)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/idemtest/idemtest/internal/assert"
 )
 
 // count is "1 scenario", "2 scenarios".
@@ -60,7 +62,7 @@ func suggestFlag(name string, names []string) string {
 	}
 	var cands []cand
 	for _, n := range names {
-		d := levenshtein(name, n)
+		d := assert.Distance(name, n)
 		if d <= 2 || (len(name) >= 3 && strings.HasPrefix(n, name)) {
 			cands = append(cands, cand{n, d})
 		}
@@ -70,26 +72,6 @@ func suggestFlag(name string, names []string) string {
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].d < cands[j].d })
 	return cands[0].name
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // completionShells are the shells cobra writes completion scripts for.

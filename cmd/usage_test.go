@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/iostreams"
 )
 
 // TestUsageNits: bad usage exits 2 with a message that says what to do instead.
@@ -26,7 +28,7 @@ func TestUsageNits(t *testing.T) {
 		{"two reports on stdout", []string{"run", "--json", "-", "--html", "-", "../examples/scenarios/burst.yaml"}, ExitUsage, "--json and --html: only one report can go to standard output (-)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			io, out, errOut := Test()
+			io, out, errOut := iostreams.Test()
 			code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, tc.args)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errOut)
@@ -55,7 +57,7 @@ func TestValidateCountsInWords(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			io, out, errOut := Test()
+			io, out, errOut := iostreams.Test()
 			if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"validate", dir}); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -63,45 +65,5 @@ func TestValidateCountsInWords(t *testing.T) {
 				t.Errorf("got %q, want %q", out.String(), tc.want)
 			}
 		})
-	}
-}
-
-// TestDumbTerminal: TERM=dumb has no colour and no live line, both escape codes.
-func TestDumbTerminal(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		env         map[string]string
-		color, live bool
-	}{
-		{"a terminal", nil, true, true},
-		{"TERM=dumb", map[string]string{"TERM": "dumb"}, false, false},
-		{"TERM=dumb with CLICOLOR_FORCE", map[string]string{"TERM": "dumb", "CLICOLOR_FORCE": "1"}, true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			io, _, _ := Test()
-			io.OutTTY, io.ErrTTY = true, true
-			io.Getenv = func(k string) string { return tc.env[k] }
-			if got := io.ColorEnabled(false); got != tc.color {
-				t.Errorf("colour %v, want %v", got, tc.color)
-			}
-			if got := io.LiveErr(); got != tc.live {
-				t.Errorf("live line %v, want %v", got, tc.live)
-			}
-		})
-	}
-}
-
-func TestReportToStdout(t *testing.T) {
-	dir := t.TempDir()
-	r, err := openReports("", "-", filepath.Join(dir, "r.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
-	if r.stdout != "json" || r.json != nil || r.html == nil {
-		t.Errorf("--json - opened %+v", r)
-	}
-	if _, err := os.Stat("-"); err == nil {
-		t.Error("a file named - was created")
 	}
 }

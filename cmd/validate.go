@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // ValidateOptions are the inputs of idemtest validate.
 type ValidateOptions struct {
-	IO         *IOStreams
+	IO         *iostreams.IOStreams
 	Paths      []string
 	Config     string
 	AllowHosts []string

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -26,20 +27,6 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
-}
-
-// needService skips (or, under CI=true, fails) when a real service the test needs is absent.
-func needService(t *testing.T, name, addr string) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err == nil {
-		c.Close()
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not reachable at %s (CI=true requires it): %v", name, addr, err)
-	}
-	t.Skipf("%s is not reachable at %s; start it (see .ci/run) to run this test: %v", name, addr, err)
 }
 
 func openTestStore(t *testing.T, name string) store {
@@ -52,10 +39,10 @@ func openTestStore(t *testing.T, name string) store {
 		st = newMemStore()
 	case "redis":
 		addr := envOr("REDIS_ADDR", "127.0.0.1:6379")
-		needService(t, "Redis", addr)
+		testenv.NeedService(t, "Redis", addr)
 		st, err = newRedisStore(ctx, addr, randomID("refundserver-test:")+":")
 	case "postgres":
-		needService(t, "PostgreSQL", "127.0.0.1:5432")
+		testenv.NeedService(t, "PostgreSQL", "127.0.0.1:5432")
 		st, err = newPGStore(ctx, envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"))
 	}
 	if err != nil {

@@ -6,7 +6,7 @@ import "strings"
 func Closest(s string, candidates []string) string {
 	best, bestD := "", len(s)+100
 	for _, c := range candidates {
-		if d := distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+		if d := Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -16,8 +16,8 @@ func Closest(s string, candidates []string) string {
 	return ""
 }
 
-// distance is the Levenshtein edit distance.
-func distance(a, b string) int {
+// Distance is the Levenshtein edit distance.
+func Distance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -11,6 +11,7 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -24,7 +25,7 @@ func (e *ConfigError) Error() string { return e.Msg }
 // checkNames refuses --tool names that are not mutating tools of the endpoint, and check.tools
 // entries that name no tool the server lists (a typo would silently check the tool with
 // synthesised arguments instead of the user's).
-func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
+func checkNames(selected []string, tools []endpoints.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
 	var all, mutating []string
 	for _, t := range tools {
 		all = append(all, t.Name)
@@ -74,7 +75,7 @@ func checkNames(selected []string, tools []runner.ToolInfo, def *scenario.Endpoi
 
 // snapshots are the state reads: check.snapshot, whose configured read-only calls replace the
 // read-only tools found by listing, else those tools.
-func snapshots(tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) (state.Snapshots, error) {
+func snapshots(tools []endpoints.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) (state.Snapshots, error) {
 	snap := state.Snapshots{Tools: state.SnapshotTools(tools), Ignore: def.Ignore}
 	if len(cfg.Snapshot) == 0 {
 		return snap, nil
@@ -86,7 +87,7 @@ func snapshots(tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.Ch
 		names = append(names, t.Name)
 	}
 	for _, sn := range cfg.Snapshot {
-		var info *runner.ToolInfo
+		var info *endpoints.ToolInfo
 		for i := range tools {
 			if tools[i].Name == sn.Tool {
 				info = &tools[i]
@@ -99,7 +100,7 @@ func snapshots(tools []runner.ToolInfo, def *scenario.Endpoint, cfg *scenario.Ch
 				hint = fmt.Sprintf("did you mean %q?", c)
 			}
 			return snap, &ConfigError{fmt.Sprintf("%s: check.snapshot: endpoint %s has no tool %s; %s", sn.Pos, def.Name, sn.Tool, hint)}
-		case (info != nil && info.Mutating) || (info == nil && runner.Mutating(def, sn.Tool, nil)):
+		case (info != nil && info.Mutating) || (info == nil && endpoints.Mutating(def, sn.Tool, nil)):
 			return snap, &ConfigError{fmt.Sprintf("%s: check.snapshot: %s is a mutating tool of endpoint %s; a snapshot must not change anything (name the mutating tools with mutating: on the endpoint)", sn.Pos, sn.Tool, def.Name)}
 		}
 		snap.Tools = append(snap.Tools, sn.Tool)
@@ -134,7 +135,7 @@ func selected(tool string, only, skip []string) bool {
 
 // listTools is the endpoint's tools as idemtest tools shows them; a plain HTTP endpoint without
 // a mutating list takes its tools from the check: section.
-func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, def *scenario.Endpoint, cfg *scenario.CheckConfig) ([]runner.ToolInfo, error) {
+func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, def *scenario.Endpoint, cfg *scenario.CheckConfig) ([]endpoints.ToolInfo, error) {
 	if def.MCP == nil && def.Mutating == nil && def.HTTP.OpenAPI == nil {
 		names := make([]string, 0, len(cfg.Tools))
 		for n := range cfg.Tools {
@@ -144,9 +145,9 @@ func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, de
 		if len(names) == 0 {
 			return nil, fmt.Errorf("endpoint %s is plain HTTP and cannot list its tools: name them under mutating: on the endpoint or under check: {tools: {NAME: {args: {…}}}}", def.Name)
 		}
-		var out []runner.ToolInfo
+		var out []endpoints.ToolInfo
 		for _, n := range names {
-			info := runner.ToolInfo{Mutating: runner.Mutating(def, n, nil), Natural: runner.Natural(def, n, nil)}
+			info := endpoints.ToolInfo{Mutating: endpoints.Mutating(def, n, nil), Natural: endpoints.Natural(def, n, nil)}
 			info.Name = n
 			out = append(out, info)
 		}

@@ -73,6 +73,19 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// CheckListen refuses an address to listen on that is not loopback: the proxy forwards
+// duplicates and injects faults, and is not meant to be reachable from elsewhere.
+func CheckListen(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if !IsLoopback(host) {
+		return errors.New("not a loopback address (use 127.0.0.1:PORT)")
+	}
+	return nil
+}
+
 // Allowed reports whether host (with port, when known) is in the allowed list.
 func Allowed(host, port string, allowed []string) bool {
 	host = strings.Trim(host, "[]")

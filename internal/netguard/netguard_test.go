@@ -137,3 +137,21 @@ func TestClientNeverFollowsRedirects(t *testing.T) {
 		t.Errorf("the redirect target received %d requests (Authorization %q)", n, auth.Load())
 	}
 }
+
+func TestCheckListen(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:7001", true},
+		{"localhost:0", true},
+		{"[::1]:7001", true},
+		{"0.0.0.0:7001", false},
+		{"192.0.2.1:7001", false},
+		{"127.0.0.1", false}, // no port
+	} {
+		if err := CheckListen(tc.addr); (err == nil) != tc.ok {
+			t.Errorf("CheckListen(%q) = %v, want ok=%v", tc.addr, err, tc.ok)
+		}
+	}
+}

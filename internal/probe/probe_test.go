@@ -2,20 +2,18 @@ package probe
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // tmpl compiles a probe setting; env names what its {{ }} parts may use.
@@ -34,20 +32,6 @@ func tmpls(t *testing.T, ss ...string) []*assert.Template {
 		out[i] = tmpl(t, s, nil)
 	}
 	return out
-}
-
-// needService skips (or, under CI=true, fails) when a real service the test needs is absent.
-func needService(t *testing.T, name, addr string) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err == nil {
-		c.Close()
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not reachable at %s (CI=true requires it): %v", name, addr, err)
-	}
-	t.Skipf("%s is not reachable at %s; start it (see .ci/run) to run this test: %v", name, addr, err)
 }
 
 func noTools(context.Context, *scenario.Scenario, *scenario.Probe, map[string]any) (any, error) {
@@ -86,7 +70,7 @@ func TestDatabaseProbes(t *testing.T) {
 			[]any{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			needService(t, tc.service, tc.addr)
+			testenv.NeedService(t, tc.service, tc.addr)
 			ctx := context.Background()
 			if tc.probe.Redis != nil {
 				c := redis.NewClient(&redis.Options{Addr: redisAddr})

@@ -1,7 +1,8 @@
 // Package proc owns the processes idemtest starts (services, stdio MCP servers): each runs in a
 // process group of its own and is stopped with the whole group; its output is kept in a bounded
 // Tail for reports; on Linux idemtest is the subreaper of its descendants, so that one that left
-// its group (setsid) is still found and stopped at exit.
+// its group (setsid) is still found and stopped at exit. HandleInterrupts turns SIGINT,
+// SIGTERM and SIGHUP into a cancelled run, and a second one into every child killed at once.
 //
 //	cmd := exec.Command("node", "server.js")
 //	out := proc.NewTail(64 << 10)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoint/mcp"
 )
 
 // rpcMsg is the part of a JSON-RPC message the proxy looks at; the message itself is forwarded
@@ -381,11 +382,7 @@ func classify(m rpcMsg) Answer {
 	case json.Valid([]byte(text.String())):
 		a.Result = json.RawMessage(text.String())
 	}
-	for _, k := range []string{"idempotentReplayed", "replayed", "io.idemtest/replayed"} {
-		if b, ok := r.Meta[k].(bool); ok && b {
-			a.Replayed = true
-		}
-	}
+	a.Replayed = mcp.Replayed(r.Meta)
 	if r.IsError {
 		a.Outcome = endpoint.Fail
 		a.Error = "tool error: " + strings.TrimSpace(text.String())

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // History formats a trial's calls as an aligned table: the evidence behind a verdict.
-func History(t *runner.Trial) string {
+func History(t *result.Trial) string {
 	if t == nil || len(t.Calls) == 0 {
 		return ""
 	}
@@ -51,7 +51,7 @@ func History(t *runner.Trial) string {
 }
 
 // callName names a call in a trial: its step, and its copy or attempt when there are several.
-func callName(c runner.Call) string {
+func callName(c result.Call) string {
 	name := Escape(c.Step)
 	if c.Copy > 0 {
 		name += fmt.Sprintf(" copy %d", c.Copy)
@@ -75,15 +75,15 @@ func OneLine(s string, n int) string {
 // assertion, an expected outcome) but the exactly-once verdict also found keys executed more than
 // once: each violation in words with its likely cause. A verdict failure states its own in its
 // message.
-func VerdictLead(f *runner.Failure) []string {
-	if f == nil || f.Kind == runner.FailVerdict {
+func VerdictLead(f *result.Failure) []string {
+	if f == nil || f.Kind == result.FailVerdict {
 		return nil
 	}
 	return f.Verdict
 }
 
 // FailureText is the plain-text explanation of a failure.
-func FailureText(f *runner.Failure) string {
+func FailureText(f *result.Failure) string {
 	if f == nil {
 		return ""
 	}

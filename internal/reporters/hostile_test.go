@@ -8,6 +8,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -19,7 +20,7 @@ func TestReportsEscapeServerText(t *testing.T) {
 	hostile := "re\x1b]0;pwned\x07\u202eevil\n::error file=x.yaml,line=1::forged"
 	rep := reporterstest.SampleReport()
 	for _, r := range rep.Scenarios {
-		for _, tr := range []*runner.Trial{r.FailedTrial, r.Trial1} {
+		for _, tr := range []*result.Trial{r.FailedTrial, r.Trial1} {
 			if tr == nil {
 				continue
 			}

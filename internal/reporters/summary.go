@@ -5,27 +5,27 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // Summary is the closing line: counts and the idempotency metrics.
-func Summary(rep *runner.Report) string {
+func Summary(rep *result.Report) string {
 	var passed, failed, errored, skipped, interrupted int
 	if rep.Err != nil {
 		errored++ // the run itself, as JUnit and JSON count it
 	}
-	var m runner.Metrics
+	var m result.Metrics
 	for _, r := range rep.Scenarios {
 		switch r.Status {
-		case runner.Passed:
+		case result.Passed:
 			passed++
-		case runner.Failed:
+		case result.Failed:
 			failed++
-		case runner.Errored:
+		case result.Errored:
 			errored++
-		case runner.Skipped:
+		case result.Skipped:
 			skipped++
-		case runner.Interrupted:
+		case result.Interrupted:
 			interrupted++
 		}
 		m.Add(r.Metrics)
@@ -71,7 +71,7 @@ func Summary(rep *runner.Report) string {
 
 // InterruptedNote says where the interrupt stopped a scenario: before it started, between
 // trials, or in the middle of one.
-func InterruptedNote(r *runner.ScenarioResult) string {
+func InterruptedNote(r *result.ScenarioResult) string {
 	switch {
 	case r.Cut != nil:
 		return fmt.Sprintf("interrupted in trial %d of %d (%d passed before)", r.Cut.Index, r.Trials, r.TrialsPassed)
@@ -82,7 +82,7 @@ func InterruptedNote(r *runner.ScenarioResult) string {
 }
 
 // Weak says when a scenario's fan-outs did not race: copies answered before all were released.
-func Weak(r *runner.ScenarioResult) string {
+func Weak(r *result.ScenarioResult) string {
 	if r.Fanouts == 0 || r.Overlapped == r.Fanouts {
 		return ""
 	}

@@ -7,17 +7,18 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
 
-func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
-	ep, def, err := r.endpoint(st.sc, step.Endpoint)
+func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) *result.Failure {
+	ep, def, err := r.endpoints.Get(st.sc, step.Endpoint)
 	if err != nil {
-		return stepError(step, err)
+		return result.StepError(step, err)
 	}
 	if err := r.observe(ctx, st, func(name string) bool { return usesName(step.Args, name) || (step.Key != nil && step.Key.Uses(name)) }); err != nil {
-		return stepError(step, err)
+		return result.StepError(step, err)
 	}
 	var args map[string]any
 	if step.Args == nil && step.RetryOf != "" {
@@ -28,20 +29,20 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 			return interrupted(step)
 		}
 		if err != nil {
-			return stepFailure(FailError, step, "args: "+err.Error())
+			return result.StepFailure(result.FailError, step, "args: "+err.Error())
 		}
 		args, _ = rv.(map[string]any)
 	}
 	mutating, err := r.mutating(ctx, ep, def, step.Tool)
 	if err != nil {
-		return stepError(step, err)
+		return result.StepError(step, err)
 	}
 	key, err := evaluate(ctx, func() (string, error) { return st.keyFor(step, def, mutating, args) })
 	if ctx.Err() != nil {
 		return interrupted(step)
 	}
 	if err != nil {
-		return stepError(step, err)
+		return result.StepError(step, err)
 	}
 	st.exempt[step.ID] = r.exemption(ctx, ep, def, step)
 	if key != "" && def.Key.Arg != "" && args != nil {
@@ -80,7 +81,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	st.env[step.ID] = out
 	got := scenario.Outcome(out.Outcome)
 	if step.Expect != scenario.Any && got != step.Expect {
-		return stepFailure(FailExpect, step, fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res)))
+		return result.StepFailure(result.FailExpect, step, fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res)))
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func describeResult(res endpoint.Result) string {
 
 // record appends a call to the trial's history and the metrics.
 func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result) {
-	c := Call{
+	c := result.Call{
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
@@ -193,7 +194,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 			st.sent[key] = step.ID
 		}
 		if why := st.exempt[step.ID]; why != "" {
-			m.addUnjudged(Unjudged{Endpoint: step.Endpoint, Tool: step.Tool, Reason: why, Calls: 1})
+			m.AddUnjudged(result.Unjudged{Endpoint: step.Endpoint, Tool: step.Tool, Reason: why, Calls: 1})
 		}
 	}
 	var ignore []string

@@ -2,11 +2,12 @@ package runner
 
 import (
 	"context"
-	"sync"
+	"fmt"
+	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/probe"
-	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/service"
 )
@@ -26,14 +27,7 @@ type runner struct {
 	sinks  *sinks
 	probes *probe.Prober
 
-	mu        sync.Mutex
-	endpoints map[string]endpoint.Endpoint
-	// stderr holds the standard error of each stdio MCP server, by the key of its endpoint in
-	// endpoints (scenarios that define an endpoint of one name differently have servers, and
-	// standard errors, of their own).
-	stderr map[string]*proc.Tail
-	// listOnly is set when endpoints are built to list their tools, not to call them.
-	listOnly bool
+	endpoints *endpoints.Set
 }
 
 // Start starts the sinks and services of the scenarios, each once, and waits until the
@@ -60,7 +54,7 @@ func StartWith(ctx context.Context, list []*scenario.Scenario, onEvent func(Even
 		sks.close()
 		return nil, err
 	}
-	r := &runner{svcs: svcs, sinks: sks, endpoints: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
+	r := &runner{svcs: svcs, sinks: sks, endpoints: endpoints.New(svcs.TemplateEnv)}
 	r.probes = probe.New(r.probeTool)
 	return &Env{r: r}, nil
 }
@@ -68,7 +62,7 @@ func StartWith(ctx context.Context, list []*scenario.Scenario, onEvent func(Even
 // Close closes the endpoints and probe connections and stops the services and sinks.
 func (e *Env) Close() {
 	e.r.probes.Close()
-	e.r.closeEndpoints()
+	e.r.endpoints.Close()
 	e.r.svcs.Stop()
 	e.r.sinks.close()
 }
@@ -84,25 +78,26 @@ func (e *Env) SinkURLs(sc *scenario.Scenario) map[string]string {
 	return out
 }
 
-// Mutating decides whether idemtest sends tool a key and treats it as mutating: the endpoint's
-// mutating list when it has one; else, when the server described the tool (t), every tool not
-// annotated readOnlyHint; else (a plain HTTP endpoint without a list) every tool. run, tools,
-// init and check all decide here.
-func Mutating(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
-	if def.Mutating != nil || t == nil {
-		return def.IsMutating(tool)
+// mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list
+// its tools decides by annotations (every tool not marked readOnlyHint), and an unknown tool is
+// an error that names the tools the server has.
+func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) (bool, error) {
+	lister, ok := ep.(endpoint.ToolLister)
+	if !ok {
+		return endpoints.Mutating(def, tool, nil), nil
 	}
-	return !t.ReadOnly
-}
-
-// Natural decides whether a tool is idempotent by nature, so that its answers are no evidence of
-// executions: the endpoint's natural list when it has one (even empty), else the tool's
-// idempotentHint.
-func Natural(def *scenario.Endpoint, tool string, t *endpoint.Tool) bool {
-	if def.Natural != nil || t == nil {
-		return def.IsNatural(tool)
+	tools, err := lister.Tools(ctx)
+	if err != nil {
+		return false, err
 	}
-	return t.Idempotent
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if t.Name == tool {
+			return endpoints.Mutating(def, tool, &t), nil
+		}
+		names = append(names, t.Name)
+	}
+	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
 }
 
 // SinkRequests counts, per sink of the scenario, the requests recorded in its last trial

@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/service"
 )
@@ -15,8 +16,8 @@ type Event struct {
 	SlowAfter time.Duration
 	Grace     time.Duration
 	Scenario  *scenario.Scenario
-	Result    *ScenarioResult
-	Call      *Call
+	Result    *result.ScenarioResult
+	Call      *result.Call
 	Trial     int
 	Session   string
 }

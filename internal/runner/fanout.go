@@ -7,22 +7,23 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // fanout prepares every copy (own connection, bytes encoded), releases them together and
 // records how far apart they left and whether they raced at all.
-func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step, ep endpoint.Endpoint, req endpoint.Request) *Failure {
+func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step, ep endpoint.Endpoint, req endpoint.Request) *result.Failure {
 	n := step.Fanout
 	fo := endpoint.Fanout(ctx, ep, req, endpoint.FanoutOptions{
 		Copies: n, Sync: step.Sync, StaggerMin: step.StaggerMin, StaggerMax: step.StaggerMax,
 	})
 	if ctx.Err() != nil {
-		return stepFailure(FailError, step, "interrupted")
+		return result.StepFailure(result.FailError, step, "interrupted")
 	}
 	if fo.Err != nil {
 		// Not an answer of the tool: the copies never left, so the step cannot say anything.
-		return stepFailure(FailError, step, fmt.Sprintf("%s: fan-out of %d not sent: %v", step.Tool, n, fo.Err))
+		return result.StepFailure(result.FailError, step, fmt.Sprintf("%s: fan-out of %d not sent: %v", step.Tool, n, fo.Err))
 	}
 	out := assert.FanoutResult{Calls: make([]assert.CopyResult, n), SpreadUS: fo.SpreadUS, Overlapped: fo.Overlapped, Key: req.Key, Fanout: n}
 	var firstSent time.Time
@@ -58,7 +59,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	}
 	st.mu.Lock()
 	st.metrics.SpreadMaxUS = max(st.metrics.SpreadMaxUS, fo.SpreadUS)
-	if len(st.res.SpreadsUS) < maxSpreadSamples {
+	if len(st.res.SpreadsUS) < result.MaxSpreadSamples {
 		st.res.SpreadsUS = append(st.res.SpreadsUS, fo.SpreadUS)
 	}
 	st.res.Fanouts++
@@ -70,7 +71,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	if step.Expect != scenario.Any {
 		for i, res := range fo.Results {
 			if res.Outcome != step.Expect {
-				return stepFailure(FailExpect, step, fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res)))
+				return result.StepFailure(result.FailExpect, step, fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res)))
 			}
 		}
 	}

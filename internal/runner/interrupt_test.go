@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // TestInterruptIsNotAVerdict cancels the run while a call is in flight: the scenario is
@@ -45,13 +47,13 @@ steps:
 		t.Fatalf("report: interrupted %v, err %v, failed %v", rep.Interrupted, rep.Err, rep.Failed())
 	}
 	cut := rep.Scenarios[0]
-	if cut.Status != Interrupted || cut.Failure != nil || cut.FailedTrial != nil || cut.TrialsRun != 0 || cut.TrialsFailed != 0 {
+	if cut.Status != result.Interrupted || cut.Failure != nil || cut.FailedTrial != nil || cut.TrialsRun != 0 || cut.TrialsFailed != 0 {
 		t.Errorf("cut scenario: status %s, failure %+v, trials run %d", cut.Status, cut.Failure, cut.TrialsRun)
 	}
 	if cut.Cut == nil || len(cut.Cut.Calls) != 1 || cut.Cut.Calls[0].Outcome != "info" {
 		t.Errorf("the cut trial's call is not kept: %+v", cut.Cut)
 	}
-	if s := rep.Scenarios[1]; s.Status != Interrupted || s.TrialsRun != 0 {
+	if s := rep.Scenarios[1]; s.Status != result.Interrupted || s.TrialsRun != 0 {
 		t.Errorf("scenario never started: status %s, trials run %d", s.Status, s.TrialsRun)
 	}
 }
@@ -78,7 +80,7 @@ steps:
 	if !rep.Interrupted || rep.Err != nil || rep.Failed() {
 		t.Fatalf("report: interrupted %v, err %v, failed %v", rep.Interrupted, rep.Err, rep.Failed())
 	}
-	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Status != Interrupted {
+	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Status != result.Interrupted {
 		t.Errorf("scenarios: %+v", rep.Scenarios)
 	}
 }
@@ -95,7 +97,7 @@ steps:
 	other.Name = "not reached"
 	list = append(list, &other)
 	rep := Run(context.Background(), list, Options{FailFast: true})
-	if rep.Interrupted || rep.Scenarios[0].Status != Failed || rep.Scenarios[1].Status != Skipped {
+	if rep.Interrupted || rep.Scenarios[0].Status != result.Failed || rep.Scenarios[1].Status != result.Skipped {
 		t.Errorf("interrupted %v, statuses %s, %s", rep.Interrupted, rep.Scenarios[0].Status, rep.Scenarios[1].Status)
 	}
 }

@@ -2,29 +2,23 @@ package runner
 
 import (
 	"github.com/idemtest/idemtest/internal/probe"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
-
-// endpointAllowHosts is what an endpoint may connect to beyond loopback: the scenario's,
-// the config's and --allow-host's hosts, and the endpoint's own.
-func endpointAllowHosts(sc *scenario.Scenario, def *scenario.Endpoint) []string {
-	out := make([]string, 0, len(sc.AllowHosts)+len(def.AllowHosts))
-	return append(append(out, sc.AllowHosts...), def.AllowHosts...)
-}
 
 // preflight applies the outbound policy to every target of the trial whose host is templated
 // ({{ services.x.host }}), before the trial's first call: the endpoints its steps call and the
 // probes it defines. The dial hooks check every connection again; this only makes the error
 // come first, with the name of what was refused. A target that cannot be rendered yet is
 // checked when it is used.
-func (r *runner) preflight(st *trialState) *Failure {
+func (r *runner) preflight(st *trialState) *result.Failure {
 	sc := st.sc
 	var first *scenario.Step
 	if len(sc.Steps) > 0 {
 		first = sc.Steps[0]
 	}
-	fail := func(pos scenario.Pos, msg string) *Failure {
-		f := &Failure{Kind: FailError, Pos: pos, Message: msg}
+	fail := func(pos scenario.Pos, msg string) *result.Failure {
+		f := &result.Failure{Kind: result.FailError, Pos: pos, Message: msg}
 		if first != nil {
 			f.Step = first.ID
 		}
@@ -36,8 +30,8 @@ func (r *runner) preflight(st *trialState) *Failure {
 			continue
 		}
 		seen[step.Endpoint] = true
-		if _, _, err := r.endpoint(sc, step.Endpoint); err != nil {
-			return stepError(step, err)
+		if _, _, err := r.endpoints.Get(sc, step.Endpoint); err != nil {
+			return result.StepError(step, err)
 		}
 	}
 	if p, err := probe.Check(sc, r.probeEnv(st)); err != nil {

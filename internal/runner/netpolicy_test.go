@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // refusedTarget is a loopback listener addressed as 0.0.0.0: Linux connects that address to
@@ -88,7 +90,7 @@ steps:
 			yaml = strings.ReplaceAll(yaml, "{{ env_host }}", "{{ '"+host+"' }}")
 			rep := Run(context.Background(), load(t, yaml), Options{})
 			r := rep.Scenarios[0]
-			if r.Status != Errored || r.Failure == nil || !strings.Contains(r.Failure.Message, tc.want) {
+			if r.Status != result.Errored || r.Failure == nil || !strings.Contains(r.Failure.Message, tc.want) {
 				t.Fatalf("status %s failure %+v, want an error containing %q", r.Status, r.Failure, tc.want)
 			}
 			if n := r.Metrics.Calls; n != 0 {
@@ -116,7 +118,7 @@ steps:
     `+fanout+`
 `), Options{})
 		r := rep.Scenarios[0]
-		if r.Status != Errored || r.Failure == nil || !strings.Contains(r.Failure.Message, "control character") {
+		if r.Status != result.Errored || r.Failure == nil || !strings.Contains(r.Failure.Message, "control character") {
 			t.Errorf("%q: status %s failure %+v", fanout, r.Status, r.Failure)
 		}
 	}

@@ -34,7 +34,7 @@ func (r *runner) observe(ctx context.Context, st *trialState, uses func(string) 
 }
 
 func (r *runner) probeEnv(st *trialState) map[string]any {
-	env := r.templateEnv(st.sc)
+	env := r.svcs.TemplateEnv(st.sc)
 	env["session"], env["trial"] = st.env["session"], st.env["trial"]
 	return env
 }
@@ -43,7 +43,7 @@ func (r *runner) probeEnv(st *trialState) map[string]any {
 // anything, so a mutating tool is refused.
 func (r *runner) probeTool(ctx context.Context, sc *scenario.Scenario, p *scenario.Probe, env map[string]any) (any, error) {
 	name := sc.ProbeEndpoint(p)
-	ep, def, err := r.endpoint(sc, name)
+	ep, def, err := r.endpoints.Get(sc, name)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/idemtest/idemtest/internal/proc"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -70,15 +73,15 @@ func hasAny(have, want []string) bool {
 // Run starts the services, runs the scenarios and stops the services, whatever happens. When
 // ctx is cancelled (Ctrl-C) it stops as soon as every running call has returned, and reports
 // what finished.
-func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
+func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *result.Report {
 	start := time.Now()
 	env, err := StartWith(ctx, list, opts.OnEvent)
 	if err != nil {
-		rep := &Report{Start: start, Duration: time.Since(start)}
+		rep := &result.Report{Start: start, Duration: time.Since(start)}
 		if ctx.Err() != nil {
 			// The services did not start because of the interrupt: nothing failed.
 			rep.Interrupted = true
-			rep.Scenarios = notRun(list, opts, Interrupted)
+			rep.Scenarios = notRun(list, opts, result.Interrupted)
 			return rep
 		}
 		rep.Err = err
@@ -91,8 +94,8 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
 // Run runs scenarios on the environment's services, sinks and endpoints; it does not stop them.
 // The scenarios' services and sinks must be among those the environment started. Calls to Run
 // on one environment are sequential.
-func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) *Report {
-	rep := &Report{Start: time.Now()}
+func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) *result.Report {
+	rep := &result.Report{Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
 	if opts.Parallel < 1 {
 		opts.Parallel = 1
@@ -100,7 +103,7 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 	r := e.r
 	r.opts = opts
 
-	rep.Scenarios = notRun(list, opts, Skipped)
+	rep.Scenarios = notRun(list, opts, result.Skipped)
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	g := new(errgroup.Group)
@@ -117,7 +120,7 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 			r.emit(Event{Kind: EventScenarioStart, Scenario: sc})
 			r.scenario(runCtx, sc, res)
 			r.emit(Event{Kind: EventScenarioEnd, Scenario: sc, Result: res})
-			if opts.FailFast && (res.Status == Failed || res.Status == Errored) {
+			if opts.FailFast && (res.Status == result.Failed || res.Status == result.Errored) {
 				stopAll()
 			}
 			return nil
@@ -127,22 +130,22 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 	rep.Interrupted = ctx.Err() != nil
 	for _, res := range rep.Scenarios {
 		switch {
-		case res.Status == Interrupted && !rep.Interrupted:
+		case res.Status == result.Interrupted && !rep.Interrupted:
 			// Cut short by --fail-fast, not by the user.
-			res.Status = Skipped
-		case res.Status == Skipped && rep.Interrupted && res.Start.IsZero():
+			res.Status = result.Skipped
+		case res.Status == result.Skipped && rep.Interrupted && res.Start.IsZero():
 			// Never started because of the interrupt.
-			res.Status = Interrupted
+			res.Status = result.Interrupted
 		}
 	}
 	return rep
 }
 
 // notRun is a result per scenario, none of them started.
-func notRun(list []*scenario.Scenario, opts Options, status Status) []*ScenarioResult {
-	out := make([]*ScenarioResult, len(list))
+func notRun(list []*scenario.Scenario, opts Options, status result.Status) []*result.ScenarioResult {
+	out := make([]*result.ScenarioResult, len(list))
 	for i, sc := range list {
-		out[i] = &ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
+		out[i] = &result.ScenarioResult{Scenario: sc, Status: status, Trials: trialsOf(sc, opts)}
 	}
 	return out
 }
@@ -175,14 +178,27 @@ type outputMarks struct {
 
 func (r *runner) marks(sc *scenario.Scenario) outputMarks {
 	m := outputMarks{services: r.svcs.Marks(sc), mcp: map[string]int64{}}
-	for name, w := range r.mcpTails(sc) {
+	for name, w := range r.endpoints.Stderr(sc) {
 		m.mcp[name] = w.Mark()
 	}
 	return m
 }
 
+// mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
+// to a failure. A server started during the trial has no mark: all it wrote counts.
+func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *result.Failure) {
+	for name, w := range r.endpoints.Stderr(sc) {
+		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
+			if f.ServiceOutput == nil {
+				f.ServiceOutput = map[string]string{}
+			}
+			f.ServiceOutput["mcp "+name] = proc.LastBytes(out, serviceTail)
+		}
+	}
+}
+
 // scenario runs every trial; it stops at the first failing trial.
-func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *ScenarioResult) {
+func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *result.ScenarioResult) {
 	res.Start = time.Now()
 	defer func() { res.Duration = time.Since(res.Start) }()
 	// Scenarios sharing a sink take turns: its recordings belong to one scenario at a time.
@@ -190,15 +206,17 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 		s.lock.Lock()
 		defer s.lock.Unlock()
 	}
-	res.Status = Passed
+	res.Status = result.Passed
 	cut := false
+	// paths follows the answer paths the assertions read, over every trial.
+	var paths pathTracker
 	for i := 1; i <= res.Trials; i++ {
 		if ctx.Err() != nil {
 			cut = true
 			break
 		}
 		marks := r.marks(sc)
-		t := r.trial(ctx, sc, i, res)
+		t := r.trial(ctx, sc, i, res, &paths)
 		res.History = append(res.History, t)
 		r.emit(Event{Kind: EventTrialEnd, Scenario: sc, Trial: i, Session: t.Session})
 		if ctx.Err() != nil {
@@ -221,25 +239,25 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *Scena
 			res.FailedTrial, res.Failure = t, t.Failure
 			t.Failure.ServiceOutput = r.svcs.Tails(sc, marks.services, serviceTail)
 			r.mcpStderr(sc, marks.mcp, t.Failure)
-			res.Status = Failed
+			res.Status = result.Failed
 		}
-		if t.Failure.Kind == FailError {
+		if t.Failure.Kind == result.FailError {
 			// The scenario could not run (a service died, an endpoint is misconfigured): more
 			// trials would only repeat that.
-			res.Status = Errored
+			res.Status = result.Errored
 			break
 		}
 		if r.opts.FailFast {
 			break
 		}
 	}
-	res.Warnings = res.paths.warnings()
+	res.Warnings = paths.warnings()
 	switch {
 	case res.FailedTrial != nil:
 		// A failure found before the interrupt stands.
 	case cut:
-		res.Status = Interrupted
+		res.Status = result.Interrupted
 	case res.TrialsRun == 0:
-		res.Status = Skipped
+		res.Status = result.Skipped
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	scenarioload "github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -131,7 +132,7 @@ steps:
 `)
 	rep := Run(context.Background(), list, Options{Session: "pinned"})
 	r := rep.Scenarios[0]
-	if r.Status != Passed {
+	if r.Status != result.Passed {
 		t.Fatalf("status %s: %+v", r.Status, r.Failure)
 	}
 	if r.TrialsPassed != 2 || r.FailedTrial != nil || r.Trial1.Session != "pinned" {
@@ -184,13 +185,13 @@ steps:
 `)
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
-	if r.Status != Passed {
+	if r.Status != result.Passed {
 		t.Fatalf("status %s: %+v", r.Status, r.Failure)
 	}
 	if r.Fanouts != 1 || r.Overlapped != 1 {
 		t.Errorf("fan-outs %d, overlapped %d; want 1 and 1", r.Fanouts, r.Overlapped)
 	}
-	if u := r.Metrics.Unjudged; len(u) != 1 || u[0].Reason != UnjudgedOff || u[0].Calls != 16 || !r.Metrics.NoneJudged() {
+	if u := r.Metrics.Unjudged; len(u) != 1 || u[0].Reason != result.UnjudgedOff || u[0].Calls != 16 || !r.Metrics.NoneJudged() {
 		t.Errorf("unjudged %+v", u)
 	}
 	srv.mu.Lock()
@@ -219,7 +220,7 @@ steps:
 	start := time.Now()
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
-	if r.Status != Failed || r.Failure.Kind != "assert" {
+	if r.Status != result.Failed || r.Failure.Kind != "assert" {
 		t.Fatalf("status %s %+v", r.Status, r.Failure)
 	}
 	if time.Since(start) < 120*time.Millisecond {
@@ -261,7 +262,7 @@ steps:
   - assert: r.ok && r.attempts == 3 && r.result.done
 `)
 	rep := Run(context.Background(), list, Options{})
-	if r := rep.Scenarios[0]; r.Status != Passed {
+	if r := rep.Scenarios[0]; r.Status != result.Passed {
 		t.Fatalf("status %s: %+v", r.Status, r.Failure)
 	}
 	keys := map[string]bool{}
@@ -313,7 +314,7 @@ steps:
 `)
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
-	if r.Status != Failed || r.TrialsRun != 6 || r.TrialsFailed != 3 || r.TrialsPassed != 3 || r.FailedTrial.Index != 2 {
+	if r.Status != result.Failed || r.TrialsRun != 6 || r.TrialsFailed != 3 || r.TrialsPassed != 3 || r.FailedTrial.Index != 2 {
 		t.Errorf("status %s run %d failed %d passed %d first failing trial %d; want all 6 run, 3 failed, the first in trial 2",
 			r.Status, r.TrialsRun, r.TrialsFailed, r.TrialsPassed, r.FailedTrial.Index)
 	}
@@ -348,7 +349,7 @@ steps:
   - assert: all(st.calls, .offset_us >= 1000 && .offset_us <= 2000)
 `)
 	rep := Run(context.Background(), list, Options{})
-	if r := rep.Scenarios[0]; r.Status != Passed || r.Fanouts != 2 {
+	if r := rep.Scenarios[0]; r.Status != result.Passed || r.Fanouts != 2 {
 		t.Fatalf("status %s fanouts %d: %+v", r.Status, r.Fanouts, r.Failure)
 	}
 }
@@ -405,7 +406,7 @@ steps:
 `)
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
-	if r.Status != Passed {
+	if r.Status != result.Passed {
 		t.Fatalf("status %s: %+v", r.Status, r.Failure)
 	}
 	if calls := r.Trial1.Calls; len(calls) != 3 || !calls[0].Lost || calls[1].Lost || !calls[2].Lost {
@@ -432,7 +433,7 @@ steps:
 `)
 	rep := Run(context.Background(), list, Options{})
 	r := rep.Scenarios[0]
-	if r.Status != Errored || r.Failure == nil || r.Failure.Step != "burst" {
+	if r.Status != result.Errored || r.Failure == nil || r.Failure.Step != "burst" {
 		t.Fatalf("status %s, failure %+v", r.Status, r.Failure)
 	}
 	if !strings.Contains(r.Failure.Message, "fan-out of 4 not sent: single-packet: the server does not speak HTTP/2") {

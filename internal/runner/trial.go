@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -15,7 +16,7 @@ import (
 // trialState is what one trial's steps share.
 type trialState struct {
 	sc    *scenario.Scenario
-	trial *Trial
+	trial *result.Trial
 	env   map[string]any
 	index int // logical calls so far, for default keys
 	keys  map[string]string
@@ -25,14 +26,15 @@ type trialState struct {
 	// calls it does not judge (verdict: off, a tool idempotent by nature).
 	judged  []verdict.Call
 	exempt  map[string]string // step id → why it is not judged (an Unjudged reason), "" when it is
-	metrics *Metrics
-	res     *ScenarioResult
+	metrics *result.Metrics
+	res     *result.ScenarioResult
+	paths   *pathTracker
 	mu      sync.Mutex
 }
 
-func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res *ScenarioResult) *Trial {
+func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res *result.ScenarioResult, paths *pathTracker) *result.Trial {
 	start := time.Now()
-	t := &Trial{Index: idx, Session: r.session(idx), Start: start}
+	t := &result.Trial{Index: idx, Session: r.session(idx), Start: start}
 	st := &trialState{
 		sc: sc, trial: t,
 		env:     map[string]any{"session": t.Session, "trial": idx},
@@ -42,6 +44,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		exempt:  map[string]string{},
 		metrics: &res.Metrics,
 		res:     res,
+		paths:   paths,
 	}
 	defer func() { t.Duration = time.Since(start) }()
 	// The verdict judges whatever the trial sent, however it ended.
@@ -55,14 +58,14 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 	}
 	for _, step := range sc.Steps {
 		if err := r.svcs.Dead(); err != nil {
-			t.Failure = stepError(step, err)
+			t.Failure = result.StepError(step, err)
 			return t
 		}
 		if ctx.Err() != nil {
-			t.Failure = stepFailure(FailError, step, "interrupted")
+			t.Failure = result.StepFailure(result.FailError, step, "interrupted")
 			return t
 		}
-		var f *Failure
+		var f *result.Failure
 		switch step.Kind {
 		case scenario.CallStep:
 			f = r.call(ctx, st, step)
@@ -75,10 +78,10 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 			}
 		}
 		if f != nil {
-			if f.Kind != FailError {
+			if f.Kind != result.FailError {
 				// A dead service explains a failed call better than the call does.
 				if err := r.svcs.Dead(); err != nil {
-					f = stepError(step, err)
+					f = result.StepError(step, err)
 				}
 			}
 			t.Failure = f
@@ -89,9 +92,9 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 	return t
 }
 
-func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step) *Failure {
+func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step) *result.Failure {
 	deadline := time.Now().Add(step.Eventually)
-	st.res.paths.read(step, st.env)
+	st.paths.read(step, st.env)
 	for {
 		perr := r.observe(ctx, st, step.Assert.Uses)
 		ok, err := evaluate(ctx, func() (bool, error) { return step.Assert.Bool(st.env) })
@@ -105,7 +108,7 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 			err = perr
 		}
 		if time.Now().After(deadline) {
-			f := stepFailure(FailAssert, step, "")
+			f := result.StepFailure(result.FailAssert, step, "")
 			f.Expression = step.Assert.Source
 			if err != nil {
 				f.Message = "assertion could not be evaluated: " + err.Error()
@@ -129,8 +132,8 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 }
 
 // interrupted is the failure of a step that Ctrl-C cut short: not a verdict on the tool.
-func interrupted(step *scenario.Step) *Failure {
-	return stepFailure(FailError, step, "interrupted")
+func interrupted(step *scenario.Step) *result.Failure {
+	return result.StepFailure(result.FailError, step, "interrupted")
 }
 
 func newSession() string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -17,12 +19,12 @@ const maxVerdictShown = 3
 // it has one, else by the tool's idempotentHint.
 func (r *runner) exemption(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, step *scenario.Step) string {
 	if step.VerdictOff {
-		return UnjudgedOff
+		return result.UnjudgedOff
 	}
 	lister, ok := ep.(endpoint.ToolLister)
 	if !ok || def.Natural != nil {
-		if Natural(def, step.Tool, nil) {
-			return UnjudgedNatural
+		if endpoints.Natural(def, step.Tool, nil) {
+			return result.UnjudgedNatural
 		}
 		return ""
 	}
@@ -31,8 +33,8 @@ func (r *runner) exemption(ctx context.Context, ep endpoint.Endpoint, def *scena
 		return ""
 	}
 	for _, t := range tools {
-		if t.Name == step.Tool && Natural(def, step.Tool, &t) {
-			return UnjudgedHint
+		if t.Name == step.Tool && endpoints.Natural(def, step.Tool, &t) {
+			return result.UnjudgedHint
 		}
 	}
 	return ""
@@ -51,10 +53,10 @@ func (r *runner) judge(st *trialState) {
 			st.metrics.ReplaysDiffer++
 		}
 	}
-	var unproven []Unjudged
+	var unproven []result.Unjudged
 	for _, u := range j.Unprovable {
-		n := Unjudged{Endpoint: u.Endpoint, Tool: u.Tool, Reason: UnjudgedNoID, Calls: u.Calls}
-		st.metrics.addUnjudged(n)
+		n := result.Unjudged{Endpoint: u.Endpoint, Tool: u.Tool, Reason: result.UnjudgedNoID, Calls: u.Calls}
+		st.metrics.AddUnjudged(n)
 		unproven = mergeUnjudged(unproven, n)
 	}
 	st.mu.Unlock()
@@ -80,7 +82,7 @@ func (r *runner) judge(st *trialState) {
 		if len(j.Violations) > 0 {
 			first := j.Violations[0]
 			step := st.step(st.judged[first.First].Step)
-			f := stepFailure(FailVerdict, step, verdictLine(first))
+			f := result.StepFailure(result.FailVerdict, step, verdictLine(first))
 			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:])...), lines...)
 			f.Verdict = said
 			t.Failure, t.Passed = f, false
@@ -89,7 +91,7 @@ func (r *runner) judge(st *trialState) {
 		// A verdict that cannot go red must not pass as green (DESIGN §8): the trial fails
 		// unless the step sets verdict: off or the tool is declared idempotent by nature.
 		step := st.step(st.judged[j.Unprovable[0].First].Step)
-		f := stepFailure(FailVerdict, step, lines[0])
+		f := result.StepFailure(result.FailVerdict, step, lines[0])
 		f.Explanation = lines[1:]
 		f.Verdict = said
 		t.Failure, t.Passed = f, false
@@ -102,9 +104,9 @@ func (r *runner) judge(st *trialState) {
 }
 
 // mergeUnjudged adds u to us, summing calls of the same tool and reason.
-func mergeUnjudged(us []Unjudged, u Unjudged) []Unjudged {
-	m := Metrics{Unjudged: us}
-	m.addUnjudged(u)
+func mergeUnjudged(us []result.Unjudged, u result.Unjudged) []result.Unjudged {
+	m := result.Metrics{Unjudged: us}
+	m.AddUnjudged(u)
 	return m.Unjudged
 }
 

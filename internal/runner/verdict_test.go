@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // keyedServer is a tiny HTTP tool server whose tools behave as idempotency libraries do, well
@@ -94,9 +96,9 @@ steps:
 			rep := Run(context.Background(), list, Options{Session: "s"})
 			r := rep.Scenarios[0]
 			switch {
-			case tt.want == "" && r.Status != Passed:
+			case tt.want == "" && r.Status != result.Passed:
 				t.Fatalf("status %s: %+v", r.Status, r.Failure)
-			case tt.want != "" && (r.Status != Failed || r.Failure.Kind != "verdict" || !strings.HasPrefix(r.Failure.Message, tt.want+" — ")):
+			case tt.want != "" && (r.Status != result.Failed || r.Failure.Kind != "verdict" || !strings.HasPrefix(r.Failure.Message, tt.want+" — ")):
 				t.Fatalf("status %s, failure %+v; want the verdict %q", r.Status, r.Failure, tt.want)
 			}
 			if tt.want != "" {

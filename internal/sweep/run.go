@@ -9,6 +9,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -26,8 +27,8 @@ type callOutcome struct {
 // result is one run's evidence.
 type result struct {
 	cell  *Cell
-	res   *runner.ScenarioResult
-	trial *runner.Trial
+	res   *runresult.ScenarioResult
+	trial *runresult.Trial
 	// broken says why the run is no evidence ("" when it is).
 	broken string
 	calls  map[string]callOutcome
@@ -154,7 +155,7 @@ func (s *sweeper) execute(r run) *result {
 	if out.trial == nil {
 		out.trial = out.res.Trial1
 	}
-	if out.res.Status == runner.Interrupted || out.trial == nil {
+	if out.res.Status == runresult.Interrupted || out.trial == nil {
 		out.broken = "interrupted"
 		return out
 	}
@@ -165,7 +166,7 @@ func (s *sweeper) execute(r run) *result {
 // observe reads the run's outcomes, state and verdict from its trial.
 func (s *sweeper) observe(r run, out *result) {
 	t := out.trial
-	byStep := map[string][]runner.Call{}
+	byStep := map[string][]runresult.Call{}
 	for _, c := range t.Calls {
 		byStep[c.Step] = append(byStep[c.Step], c)
 	}
@@ -235,7 +236,7 @@ func (s *sweeper) observe(r run, out *result) {
 // sameness with run 0 is evidence that the call given up on did not execute unseen. A value
 // carried into a later call's arguments does not count: a read may show it because that call
 // echoed it (a refund naming its charge), not because it shows the faulted tool's effects.
-func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
+func (s *sweeper) stateShows(r run, byStep map[string][]runresult.Call) bool {
 	retries := byStep[retryID(r.call.id)]
 	if len(retries) == 0 {
 		return false
@@ -269,7 +270,7 @@ func (s *sweeper) stateShows(r run, byStep map[string][]runner.Call) bool {
 }
 
 // combine is the agent's view of a step's calls: a fan-out succeeded when a copy did.
-func combine(cs []runner.Call) callOutcome {
+func combine(cs []runresult.Call) callOutcome {
 	co := callOutcome{sent: true, outcome: cs[len(cs)-1].Outcome, why: cs[len(cs)-1].Error}
 	if len(cs) > 1 {
 		for _, c := range cs {
@@ -286,7 +287,7 @@ func combine(cs []runner.Call) callOutcome {
 
 // minted are the strings the server made up in this run: values in the answers of its mutating
 // calls that the recording holds nowhere (a new id, not a currency the recording saw too).
-func (s *sweeper) minted(t *runner.Trial, byStep map[string][]runner.Call) map[string]bool {
+func (s *sweeper) minted(t *runresult.Trial, byStep map[string][]runresult.Call) map[string]bool {
 	mutating := map[string]bool{}
 	for _, pc := range s.plan.calls {
 		if pc.mutating {
@@ -440,7 +441,7 @@ func compare(base, got *result) {
 // in run 0 (run 0 was slowed down). A call answered at about the shortest give-up (minGiveUp) is
 // one no client of that patience gives up on: the fault cannot happen, and the retry that follows
 // it is judged like any retry ("" then).
-func answeredFirst(r run, first []runner.Call) (missed string, again time.Duration) {
+func answeredFirst(r run, first []runresult.Call) (missed string, again time.Duration) {
 	if len(first) == 0 || first[0].Outcome == scenario.Info {
 		return "", 0
 	}
@@ -456,7 +457,7 @@ func answeredFirst(r run, first []runner.Call) (missed string, again time.Durati
 // timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
 // many attempts its retry took; unseen when the client gave up and the retry executed rather
 // than replayed, with no in-progress answer on the way.
-func timeoutNote(r run, first, retries []runner.Call) (note string, unseen bool) {
+func timeoutNote(r run, first, retries []runresult.Call) (note string, unseen bool) {
 	if len(retries) == 0 {
 		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -241,7 +242,7 @@ func (s *sweeper) decide() error {
 	if err != nil && s.def.MCP != nil {
 		return err
 	}
-	byName := map[string]runner.ToolInfo{}
+	byName := map[string]endpoints.ToolInfo{}
 	for _, t := range tools {
 		byName[t.Name] = t
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -211,18 +211,18 @@ func TestAnsweredFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		giveUp time.Duration
-		first  runner.Call
+		first  runresult.Call
 		missed string
 		again  time.Duration
 	}{
-		{name: "given up", giveUp: 50 * ms, first: runner.Call{Outcome: scenario.Info, Duration: 50 * ms}},
-		{name: "as fast as the shortest give-up", giveUp: minGiveUp, first: runner.Call{Outcome: scenario.OK, Duration: 21 * ms}},
-		{name: "faster than in run 0", giveUp: 50 * ms, first: runner.Call{Outcome: scenario.OK, Duration: 30 * ms}, missed: "answered within about 50ms, faster than in run 0", again: 25 * ms},
-		{name: "the client too busy to give up", giveUp: 50 * ms, first: runner.Call{Outcome: scenario.OK, Duration: 210 * ms}, missed: "answered after 210ms, though the client was to give up on it after 50ms", again: 50 * ms},
-		{name: "too busy at the shortest give-up", giveUp: minGiveUp, first: runner.Call{Outcome: scenario.OK, Duration: 60 * ms}, missed: "the machine was too busy to give up in time", again: minGiveUp},
+		{name: "given up", giveUp: 50 * ms, first: runresult.Call{Outcome: scenario.Info, Duration: 50 * ms}},
+		{name: "as fast as the shortest give-up", giveUp: minGiveUp, first: runresult.Call{Outcome: scenario.OK, Duration: 21 * ms}},
+		{name: "faster than in run 0", giveUp: 50 * ms, first: runresult.Call{Outcome: scenario.OK, Duration: 30 * ms}, missed: "answered within about 50ms, faster than in run 0", again: 25 * ms},
+		{name: "the client too busy to give up", giveUp: 50 * ms, first: runresult.Call{Outcome: scenario.OK, Duration: 210 * ms}, missed: "answered after 210ms, though the client was to give up on it after 50ms", again: 50 * ms},
+		{name: "too busy at the shortest give-up", giveUp: minGiveUp, first: runresult.Call{Outcome: scenario.OK, Duration: 60 * ms}, missed: "the machine was too busy to give up in time", again: minGiveUp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			missed, again := answeredFirst(run{fault: Timeout, giveUp: tc.giveUp}, []runner.Call{tc.first})
+			missed, again := answeredFirst(run{fault: Timeout, giveUp: tc.giveUp}, []runresult.Call{tc.first})
 			if !strings.Contains(missed, tc.missed) || (missed == "") != (tc.missed == "") || again != tc.again {
 				t.Errorf("answeredFirst = %q, %s; want %q, %s", missed, again, tc.missed, tc.again)
 			}

@@ -31,6 +31,29 @@ type Header struct {
 	Started time.Time `json:"started"`
 }
 
+// The transports a header names.
+const (
+	// MCPStdio: an MCP server over stdio; the header's Endpoint is its command line.
+	MCPStdio = "mcp-stdio"
+	// MCPHTTP: an MCP server over streamable HTTP; the header's Endpoint is its URL.
+	MCPHTTP = "mcp-http"
+	// HTTP: plain JSON-over-HTTP tools; the header's Endpoint is their server's URL.
+	HTTP = "http"
+)
+
+// MCPServer is the MCP server the trace was recorded against, as a command line (stdio) or a
+// URL (streamable HTTP); ok is false for plain HTTP tools, whose header says too little to
+// call them again.
+func (h Header) MCPServer() (command, url string, ok bool) {
+	switch h.Transport {
+	case MCPStdio:
+		return h.Endpoint, "", true
+	case MCPHTTP:
+		return "", h.Endpoint, true
+	}
+	return "", "", false
+}
+
 // Call is one tool call: what was sent, what the agent was told, and the fault injected.
 type Call struct {
 	Seq  int    `json:"seq"`

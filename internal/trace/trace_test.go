@@ -119,3 +119,21 @@ func TestWriteErrorSticks(t *testing.T) {
 		t.Errorf("second write err = %v, want the first error again", err)
 	}
 }
+
+func TestHeaderMCPServer(t *testing.T) {
+	for _, tc := range []struct {
+		h            Header
+		command, url string
+		ok           bool
+	}{
+		{Header{Endpoint: "node server.js", Transport: MCPStdio}, "node server.js", "", true},
+		{Header{Endpoint: "http://127.0.0.1:3000/mcp", Transport: MCPHTTP}, "", "http://127.0.0.1:3000/mcp", true},
+		{Header{Endpoint: "http://127.0.0.1:8080", Transport: HTTP}, "", "", false},
+		{Header{Endpoint: "refunds,payments"}, "", "", false}, // a run's trace
+	} {
+		command, url, ok := tc.h.MCPServer()
+		if command != tc.command || url != tc.url || ok != tc.ok {
+			t.Errorf("%+v: MCPServer() = %q, %q, %v", tc.h, command, url, ok)
+		}
+	}
+}

@@ -78,7 +78,32 @@ type Judgement struct {
 // ok answers are evidence: an info answer is neither an execution nor its absence, and a fail
 // answer did not execute.
 func Judge(calls []Call) Judgement {
-	type scope struct{ endpoint, tool, key string }
+	order, byKey := groupByKey(calls)
+	ev := toolEvidence(calls, order, byKey)
+	var j Judgement
+	for _, s := range order {
+		j.judgeKey(calls, s, byKey[s], ev[toolOf{s.endpoint, s.tool}])
+	}
+	// By the step that first used the key; a double execution before a replay that differs.
+	sort.SliceStable(j.Violations, func(a, b int) bool {
+		va, vb := j.Violations[a], j.Violations[b]
+		if va.First != vb.First {
+			return va.First < vb.First
+		}
+		return va.Kind == DoubleExecution && vb.Kind != DoubleExecution
+	})
+	return j
+}
+
+// scope is what a key is judged within: the endpoint and tool it was sent to.
+type scope struct{ endpoint, tool, key string }
+
+// toolOf is one tool of one endpoint.
+type toolOf struct{ endpoint, tool string }
+
+// groupByKey returns the keyed calls' indexes per scope, and the scopes in the order of their
+// first call.
+func groupByKey(calls []Call) ([]scope, map[scope][]int) {
 	var order []scope
 	byKey := map[scope][]int{}
 	for i, c := range calls {
@@ -91,12 +116,17 @@ func Judge(calls []Call) Judgement {
 		}
 		byKey[s] = append(byKey[s], i)
 	}
-	type tool struct{ endpoint, tool string }
-	ev := map[tool]*evidence{}
+	return order, byKey
+}
+
+// toolEvidence keeps, per tool, the first judged answer of each key: what minted tells
+// server-minted values from echoes by.
+func toolEvidence(calls []Call, order []scope, byKey map[scope][]int) map[toolOf]*evidence {
+	ev := map[toolOf]*evidence{}
 	for _, s := range order {
 		for _, i := range byKey[s] {
 			if calls[i].OK && !calls[i].Exempt {
-				t := tool{s.endpoint, s.tool}
+				t := toolOf{s.endpoint, s.tool}
 				if ev[t] == nil {
 					ev[t] = &evidence{answers: map[string]map[string]string{}}
 				}
@@ -108,99 +138,92 @@ func Judge(calls []Call) Judgement {
 			}
 		}
 	}
-	var j Judgement
-	for _, s := range order {
-		idx := byKey[s]
-		var ok []int
-		for _, i := range idx {
-			if !calls[i].OK {
-				continue
-			}
-			if calls[i].Exempt {
-				if calls[i].Replayed {
-					j.Replays++
-				}
-				continue
-			}
-			ok = append(ok, i)
-		}
-		if len(ok) == 0 {
+	return ev
+}
+
+// judgeKey judges the calls idx of one key: counts its replays and adds its violations, or the
+// key to Unprovable when its equal answers prove nothing.
+func (j *Judgement) judgeKey(calls []Call, s scope, idx []int, ev *evidence) {
+	var ok []int
+	for _, i := range idx {
+		if !calls[i].OK {
 			continue
 		}
-		canon := make(map[int]string, len(ok))
-		for _, i := range ok {
-			canon[i] = Canonical(Without(calls[i].Answer, calls[i].Ignore))
-		}
-		// Unmarked answers are executions, one per distinct answer; they are compared with each
-		// other only, so that the order of a fan-out's copies in the history does not matter.
-		var execs, differs []int
-		seen := map[string]bool{}
-		marked, equal := 0, 0
-		for _, i := range ok {
-			switch {
-			case calls[i].Replayed:
-				marked++
-			case seen[canon[i]]:
-				equal++
-			default:
-				execs = append(execs, i)
-				seen[canon[i]] = true
+		if calls[i].Exempt {
+			if calls[i].Replayed {
+				j.Replays++
 			}
+			continue
 		}
-		j.Replays += marked
-		// Equal unmarked answers are replays only when they carry something the server minted
-		// for the execution; otherwise a server that ignores keys answers the same.
-		if equal > 0 && marked == 0 && len(execs) == 1 {
-			args := map[string]string{}
-			leaves(calls[execs[0]].Args, "", args)
-			args["(key)"] = Canonical(s.key) // a server that echoes the key minted nothing
-			if !ev[tool{s.endpoint, s.tool}].minted(s.key, ev[tool{s.endpoint, s.tool}].answers[s.key], args) {
-				j.Unprovable = append(j.Unprovable, Unprovable{Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Calls: len(ok)})
-				continue
-			}
-		}
-		j.Replays += equal
-		// A marked replay must be the stored answer of an execution: the first ok answer when
-		// idemtest saw none (its answer was lost unread). When the key executed twice, a replay
-		// of either execution is explained by the double execution.
-		ref := ok[0]
-		if len(execs) > 0 {
-			ref = execs[0]
-		} else {
-			seen[canon[ref]] = true
-		}
-		for _, i := range ok {
-			if calls[i].Replayed && !seen[canon[i]] {
-				differs = append(differs, i)
-			}
-		}
-		if len(differs) > 0 {
-			v := Violation{Kind: ReplayDiffers, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs),
-				Answers: []Call{calls[ref]}, Differ: Differ(Without(calls[ref].Answer, calls[ref].Ignore), Without(calls[differs[0]].Answer, calls[differs[0]].Ignore))}
-			for _, i := range differs {
-				v.Answers = append(v.Answers, calls[i])
-			}
-			j.Violations = append(j.Violations, v)
-		}
-		if len(execs) > 1 {
-			v := Violation{Kind: DoubleExecution, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs)}
-			for _, i := range execs {
-				v.Answers = append(v.Answers, calls[i])
-			}
-			v.Differ = Differ(Without(calls[execs[0]].Answer, calls[execs[0]].Ignore), Without(calls[execs[1]].Answer, calls[execs[1]].Ignore))
-			j.Violations = append(j.Violations, v)
-			j.Duplicates += len(execs) - 1
+		ok = append(ok, i)
+	}
+	if len(ok) == 0 {
+		return
+	}
+	canon := make(map[int]string, len(ok))
+	for _, i := range ok {
+		canon[i] = Canonical(Without(calls[i].Answer, calls[i].Ignore))
+	}
+	// Unmarked answers are executions, one per distinct answer; they are compared with each
+	// other only, so that the order of a fan-out's copies in the history does not matter.
+	var execs, differs []int
+	seen := map[string]bool{}
+	marked, equal := 0, 0
+	for _, i := range ok {
+		switch {
+		case calls[i].Replayed:
+			marked++
+		case seen[canon[i]]:
+			equal++
+		default:
+			execs = append(execs, i)
+			seen[canon[i]] = true
 		}
 	}
-	// By the step that first used the key; a double execution before a replay that differs.
-	sort.SliceStable(j.Violations, func(a, b int) bool {
-		va, vb := j.Violations[a], j.Violations[b]
-		if va.First != vb.First {
-			return va.First < vb.First
+	j.Replays += marked
+	// Equal unmarked answers are replays only when they carry something the server minted
+	// for the execution; otherwise a server that ignores keys answers the same.
+	if equal > 0 && marked == 0 && len(execs) == 1 {
+		args := map[string]string{}
+		leaves(calls[execs[0]].Args, "", args)
+		args["(key)"] = Canonical(s.key) // a server that echoes the key minted nothing
+		if !ev.minted(s.key, ev.answers[s.key], args) {
+			j.Unprovable = append(j.Unprovable, Unprovable{Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Calls: len(ok)})
+			return
 		}
-		return va.Kind == DoubleExecution && vb.Kind != DoubleExecution
-	})
-	return j
+	}
+	j.Replays += equal
+	// A marked replay must be the stored answer of an execution: the first ok answer when
+	// idemtest saw none (its answer was lost unread). When the key executed twice, a replay
+	// of either execution is explained by the double execution.
+	ref := ok[0]
+	if len(execs) > 0 {
+		ref = execs[0]
+	} else {
+		seen[canon[ref]] = true
+	}
+	for _, i := range ok {
+		if calls[i].Replayed && !seen[canon[i]] {
+			differs = append(differs, i)
+		}
+	}
+	if len(differs) > 0 {
+		v := Violation{Kind: ReplayDiffers, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs),
+			Answers: []Call{calls[ref]}, Differ: Differ(Without(calls[ref].Answer, calls[ref].Ignore), Without(calls[differs[0]].Answer, calls[differs[0]].Ignore))}
+		for _, i := range differs {
+			v.Answers = append(v.Answers, calls[i])
+		}
+		j.Violations = append(j.Violations, v)
+	}
+	if len(execs) > 1 {
+		v := Violation{Kind: DoubleExecution, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs)}
+		for _, i := range execs {
+			v.Answers = append(v.Answers, calls[i])
+		}
+		v.Differ = Differ(Without(calls[execs[0]].Answer, calls[execs[0]].Ignore), Without(calls[execs[1]].Answer, calls[execs[1]].Ignore))
+		j.Violations = append(j.Violations, v)
+		j.Duplicates += len(execs) - 1
+	}
 }
 
 // Message is the one-line statement of a violation.

@@ -6,13 +6,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // annotations checks what an MCP tool's annotations promise: an idempotentHint tool called twice
 // without a key changes the state once; a readOnlyHint tool changes nothing.
-func (b *Battery) annotations(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) annotations(t endpoints.ToolInfo, args map[string]any) *Cell {
 	switch {
 	case b.Def.MCP == nil:
 		return &Cell{Check: Annotations, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
@@ -64,7 +64,7 @@ func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
 
 // readOnly judges a tool annotated readOnlyHint that is checked as mutating: one call must leave
 // every snapshot tool's answer as it was.
-func (b *Battery) readOnly(t runner.ToolInfo, call spec.Step) *Cell {
+func (b *Battery) readOnly(t endpoints.ToolInfo, call spec.Step) *Cell {
 	s := b.NewPlan(t, Annotations, "readOnlyHint: a call changes nothing", b.Snap.AroundOne(call)...)
 	s.Comment = "The tool is annotated readOnlyHint: a call must leave the state as it was."
 	j, done := b.judge(s, call.ID, call.ID)

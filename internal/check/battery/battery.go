@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 )
 
 // Battery runs the checks on the tools of one endpoint, on one started environment: its rig runs
@@ -28,13 +28,13 @@ func New(ctx context.Context, target rig.Target, opts rig.Options, prof Profile)
 
 // Prepare readies the battery for tool t (rig.Prepare): its arguments, or why it cannot be
 // checked.
-func (b *Battery) Prepare(t runner.ToolInfo) (args map[string]any, why string) {
+func (b *Battery) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
 	b.contentDedup = false
 	return b.Rig.Prepare(t)
 }
 
 // Cell runs check id on tool t, prepared with args, and decides its cell from every evidence.
-func (b *Battery) Cell(id string, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) Cell(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
 	start := time.Now()
 	c := b.tryInFlight(id, t, args, b.withEffects(b.run(id, t, args)))
 	c.Duration = time.Since(start)

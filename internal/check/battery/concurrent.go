@@ -9,13 +9,14 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // concurrent repeats a same-key fan-out until a double execution is caught, the rounds are
 // done or the budget is spent. Only a round whose copies overlapped is evidence.
-func (b *Battery) concurrent(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) concurrent(t endpoints.ToolInfo, args map[string]any) *Cell {
 	burst := spec.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.Opts.Fanout, Expect: "any"}
 	steps := []spec.Step{burst}
 	if len(b.OneCall) > 0 {
@@ -42,7 +43,7 @@ func (b *Battery) concurrent(t runner.ToolInfo, args map[string]any) *Cell {
 // rounds is what the concurrent check's rounds showed so far.
 type rounds struct {
 	spreads                                                                []float64
-	last                                                                   *runner.ScenarioResult
+	last                                                                   *result.ScenarioResult
 	okCopies, flightWrong, wrongStatus, byState, answersDiffered, unproven int
 }
 
@@ -113,7 +114,7 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 }
 
 // burstVerdict decides the concurrent cell c after rounds that caught no double execution.
-func (b *Battery) burstVerdict(t runner.ToolInfo, s *rig.Plan, c *Cell, r *rounds) {
+func (b *Battery) burstVerdict(t endpoints.ToolInfo, s *rig.Plan, c *Cell, r *rounds) {
 	c.SpreadP50US, c.SpreadMaxUS = quantiles(r.spreads)
 	c.Evidence = byAnswers
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)

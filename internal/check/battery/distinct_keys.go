@@ -7,13 +7,14 @@ import (
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // distinctKeys: two calls with the same arguments and two keys are two operations; a server
 // that dedupes on the payload instead of the key swallows the second.
-func (b *Battery) distinctKeys(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) distinctKeys(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(DistinctKeys)
 	}
@@ -27,7 +28,7 @@ func (b *Battery) distinctKeys(t runner.ToolInfo, args map[string]any) *Cell {
 }
 
 // distinct judges the second key's call.
-func (b *Battery) distinct(s *rig.Plan, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) distinct(s *rig.Plan, t endpoints.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "first", "second")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -57,7 +58,7 @@ func (b *Battery) distinct(s *rig.Plan, t runner.ToolInfo, args map[string]any) 
 // distinctEvidence revises a distinct-keys cell with what else is known: a second call that
 // changed nothing though the first did (the server deduplicates by content), or a refusal that a
 // call with other arguments gets too (it is not about the payload).
-func (b *Battery) distinctEvidence(c *Cell, tr *runner.Trial, t runner.ToolInfo, args map[string]any) {
+func (b *Battery) distinctEvidence(c *Cell, tr *result.Trial, t endpoints.ToolInfo, args map[string]any) {
 	switch c.Status {
 	case Pass:
 		moved, same := b.Snap.Same(tr)

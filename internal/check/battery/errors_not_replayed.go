@@ -7,14 +7,14 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // errorsNotReplayed sends a call the server must refuse (a required argument left out), then
 // the corrected call with the same key: an error is not an outcome to store, so the corrected
 // call must execute.
-func (b *Battery) errorsNotReplayed(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) errorsNotReplayed(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(ErrorsNotReplayed)
 	}

@@ -8,12 +8,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // run decides one cell, and adds what the sinks heard to it.
-func (b *Battery) run(id string, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) run(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
 	c := b.cell(id, t, args)
 	s := c.plan
 	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == Inconclusive || c.Status == Skip {
@@ -70,7 +71,7 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 }
 
 // rejected judges a call that must be refused, against the profile's status code.
-func (b *Battery) rejected(c *Cell, r runner.Call, want int, what string) {
+func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 	c.Evidence = byStatus
 	switch {
 	case r.Outcome == scenario.Info:
@@ -87,7 +88,7 @@ func (b *Battery) rejected(c *Cell, r runner.Call, want int, what string) {
 
 // inconclusiveControl turns a ✓ for a refused call into ? when a call with a fresh key and the
 // same arguments is refused too: the refusal was not about the key.
-func (b *Battery) inconclusiveControl(c *Cell, t runner.ToolInfo, args map[string]any, what string) {
+func (b *Battery) inconclusiveControl(c *Cell, t endpoints.ToolInfo, args map[string]any, what string) {
 	if c.Status != Pass && c.Status != Warn {
 		return
 	}
@@ -102,7 +103,7 @@ func (b *Battery) inconclusiveControl(c *Cell, t runner.ToolInfo, args map[strin
 // executedAnyway turns a refused call's cell into ✗ when the snapshot tools show that it
 // executed all the same (a server that commits, then answers 422): from is the position of
 // the snapshot reads just before the call (as state.Snapshots.ChangedAt has it). It reports whether it did.
-func (b *Battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from int, what string) bool {
+func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from int, what string) bool {
 	if r.Outcome != scenario.Fail {
 		return false
 	}
@@ -118,7 +119,7 @@ func (b *Battery) executedAnyway(c *Cell, r runner.Call, tr *runner.Trial, from 
 // overruled turns a retry check's ✗ from the answers alone into what the state shows: the retry
 // answered as a second execution would, yet left the state as the first call left it (a server
 // that deduplicates by content). It is safe, but the agent never gets the first answer.
-func (b *Battery) overruled(c *Cell, res *runner.ScenarioResult, what string) bool {
+func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bool {
 	if c.Status != Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
 		return false
 	}

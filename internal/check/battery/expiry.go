@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 )
 
 // maxExpiryWait is the longest key_ttl the expiry check waits out in a full battery: a longer one
@@ -15,7 +15,7 @@ import (
 const maxExpiryWait = time.Minute
 
 // expiry (opt-in) retries after the declared key lifetime: the key must still be remembered.
-func (b *Battery) expiry(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) expiry(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if b.Config.KeyTTL <= 0 {
 		return &Cell{Check: Expiry, Status: Skip, Reason: "opt-in: declare how long keys must live with check: {key_ttl: DURATION}"}
 	}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // inFlightTrials bounds the trials of a check whose first call must still be in flight at the
@@ -33,7 +34,7 @@ func (b *Battery) giveUpOf(tool string) time.Duration {
 // about that fast (the shortest execution was measured on a loaded machine, or the tool
 // varies); no other trial at the shortest give-up, where the tool answers as fast as idemtest
 // can give up.
-func (c *Cell) answeredFirst(first runner.Call, giveUp time.Duration) string {
+func (c *Cell) answeredFirst(first result.Call, giveUp time.Duration) string {
 	if giveUp <= time.Millisecond {
 		return fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up", giveUp, first.Outcome)
 	}
@@ -47,7 +48,7 @@ func (c *Cell) answeredFirst(first runner.Call, giveUp time.Duration) string {
 
 // tryInFlight runs check id until a trial had its first call in flight, at most inFlightTrials
 // times: a cell whose trial missed (again is set) is decided again with the give-up it learnt.
-func (b *Battery) tryInFlight(id string, t runner.ToolInfo, args map[string]any, c *Cell) *Cell {
+func (b *Battery) tryInFlight(id string, t endpoints.ToolInfo, args map[string]any, c *Cell) *Cell {
 	n := 1
 	for ; c.again > 0 && c.Status == Inconclusive && n < inFlightTrials; n++ {
 		b.giveUp = c.again

@@ -6,13 +6,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // keyScope sends the key of a call to another tool: that tool must execute its own call, and
 // the first tool's retry must still get its own answer.
-func (b *Battery) keyScope(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(KeyScope)
 	}

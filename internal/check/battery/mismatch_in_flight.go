@@ -8,7 +8,8 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -16,7 +17,7 @@ import (
 // another payload at once: it must be refused (409 or the profile's mismatch status), never
 // executed nor replayed. A last retry of the first call, once everything settled, tells whether
 // both payloads executed.
-func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(MismatchInFlight)
 	}
@@ -44,7 +45,7 @@ func (b *Battery) mismatchInFlight(t runner.ToolInfo, args map[string]any) *Cell
 		return c
 	}
 	f, ag := history.Calls(tr, "first"), history.Calls(tr, "again")
-	last := runner.Call{}
+	last := result.Call{}
 	if len(ag) > 0 {
 		last = ag[len(ag)-1]
 	}

@@ -4,13 +4,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // missingKey: a mutating call without an idempotency key, per check.missing_key: reject expects
 // a refusal and no effect, accept reports.
-func (b *Battery) missingKey(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) missingKey(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(MissingKey)
 	}
@@ -30,7 +30,7 @@ func (b *Battery) missingKey(t runner.ToolInfo, args map[string]any) *Cell {
 }
 
 // missing judges the call without a key.
-func (b *Battery) missing(s *rig.Plan, t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) missing(s *rig.Plan, t endpoints.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "", "nokey")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {

@@ -7,13 +7,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // payloadMismatch: the same key again with another payload must be rejected, neither executed
 // nor replayed.
-func (b *Battery) payloadMismatch(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) payloadMismatch(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(PayloadMismatch)
 	}
@@ -31,7 +31,7 @@ func (b *Battery) payloadMismatch(t runner.ToolInfo, args map[string]any) *Cell 
 }
 
 // mismatch judges the reuse of a key with another payload.
-func (b *Battery) mismatch(s *rig.Plan, t runner.ToolInfo, other map[string]any) *Cell {
+func (b *Battery) mismatch(s *rig.Plan, t endpoints.ToolInfo, other map[string]any) *Cell {
 	j, done := b.judge(s, "first", "reuse")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {

@@ -6,13 +6,13 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // replay: a call, then its retry with the same key, which must get the stored answer and not
 // execute again.
-func (b *Battery) replay(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) replay(t endpoints.ToolInfo, args map[string]any) *Cell {
 	s := b.NewPlan(t, Replay, "a sequential retry with the same key gets the stored answer",
 		b.Snap.WithState(call(t, "first", args), spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})...)
 	s.Comment = "A call, then its retry with the same key: the retry must not execute again."
@@ -22,7 +22,7 @@ func (b *Battery) replay(t runner.ToolInfo, args map[string]any) *Cell {
 
 // retry judges replay and lost-response (timeout-retry and expiry too): the retry of a completed
 // call must be answered with the stored result, not executed again.
-func (b *Battery) retry(id string, t runner.ToolInfo, s *rig.Plan, first, natural string) *Cell {
+func (b *Battery) retry(id string, t endpoints.ToolInfo, s *rig.Plan, first, natural string) *Cell {
 	j, done := b.judge(s, first, "retry")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {

@@ -6,7 +6,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -15,7 +15,7 @@ func newCell(s *rig.Plan) *Cell { return &Cell{Check: s.Check, Scenario: s.Spec,
 
 // outcome runs a spec and returns the cell for the cases every check treats alike: it could
 // not run, the exactly-once verdict failed, or the first call (which must work) did not.
-func (b *Battery) outcome(s *rig.Plan, first string) (*runner.ScenarioResult, *Cell) {
+func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *Cell) {
 	c := newCell(s)
 	res, err := b.Exec(s)
 	if err != nil {
@@ -26,7 +26,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*runner.ScenarioResult, *C
 	c.Replayed = res.Metrics.Replayed > 0
 	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
 	switch {
-	case res.Status == runner.Errored || res.Status == runner.Skipped:
+	case res.Status == result.Errored || res.Status == result.Skipped:
 		c.Status, c.Reason = Inconclusive, "could not run"
 		if res.Failure != nil {
 			c.Reason += ": " + res.Failure.Message
@@ -49,7 +49,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*runner.ScenarioResult, *C
 
 // noID reports that the verdict could not judge a run from its answers alone: equal answers
 // without an id prove no replay, so the check's own state comparison decides.
-func noID(res *runner.ScenarioResult) bool {
+func noID(res *result.ScenarioResult) bool {
 	return res.Metrics.NoID() > 0 && res.Metrics.DuplicateExecutions == 0 && res.Metrics.ReplaysDiffer == 0
 }
 
@@ -61,9 +61,9 @@ const noIDComment = " Its answers carry no id, so equal answers prove no replay:
 
 // judging is a spec's run, ready to be judged from one step's first call.
 type judging struct {
-	res  *runner.ScenarioResult
-	tr   *runner.Trial
-	call runner.Call
+	res  *result.ScenarioResult
+	tr   *result.Trial
+	call result.Call
 	cell *Cell
 }
 
@@ -85,7 +85,7 @@ func (b *Battery) judge(s *rig.Plan, first, step string) (j judging, done bool) 
 }
 
 // firstFailed reports whether the step's call failed, its discarded answer included.
-func firstFailed(t *runner.Trial, step string) bool {
+func firstFailed(t *result.Trial, step string) bool {
 	rs := history.Calls(t, step)
 	return len(rs) > 0 && (rs[0].Outcome == scenario.Fail || rs[0].Discarded == scenario.Fail)
 }
@@ -107,6 +107,6 @@ func insertAt(steps []spec.Step, id string, after bool, extra ...spec.Step) []sp
 const maxHistory = 12
 
 // details explains a cell: the runner's failure and the trial's calls.
-func details(res *runner.ScenarioResult, t *runner.Trial) []string {
+func details(res *result.ScenarioResult, t *result.Trial) []string {
 	return history.Details(res, t, maxHistory)
 }

@@ -6,14 +6,14 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // timeoutRetry gives up on a call while the server works and retries it with the same key, as a
 // framework does after a client timeout; a last retry once everything settled reads the stored
 // answer. The key must have executed once.
-func (b *Battery) timeoutRetry(t runner.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) timeoutRetry(t endpoints.ToolInfo, args map[string]any) *Cell {
 	timeout := b.giveUpOf(t.Name)
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // Calls returns the calls of a step in the trial.
-func Calls(t *runner.Trial, step string) []runner.Call {
+func Calls(t *result.Trial, step string) []result.Call {
 	if t == nil {
 		return nil
 	}
-	var out []runner.Call
+	var out []result.Call
 	for _, c := range t.Calls {
 		if c.Step == step {
 			out = append(out, c)
@@ -22,7 +22,7 @@ func Calls(t *runner.Trial, step string) []runner.Call {
 }
 
 // Trial is the trial a cell shows: the failed one, else the first (nil without a result).
-func Trial(res *runner.ScenarioResult) *runner.Trial {
+func Trial(res *result.ScenarioResult) *result.Trial {
 	if res == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func Trial(res *runner.ScenarioResult) *runner.Trial {
 }
 
 // StatusNote is a call's status and error, as a cell's reason appends them: " (status 409: …)".
-func StatusNote(r runner.Call) string {
+func StatusNote(r result.Call) string {
 	switch {
 	case r.Status != 0 && r.Error != "":
 		return fmt.Sprintf(" (status %d: %s)", r.Status, r.Error)
@@ -46,7 +46,7 @@ func StatusNote(r runner.Call) string {
 }
 
 // Details explains a scenario's result: the runner's failure and up to limit calls of trial t.
-func Details(res *runner.ScenarioResult, t *runner.Trial, limit int) []string {
+func Details(res *result.ScenarioResult, t *result.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation

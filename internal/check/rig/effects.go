@@ -6,7 +6,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // effectsSource is the tool's declared effects expression as written, or "".
@@ -19,7 +20,7 @@ func (b *Rig) effectsSource(tool string) string {
 
 // measureEffects checks the declared effects expression on one call, twice: it must count 0
 // before and 1 after, in each trial. An expression that does not is left out as evidence, with a diagnosis that says why.
-func (b *Rig) measureEffects(t runner.ToolInfo, args map[string]any) {
+func (b *Rig) measureEffects(t endpoints.ToolInfo, args map[string]any) {
 	src := b.effectsSource(t.Name)
 	if src == "" || t.Natural {
 		return
@@ -34,7 +35,7 @@ func (b *Rig) measureEffects(t runner.ToolInfo, args map[string]any) {
 	switch {
 	case err != nil:
 		why = err.Error()
-	case res.Status == runner.Passed:
+	case res.Status == result.Passed:
 		if b.x.effects == nil {
 			b.x.effects = map[string]string{}
 		}
@@ -72,7 +73,7 @@ func (b *Rig) beforeRun(s *Plan) {
 }
 
 // afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
-func (b *Rig) afterRun(s *Plan, res *runner.ScenarioResult) {
+func (b *Rig) afterRun(s *Plan, res *result.ScenarioResult) {
 	s.Last = res
 	b.x.noteLatency(s.Tool, history.Trial(res))
 	if f := res.Failure; s.Effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.Effects {

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -25,19 +27,19 @@ type Plan struct {
 	// the last run's result.
 	Effects      string
 	EffectsLines []string
-	Last         *runner.ScenarioResult
+	Last         *result.ScenarioResult
 	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can show
 	// failed (another number of executions than Executions).
 	NeedsEvidence bool
 }
 
 // NewPlan is the plan of check on tool t: its scenario, named for the cell it decides.
-func (b *Rig) NewPlan(t runner.ToolInfo, check, name string, steps ...spec.Step) *Plan {
+func (b *Rig) NewPlan(t endpoints.ToolInfo, check, name string, steps ...spec.Step) *Plan {
 	return &Plan{Spec: &spec.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.Def.Name, Tool: t.Name, Check: check, Steps: steps}, Executions: -1}
 }
 
 // Exec runs one spec once through the runner.
-func (b *Rig) Exec(s *Plan) (*runner.ScenarioResult, error) {
+func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	if b.perCall != nil && s.Executions >= 0 && !s.SinksAsserted {
 		s.Steps = append(s.Steps, b.sinkAsserts(s.Executions)...)
 		s.SinksAsserted = true

@@ -12,6 +12,8 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -44,7 +46,7 @@ type Rig struct {
 // extras is what the checks need beyond one tool: the other tools (key-scope borrows one),
 // where a synthesised uri points, and what was learnt about each tool.
 type extras struct {
-	tools  []runner.ToolInfo
+	tools  []endpoints.ToolInfo
 	target string
 	// latency is the shortest execution of a tool seen so far (timeout-retry and
 	// mismatch-in-flight give up at half of it).
@@ -78,7 +80,7 @@ type Target struct {
 	Def    *scenario.Endpoint
 	Config *scenario.CheckConfig
 	// Tools are the endpoint's tools, mutating or not.
-	Tools []runner.ToolInfo
+	Tools []endpoints.ToolInfo
 	// URL is where a synthesised uri argument points: a loopback sink, so nothing leaves the
 	// machine.
 	URL string
@@ -96,7 +98,7 @@ func New(ctx context.Context, target Target, opts Options) *Rig {
 // what one execution sends to the sinks and changes in the state, and whether the declared
 // effects count it. A non-empty reason says why the tool cannot be checked: every cell of its
 // row is skipped with it.
-func (b *Rig) Prepare(t runner.ToolInfo) (args map[string]any, why string) {
+func (b *Rig) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
 	args, why = b.args(t)
 	if why == "" {
 		why = b.skipReason(t)
@@ -116,7 +118,7 @@ func (b *Rig) Diagnoses() []string { return b.x.diagnoses }
 
 // args are the tool's arguments: check.tools.NAME.args, else built from the input schema. A
 // non-empty reason says why the tool is skipped.
-func (b *Rig) args(t runner.ToolInfo) (map[string]any, string) {
+func (b *Rig) args(t endpoints.ToolInfo) (map[string]any, string) {
 	if ct := b.Config.Tools[t.Name]; ct != nil {
 		if ct.Skip != "" {
 			return nil, "skipped in the config: " + ct.Skip
@@ -141,7 +143,7 @@ func (b *Rig) args(t runner.ToolInfo) (map[string]any, string) {
 
 // skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest
 // lacks.
-func (b *Rig) skipReason(t runner.ToolInfo) string {
+func (b *Rig) skipReason(t endpoints.ToolInfo) string {
 	if t.TaskSupport == "required" {
 		return "needs MCP tasks, which idemtest does not support (tools/list says execution.taskSupport: required)"
 	}
@@ -163,7 +165,7 @@ func KeyWhere(def *scenario.Endpoint) string {
 // to each sink. A tool that does not work with its arguments cannot be judged: the returned
 // reason, when not empty, skips its row instead of reporting failures the tool would have on any
 // call.
-func (b *Rig) probe(t runner.ToolInfo, args map[string]any) string {
+func (b *Rig) probe(t endpoints.ToolInfo, args map[string]any) string {
 	b.perCall, b.OneCall = nil, nil
 	s := b.NewPlan(t, "probe", "one call", b.Snap.AroundOne(spec.Step{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.Exec(s)
@@ -209,7 +211,7 @@ func (b *Rig) probe(t runner.ToolInfo, args map[string]any) string {
 
 // Control calls the tool once with a fresh key: a refusal says something about keys only when
 // such a call works.
-func (b *Rig) Control(t runner.ToolInfo, args map[string]any) (ok bool, why string) {
+func (b *Rig) Control(t endpoints.ToolInfo, args map[string]any) (ok bool, why string) {
 	s := b.NewPlan(t, "control", "a call with a fresh key", spec.Step{ID: "control", CallTool: t.Name, Args: args, Expect: "any"})
 	res, err := b.Exec(s)
 	if err != nil {
@@ -224,8 +226,8 @@ func (b *Rig) Control(t runner.ToolInfo, args map[string]any) (ok bool, why stri
 
 // Partner is the mutating tool key-scope sends the borrowed key to: another tool whose plain call
 // works with its arguments (--tool does not limit it; --skip-tool and check.tools.NAME.skip do).
-func (b *Rig) Partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, bool) {
-	var cands []runner.ToolInfo
+func (b *Rig) Partner(t endpoints.ToolInfo) (endpoints.ToolInfo, map[string]any, bool) {
+	var cands []endpoints.ToolInfo
 	rank := map[string]int{}
 	earlier := true
 	for _, u := range b.x.tools {
@@ -268,7 +270,7 @@ func (b *Rig) Partner(t runner.ToolInfo) (runner.ToolInfo, map[string]any, bool)
 			return u, a, true
 		}
 	}
-	return runner.ToolInfo{}, nil, false
+	return endpoints.ToolInfo{}, nil, false
 }
 
 // GiveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: half
@@ -285,7 +287,7 @@ func (b *Rig) GiveUp(tool string) time.Duration {
 // noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
 // (or whose answer was discarded) and not replayed. The first call of a battery is often slow
 // (connections, caches), so the shortest is what an in-flight check can wait for.
-func (x *extras) noteLatency(tool string, tr *runner.Trial) {
+func (x *extras) noteLatency(tool string, tr *result.Trial) {
 	if tr == nil {
 		return
 	}

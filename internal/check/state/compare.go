@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Compare compares the snapshots of a retry check: moved lists the tools whose answer the first
 // call changed (they are evidence), changed those of them the retry changed again.
-func (s Snapshots) Compare(t *runner.Trial) (moved, changed []string) {
+func (s Snapshots) Compare(t *result.Trial) (moved, changed []string) {
 	for i, tool := range s.Tools {
 		id := ids(i)
 		r0, ok0 := snapshot(t, id[0])
@@ -35,7 +35,7 @@ func (s Snapshots) Compare(t *runner.Trial) (moved, changed []string) {
 
 // Same reports the snapshot tools that the first call changed, and whether the second call left
 // every one of them as the first left it (false when the first changed nothing visible).
-func (s Snapshots) Same(t *runner.Trial) (moved []string, same bool) {
+func (s Snapshots) Same(t *result.Trial) (moved []string, same bool) {
 	moved, changed := s.Compare(t)
 	return moved, len(moved) > 0 && len(changed) == 0
 }
@@ -43,7 +43,7 @@ func (s Snapshots) Same(t *runner.Trial) (moved []string, same bool) {
 // ChangedAt lists the snapshot tools whose answer differs between the reads at position from and
 // from+1 (0: before the first call, 1: after it, 2: after the second); unread lists those of
 // which a read is missing or did not answer.
-func (s Snapshots) ChangedAt(t *runner.Trial, from int) (changed, unread []string) {
+func (s Snapshots) ChangedAt(t *result.Trial, from int) (changed, unread []string) {
 	for i, tool := range s.Tools {
 		id := ids(i)
 		x, ok0 := snapshot(t, id[from])
@@ -60,7 +60,7 @@ func (s Snapshots) ChangedAt(t *runner.Trial, from int) (changed, unread []strin
 
 // Details shows what the changed snapshot tools answered after the first call and after the
 // retry.
-func (s Snapshots) Details(t *runner.Trial, changed []string) []string {
+func (s Snapshots) Details(t *result.Trial, changed []string) []string {
 	var out []string
 	for i, tool := range s.Tools {
 		if !slices.Contains(changed, tool) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // Delta is how a call changed the state, by path: the change in length of each list and in
@@ -19,12 +19,12 @@ type Delta map[string]float64
 
 // Change is what changed in the snapshot tools' answers of trial t from before the first call to
 // after it (AroundOne's reads); ok is false when a read is missing.
-func (s Snapshots) Change(t *runner.Trial) (d Delta, ok bool) {
+func (s Snapshots) Change(t *result.Trial) (d Delta, ok bool) {
 	return s.between(t, 0, 1)
 }
 
 // between is what changed from the reads at position from to those at position to.
-func (s Snapshots) between(t *runner.Trial, from, to int) (Delta, bool) {
+func (s Snapshots) between(t *result.Trial, from, to int) (Delta, bool) {
 	d := Delta{}
 	for i, tool := range s.Tools {
 		id := ids(i)
@@ -118,7 +118,7 @@ func times(burst, one Delta) (n float64, at string) {
 // Burst compares a concurrent round's change of the state with one call's: n is 1 when the
 // burst changed it as one call does, above 1 when as several calls do (why says where), 0 when
 // the state says nothing.
-func (s Snapshots) Burst(t *runner.Trial, one Delta) (n float64, why string) {
+func (s Snapshots) Burst(t *result.Trial, one Delta) (n float64, why string) {
 	if len(one) == 0 || t == nil {
 		return 0, ""
 	}
@@ -171,7 +171,7 @@ var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-
 // after its last) with how one call changes it (one, measured before the battery): a check
 // whose first answer is never read (the client gave up on it) shows a second execution only
 // there. It returns the snapshot tool that changed as several calls do, and why.
-func (s Snapshots) GrewMore(t *runner.Trial, one Delta) (names, lines []string) {
+func (s Snapshots) GrewMore(t *result.Trial, one Delta) (names, lines []string) {
 	if len(one) == 0 || t == nil {
 		return nil, nil
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -31,22 +31,22 @@ func (f Fresh) String() string {
 // Minted finds the first id-like string that an ok answer of the steps carries and that no
 // earlier answer, argument or key of those steps did (in the order of the trial's calls). The
 // first answer mints its values freely; ok is false when no later answer mints one.
-func (s Snapshots) Minted(t *runner.Trial, steps ...string) (f Fresh, ok bool) {
-	return s.mintedBy(t, func(c runner.Call) bool { return slices.Contains(steps, c.Step) })
+func (s Snapshots) Minted(t *result.Trial, steps ...string) (f Fresh, ok bool) {
+	return s.mintedBy(t, func(c result.Call) bool { return slices.Contains(steps, c.Step) })
 }
 
 // MintedKey is Minted over every call of the trial that carried the key of step's first call
 // (a retry and whatever else retried it), whatever their step.
-func (s Snapshots) MintedKey(t *runner.Trial, step string) (Fresh, bool) {
+func (s Snapshots) MintedKey(t *result.Trial, step string) (Fresh, bool) {
 	c, ok := first(t, step)
 	if !ok || c.Key == "" {
 		return Fresh{}, false
 	}
 	key := c.Key
-	return s.mintedBy(t, func(c runner.Call) bool { return c.Key == key })
+	return s.mintedBy(t, func(c result.Call) bool { return c.Key == key })
 }
 
-func (s Snapshots) mintedBy(t *runner.Trial, in func(runner.Call) bool) (f Fresh, ok bool) {
+func (s Snapshots) mintedBy(t *result.Trial, in func(result.Call) bool) (f Fresh, ok bool) {
 	if t == nil {
 		return Fresh{}, false
 	}
@@ -75,7 +75,7 @@ func (s Snapshots) mintedBy(t *runner.Trial, in func(runner.Call) bool) (f Fresh
 	return f, ok
 }
 
-func stepName(c runner.Call) string {
+func stepName(c result.Call) string {
 	if c.Copy > 0 {
 		return fmt.Sprintf("%s copy %d", c.Step, c.Copy)
 	}

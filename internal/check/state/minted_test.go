@@ -3,7 +3,7 @@ package state
 import (
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -21,23 +21,23 @@ func TestIDLike(t *testing.T) {
 
 func TestMinted(t *testing.T) {
 	b := Snapshots{Ignore: []string{"requestId"}}
-	ok := func(step string, args map[string]any, result any) runner.Call {
-		return runner.Call{Step: step, Key: "k1", Outcome: scenario.OK, Args: args, Result: result}
+	ok := func(step string, args map[string]any, res any) result.Call {
+		return result.Call{Step: step, Key: "k1", Outcome: scenario.OK, Args: args, Result: res}
 	}
 	args := map[string]any{"accountId": "acct_1_abc123"}
 	for _, tc := range []struct {
 		name  string
-		calls []runner.Call
+		calls []result.Call
 		want  string
 	}{
-		{"a new refund id", []runner.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), ok("retry", args, map[string]any{"refundId": "re_222222"})}, "refundId re_222222 (retry)"},
-		{"the same answer", []runner.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), ok("retry", args, map[string]any{"refundId": "re_111111"})}, ""},
-		{"nothing created", []runner.Call{ok("first", args, []any{map[string]any{"name": "acct_1_abc123"}}), ok("retry", args, []any{})}, ""},
-		{"an argument echoed", []runner.Call{ok("first", args, map[string]any{"ok": true}), ok("retry", args, map[string]any{"accountId": "acct_1_abc123"})}, ""},
-		{"an ignored request id", []runner.Call{ok("first", args, map[string]any{"requestId": "req_111111"}), ok("retry", args, map[string]any{"requestId": "req_222222"})}, ""},
-		{"a refused retry", []runner.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), {Step: "retry", Outcome: scenario.Fail, Result: map[string]any{"error": "e_999999"}}}, ""},
+		{"a new refund id", []result.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), ok("retry", args, map[string]any{"refundId": "re_222222"})}, "refundId re_222222 (retry)"},
+		{"the same answer", []result.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), ok("retry", args, map[string]any{"refundId": "re_111111"})}, ""},
+		{"nothing created", []result.Call{ok("first", args, []any{map[string]any{"name": "acct_1_abc123"}}), ok("retry", args, []any{})}, ""},
+		{"an argument echoed", []result.Call{ok("first", args, map[string]any{"ok": true}), ok("retry", args, map[string]any{"accountId": "acct_1_abc123"})}, ""},
+		{"an ignored request id", []result.Call{ok("first", args, map[string]any{"requestId": "req_111111"}), ok("retry", args, map[string]any{"requestId": "req_222222"})}, ""},
+		{"a refused retry", []result.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), {Step: "retry", Outcome: scenario.Fail, Result: map[string]any{"error": "e_999999"}}}, ""},
 	} {
-		f, found := b.Minted(&runner.Trial{Calls: tc.calls}, "first", "retry")
+		f, found := b.Minted(&result.Trial{Calls: tc.calls}, "first", "retry")
 		got := ""
 		if found {
 			got = f.String()
@@ -53,7 +53,7 @@ func TestMinted(t *testing.T) {
 func TestMintedKey(t *testing.T) {
 	b := Snapshots{}
 	args := map[string]any{"accountId": "acct_1_abc123"}
-	tr := &runner.Trial{Calls: []runner.Call{
+	tr := &result.Trial{Calls: []result.Call{
 		{Step: "first", Key: "k1", Outcome: scenario.Info, Args: args},
 		{Step: "retry", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_111111"}},
 		{Step: "again", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_222222"}},

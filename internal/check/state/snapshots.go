@@ -10,7 +10,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -32,7 +33,7 @@ const maxSnapshots = 3
 
 // SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
 // decision has it) that the server describes and that need no argument.
-func SnapshotTools(tools []runner.ToolInfo) []string {
+func SnapshotTools(tools []endpoints.ToolInfo) []string {
 	var out []string
 	for _, t := range tools {
 		if t.Mutating || t.InputSchema == nil {
@@ -134,15 +135,15 @@ func (s Snapshots) view(v any) any {
 }
 
 // first is the first call of step id in the trial.
-func first(t *runner.Trial, id string) (runner.Call, bool) {
+func first(t *result.Trial, id string) (result.Call, bool) {
 	if cs := history.Calls(t, id); len(cs) > 0 {
 		return cs[0], true
 	}
-	return runner.Call{}, false
+	return result.Call{}, false
 }
 
 // snapshot is one read of a snapshot tool that answered.
-func snapshot(t *runner.Trial, id string) (any, bool) {
+func snapshot(t *result.Trial, id string) (any, bool) {
 	c, ok := first(t, id)
 	if !ok || c.Outcome != scenario.OK {
 		return nil, false

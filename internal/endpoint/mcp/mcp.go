@@ -348,6 +348,19 @@ func (e *Endpoint) lostMessage(err error) string {
 	return "connection lost: " + err.Error()
 }
 
+// replayMarks are the _meta fields by which a server says an answer is a replay of a stored one.
+var replayMarks = []string{"idempotentReplayed", "replayed", "io.idemtest/replayed"}
+
+// Replayed reports whether a tool result's _meta marks it as a replay of a stored answer.
+func Replayed(meta map[string]any) bool {
+	for _, k := range replayMarks {
+		if b, ok := meta[k].(bool); ok && b {
+			return true
+		}
+	}
+	return false
+}
+
 // classify turns a CallToolResult into an outcome: isError is fail (and conflict when it reports
 // an in-flight duplicate); the result is structuredContent, else text parsed as JSON, else text.
 func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoint.Result {
@@ -369,11 +382,7 @@ func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoi
 		}
 	}
 	res.Body, _ = json.Marshal(out)
-	for _, k := range []string{"idempotentReplayed", "replayed", "io.idemtest/replayed"} {
-		if b, ok := out.Meta[k].(bool); ok && b {
-			res.Replayed = true
-		}
-	}
+	res.Replayed = Replayed(out.Meta)
 	if !out.IsError {
 		return endpoint.Finish(res, endpoint.OK, "")
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
@@ -17,7 +17,7 @@ import (
 // races), and an error for a run whose services did not start. File paths are made relative to
 // workspace (GITHUB_WORKSPACE, the repository's checkout), which is what GitHub links to
 // whatever directory idemtest ran in; "" leaves them as they are.
-func Annotate(w io.Writer, rep *runner.Report, workspace string) {
+func Annotate(w io.Writer, rep *result.Report, workspace string) {
 	if rep.Err != nil {
 		fmt.Fprintf(w, "::error title=%s::%s\n", escapeProperty("idemtest: the run could not start"), escapeData(reporters.EscapeText(rep.Err.Error())))
 	}
@@ -44,7 +44,7 @@ func AnnotateLoadErrors(w io.Writer, errs yamlfile.Errors, workspace string) {
 	}
 }
 
-func failureAnnotation(r *runner.ScenarioResult) string {
+func failureAnnotation(r *result.ScenarioResult) string {
 	f := r.Failure
 	msg := f.Message
 	if lead := reporters.VerdictLead(f); len(lead) > 0 {

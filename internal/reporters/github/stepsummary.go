@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // StepSummary writes the Markdown job summary of a GitHub Actions step ($GITHUB_STEP_SUMMARY):
@@ -14,23 +14,23 @@ import (
 // failed, errored or executed a key twice, and each failure explained. Everything that came
 // from a scenario or a server is escaped: table cells as HTML text, explanations in a fence
 // longer than any backtick run they hold.
-func StepSummary(w io.Writer, rep *runner.Report) error {
+func StepSummary(w io.Writer, rep *result.Report) error {
 	_, err := io.WriteString(w, stepSummary(rep))
 	return err
 }
 
-func stepSummary(rep *runner.Report) string {
+func stepSummary(rep *result.Report) string {
 	var b strings.Builder
 	var passed, bad int
-	var m runner.Metrics
-	var failing []*runner.ScenarioResult
+	var m result.Metrics
+	var failing []*result.ScenarioResult
 	for _, r := range rep.Scenarios {
 		m.Add(r.Metrics)
 		switch {
-		case r.Status == runner.Failed || r.Status == runner.Errored || r.Metrics.DuplicateExecutions > 0 || r.Metrics.ReplaysDiffer > 0:
+		case r.Status == result.Failed || r.Status == result.Errored || r.Metrics.DuplicateExecutions > 0 || r.Metrics.ReplaysDiffer > 0:
 			bad++
 			failing = append(failing, r)
-		case r.Status == runner.Passed:
+		case r.Status == result.Passed:
 			passed++
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -26,7 +26,7 @@ var htmlSource string
 var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 
 // Write writes rep as a self-contained HTML page.
-func Write(w io.Writer, rep *runner.Report, version string) error {
+func Write(w io.Writer, rep *result.Report, version string) error {
 	if err := htmlTemplate.Execute(w, generate(rep, version)); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
@@ -102,22 +102,22 @@ type htmlCall struct {
 	Times                           string
 }
 
-func generate(rep *runner.Report, version string) htmlReport {
+func generate(rep *result.Report, version string) htmlReport {
 	out := htmlReport{Version: version, Start: rep.Start.UTC().Format(time.RFC3339), Duration: reporters.FormatDuration(rep.Duration),
 		Interrupted: rep.Interrupted, Summary: reporters.Summary(rep)}
 	if rep.Err != nil {
 		out.Err = reporters.EscapeText(rep.Err.Error())
 	}
-	var m runner.Metrics
+	var m result.Metrics
 	for i, r := range rep.Scenarios {
 		switch r.Status {
-		case runner.Passed:
+		case result.Passed:
 			out.Passed++
-		case runner.Failed:
+		case result.Failed:
 			out.Failed++
-		case runner.Errored:
+		case result.Errored:
 			out.Errored++
-		case runner.Skipped:
+		case result.Skipped:
 			out.Skipped++
 		}
 		if reporters.Weak(r) != "" {
@@ -135,7 +135,7 @@ func generate(rep *runner.Report, version string) htmlReport {
 	return out
 }
 
-func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
+func htmlScenarioOf(i int, r *result.ScenarioResult) htmlScenario {
 	s := htmlScenario{
 		Anchor: fmt.Sprintf("s%d", i+1), Name: reporters.EscapeText(r.Scenario.Name), File: r.Scenario.File, Line: r.Scenario.Pos.Line,
 		Status: string(r.Status), Tags: r.Scenario.Tags, Duration: reporters.FormatDuration(r.Duration), Weak: reporters.Weak(r),
@@ -144,9 +144,9 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 		Trials: fmt.Sprintf("%d/%d trials passed", r.TrialsPassed, r.Trials),
 	}
 	switch r.Status {
-	case runner.Skipped:
+	case result.Skipped:
 		s.Trials = "skipped"
-	case runner.Interrupted:
+	case result.Interrupted:
 		s.Trials = fmt.Sprintf("interrupted (%d/%d trials passed before)", r.TrialsPassed, r.Trials)
 	}
 	if f := r.Failure; f != nil {
@@ -164,7 +164,7 @@ func htmlScenarioOf(i int, r *runner.ScenarioResult) htmlScenario {
 	return s
 }
 
-func htmlFailureOf(r *runner.ScenarioResult) *htmlFailure {
+func htmlFailureOf(r *result.ScenarioResult) *htmlFailure {
 	f := r.Failure
 	hf := &htmlFailure{Kind: string(f.Kind), Pos: f.Pos.String(), Step: reporters.StepLabel(f.Step), Message: reporters.EscapeText(f.Message), Expression: reporters.EscapeText(f.Expression)}
 	switch f.Kind {
@@ -242,7 +242,7 @@ func verdictAnswers(lines []string) ([]htmlAnswer, string) {
 var executedLine = regexp.MustCompile(`key (\S+) executed ([0-9]+) times`)
 
 // executedKeys are the keys a failure says were executed more than once, with their counts.
-func executedKeys(f *runner.Failure) map[string]int {
+func executedKeys(f *result.Failure) map[string]int {
 	if f == nil {
 		return nil
 	}
@@ -257,7 +257,7 @@ func executedKeys(f *runner.Failure) map[string]int {
 	return keys
 }
 
-func htmlTrialOf(t *runner.Trial, executed map[string]int) *htmlTrial {
+func htmlTrialOf(t *result.Trial, executed map[string]int) *htmlTrial {
 	ht := &htmlTrial{Index: t.Index, Session: t.Session}
 	if len(t.Calls) == 0 {
 		return ht
@@ -277,7 +277,7 @@ func htmlTrialOf(t *runner.Trial, executed map[string]int) *htmlTrial {
 	return ht
 }
 
-func htmlGroupOf(calls []runner.Call, t0, t1 time.Time) htmlGroup {
+func htmlGroupOf(calls []result.Call, t0, t1 time.Time) htmlGroup {
 	g := htmlGroup{Step: reporters.StepLabel(calls[0].Step), Tool: calls[0].Tool, Key: calls[0].Key}
 	for _, c := range calls {
 		if c.Copy > 0 {
@@ -341,7 +341,7 @@ func pct(d, total time.Duration) string {
 }
 
 // span is the time from the first call's start to the last call's end.
-func span(calls []runner.Call) (time.Time, time.Time) {
+func span(calls []result.Call) (time.Time, time.Time) {
 	t0, t1 := calls[0].Start, calls[0].Start.Add(calls[0].Duration)
 	for _, c := range calls {
 		if c.Start.Before(t0) {
@@ -355,7 +355,7 @@ func span(calls []runner.Call) (time.Time, time.Time) {
 }
 
 // released is when the call's last byte left, clamped into the call; its start when unknown.
-func released(c runner.Call) time.Time {
+func released(c result.Call) time.Time {
 	end := c.Start.Add(c.Duration)
 	switch {
 	case c.Sent.IsZero() || c.Sent.Before(c.Start):
@@ -368,7 +368,7 @@ func released(c runner.Call) time.Time {
 
 // firstByte is when the answer began to arrive, clamped between the release and the end; the
 // end when unknown (no answer came).
-func firstByte(c runner.Call) time.Time {
+func firstByte(c result.Call) time.Time {
 	end, rel := c.Start.Add(c.Duration), released(c)
 	switch {
 	case c.Answered.IsZero() || c.Answered.After(end):
@@ -389,7 +389,7 @@ func micros(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
 }
 
-func callLabel(c runner.Call) string {
+func callLabel(c result.Call) string {
 	l := reporters.StepLabel(c.Step)
 	if c.Copy > 0 {
 		l = fmt.Sprintf("copy %d", c.Copy)

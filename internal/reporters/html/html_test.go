@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // TestHTMLGoldenRecorded renders the report of a real run against the reference server's
@@ -44,12 +44,12 @@ func TestHTMLGoldenRecorded(t *testing.T) {
 func TestHTMLRunLevel(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		rep  *runner.Report
+		rep  *result.Report
 		want string
 	}{
-		{"a service that did not start", &runner.Report{Start: reporterstest.T0, Err: errors.New("service refunds was not ready within 1s: <exit 1>")},
+		{"a service that did not start", &result.Report{Start: reporterstest.T0, Err: errors.New("service refunds was not ready within 1s: <exit 1>")},
 			`<div class="banner error" id="run-error">error: service refunds was not ready within 1s: &lt;exit 1&gt;</div>`},
-		{"interrupted while loading", &runner.Report{Start: reporterstest.T0, Interrupted: true}, `<div class="banner interrupted" id="interrupted">`},
+		{"interrupted while loading", &result.Report{Start: reporterstest.T0, Interrupted: true}, `<div class="banner interrupted" id="interrupted">`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -46,7 +46,7 @@ type JSONSummary struct {
 	Skipped int `json:"skipped"`
 	// Interrupted counts the scenarios the interrupt stopped before they finished.
 	Interrupted int            `json:"interrupted"`
-	Metrics     runner.Metrics `json:"metrics"`
+	Metrics     result.Metrics `json:"metrics"`
 }
 
 // JSONScenario is one scenario's result with its history.
@@ -55,7 +55,7 @@ type JSONScenario struct {
 	File         string         `json:"file"`
 	Line         int            `json:"line"`
 	Tags         []string       `json:"tags"`
-	Status       runner.Status  `json:"status"`
+	Status       result.Status  `json:"status"`
 	Trials       int            `json:"trials"`
 	TrialsRun    int            `json:"trials_run"`
 	TrialsPassed int            `json:"trials_passed"`
@@ -64,14 +64,14 @@ type JSONScenario struct {
 	Overlapped   int            `json:"fanouts_overlapped"`
 	Start        time.Time      `json:"start,omitzero"`
 	DurationUS   float64        `json:"duration_us"`
-	Metrics      runner.Metrics `json:"metrics"`
+	Metrics      result.Metrics `json:"metrics"`
 	Spread       *JSONSpread    `json:"spread_us,omitempty"`
 	// Failure is the first failure, found in trial FailedTrial.
 	Failure     *JSONFailure `json:"failure,omitempty"`
 	FailedTrial int          `json:"failed_trial,omitempty"`
 	// History is every trial started, in order; one cut short by an interrupt has cut set.
 	History []JSONTrial `json:"history"`
-	// Warnings are problems with the scenario found while it ran (runner.ScenarioResult).
+	// Warnings are problems with the scenario found while it ran (result.ScenarioResult).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -95,7 +95,7 @@ func spreadOf(samples []float64) *JSONSpread {
 
 // JSONFailure points at the scenario line that failed and explains it.
 type JSONFailure struct {
-	Kind        runner.FailureKind `json:"kind"`
+	Kind        result.FailureKind `json:"kind"`
 	Step        string             `json:"step"`
 	Pos         scenario.Pos       `json:"pos"`
 	Message     string             `json:"message"`
@@ -147,7 +147,7 @@ type JSONCall struct {
 }
 
 // Write writes rep as indented JSON.
-func Write(w io.Writer, rep *runner.Report, version string) error {
+func Write(w io.Writer, rep *result.Report, version string) error {
 	if err := encode(w, generate(rep, version)); err != nil {
 		return fmt.Errorf("write json report: %w", err)
 	}
@@ -165,7 +165,7 @@ func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
 func fromUS(v float64) time.Duration { return time.Duration(math.Round(v * 1000)) }
 
-func jsonFailure(f *runner.Failure) *JSONFailure {
+func jsonFailure(f *result.Failure) *JSONFailure {
 	if f == nil {
 		return nil
 	}
@@ -173,7 +173,7 @@ func jsonFailure(f *runner.Failure) *JSONFailure {
 		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
 }
 
-func jsonTrial(t *runner.Trial, cut bool) JSONTrial {
+func jsonTrial(t *result.Trial, cut bool) JSONTrial {
 	out := JSONTrial{Index: t.Index, Session: t.Session, Passed: t.Passed, Cut: cut, Start: t.Start,
 		DurationUS: us(t.Duration), Failure: jsonFailure(t.Failure), Calls: make([]JSONCall, 0, len(t.Calls))}
 	t0 := t.Start
@@ -223,7 +223,7 @@ func capAnswer(v any) (any, int) {
 	return string(b[:cut]) + "…", len(b)
 }
 
-func generate(rep *runner.Report, version string) JSONReport {
+func generate(rep *result.Report, version string) JSONReport {
 	out := JSONReport{Version: JSONVersion, Tool: "idemtest", IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
 		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}}
 	if rep.Err != nil {
@@ -252,15 +252,15 @@ func generate(rep *runner.Report, version string) JSONReport {
 			js.History = append(js.History, jt)
 		}
 		switch r.Status {
-		case runner.Passed:
+		case result.Passed:
 			out.Summary.Passed++
-		case runner.Failed:
+		case result.Failed:
 			out.Summary.Failed++
-		case runner.Errored:
+		case result.Errored:
 			out.Summary.Errored++
-		case runner.Skipped:
+		case result.Skipped:
 			out.Summary.Skipped++
-		case runner.Interrupted:
+		case result.Interrupted:
 			out.Summary.Interrupted++
 		}
 		out.Summary.Metrics.Add(r.Metrics)
@@ -271,12 +271,12 @@ func generate(rep *runner.Report, version string) JSONReport {
 
 // historyOf is every trial of r, in order; a result built without History (check's in-memory
 // scenarios keep it, tests may not) falls back to the trials it names.
-func historyOf(r *runner.ScenarioResult) []*runner.Trial {
+func historyOf(r *result.ScenarioResult) []*result.Trial {
 	if len(r.History) > 0 {
 		return r.History
 	}
-	var out []*runner.Trial
-	for _, t := range []*runner.Trial{r.Trial1, r.FailedTrial, r.Cut} {
+	var out []*result.Trial
+	for _, t := range []*result.Trial{r.Trial1, r.FailedTrial, r.Cut} {
 		if t != nil && (len(out) == 0 || out[len(out)-1] != t) {
 			out = append(out, t)
 		}
@@ -288,7 +288,7 @@ func historyOf(r *runner.ScenarioResult) []*runner.Trial {
 // Read reads a JSON report back into the run it describes, for reporters to render again
 // (reports recorded from real runs are the reporters' test data). Answers cut to MaxJSONAnswer
 // come back as their strings.
-func Read(r io.Reader) (*runner.Report, error) {
+func Read(r io.Reader) (*result.Report, error) {
 	var in JSONReport
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return nil, fmt.Errorf("read json report: %w", err)
@@ -296,12 +296,12 @@ func Read(r io.Reader) (*runner.Report, error) {
 	if in.Version != JSONVersion {
 		return nil, fmt.Errorf("read json report: format version %d, want %d", in.Version, JSONVersion)
 	}
-	rep := &runner.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted}
+	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted}
 	if in.Error != "" {
 		rep.Err = reportError(in.Error)
 	}
 	for _, s := range in.Scenarios {
-		r := &runner.ScenarioResult{
+		r := &result.ScenarioResult{
 			Scenario: &scenario.Scenario{Name: s.Name, File: s.File, Pos: scenario.Pos{File: s.File, Line: s.Line, Col: 1}, Tags: s.Tags},
 			Status:   s.Status, Trials: s.Trials, TrialsRun: s.TrialsRun, TrialsPassed: s.TrialsPassed, TrialsFailed: s.TrialsFailed,
 			Fanouts: s.Fanouts, Overlapped: s.Overlapped, Start: s.Start, Duration: fromUS(s.DurationUS), Metrics: s.Metrics,
@@ -369,16 +369,16 @@ type reportError string
 
 func (e reportError) Error() string { return string(e) }
 
-func runnerFailure(f *JSONFailure) *runner.Failure {
+func runnerFailure(f *JSONFailure) *result.Failure {
 	if f == nil {
 		return nil
 	}
-	return &runner.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
+	return &result.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
 		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
 }
 
-func runnerTrial(jt JSONTrial) *runner.Trial {
-	t := &runner.Trial{Index: jt.Index, Session: jt.Session, Passed: jt.Passed, Start: jt.Start, Duration: fromUS(jt.DurationUS),
+func runnerTrial(jt JSONTrial) *result.Trial {
+	t := &result.Trial{Index: jt.Index, Session: jt.Session, Passed: jt.Passed, Start: jt.Start, Duration: fromUS(jt.DurationUS),
 		Failure: runnerFailure(jt.Failure)}
 	at := func(v *float64) time.Time {
 		if v == nil {
@@ -390,7 +390,7 @@ func runnerTrial(jt JSONTrial) *runner.Trial {
 		if s, ok := c.Answer.(string); ok && c.AnswerBytes > 0 {
 			c.Answer = cutAnswer{s, c.AnswerBytes}
 		}
-		t.Calls = append(t.Calls, runner.Call{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Copy: c.Copy, Attempt: c.Attempt,
+		t.Calls = append(t.Calls, result.Call{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Copy: c.Copy, Attempt: c.Attempt,
 			Key: c.Key, Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
 			Discarded: c.Discarded, Error: c.Error, Start: jt.Start.Add(fromUS(c.StartUS)), Duration: fromUS(c.DurationUS), Sent: at(c.SentUS),
 			Answered: at(c.AnsweredUS), Result: c.Answer})

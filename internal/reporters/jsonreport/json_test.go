@@ -12,7 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 func TestJSONGolden(t *testing.T) {
@@ -72,7 +72,7 @@ func TestInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !back.Interrupted || back.Summary.Passed != 1 || back.Summary.Failed != 0 || back.Summary.Interrupted != 2 ||
-		back.Scenarios[1].Status != runner.Interrupted || len(back.Scenarios[1].History) != 2 || !back.Scenarios[1].History[1].Cut {
+		back.Scenarios[1].Status != result.Interrupted || len(back.Scenarios[1].History) != 2 || !back.Scenarios[1].History[1].Cut {
 		t.Errorf("json: %+v", back.Summary)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // The JUnit types follow the schema Jenkins' xUnit plugin validates against (junit-10.xsd,
@@ -67,7 +67,7 @@ type JUnitMessage struct {
 }
 
 // Write writes rep as JUnit XML: a testsuite per scenario file, a testcase per scenario.
-func Write(w io.Writer, rep *runner.Report) error {
+func Write(w io.Writer, rep *result.Report) error {
 	return encode(w, generate(rep))
 }
 
@@ -97,7 +97,7 @@ func (r *JUnitTestSuites) add(s JUnitTestSuite) {
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-func generate(rep *runner.Report) JUnitTestSuites {
+func generate(rep *result.Report) JUnitTestSuites {
 	root := JUnitTestSuites{Name: "idemtest", Time: seconds(rep.Duration)}
 	byFile := map[string]*JUnitTestSuite{}
 	var files []string
@@ -134,25 +134,25 @@ func generate(rep *runner.Report) JUnitTestSuites {
 		if t != nil {
 			fmt.Fprintf(&out, "trial %d, session %s\n%s", t.Index, t.Session, reporters.History(t))
 		}
-		if c := r.Cut; c != nil && r.Status == runner.Interrupted {
+		if c := r.Cut; c != nil && r.Status == result.Interrupted {
 			fmt.Fprintf(&out, "trial %d, session %s, cut short by the interrupt\n%s", c.Index, c.Session, reporters.History(c))
 		}
 		tc.SystemOut = clean(out.String())
 		switch r.Status {
-		case runner.Failed:
+		case result.Failed:
 			msg := firstLine(r.Failure)
 			if r.TrialsRun > 1 {
 				msg = fmt.Sprintf("failed in %d/%d trials: %s", r.TrialsFailed, r.TrialsRun, msg)
 			}
 			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(reporters.FailureText(r.Failure))}
 			s.Failures++
-		case runner.Errored:
+		case result.Errored:
 			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(reporters.FailureText(r.Failure))}
 			s.Errors++
-		case runner.Skipped:
+		case result.Skipped:
 			tc.Skipped = &JUnitMessage{Message: "not run"}
 			s.Skipped++
-		case runner.Interrupted:
+		case result.Interrupted:
 			// Not a failure: the run was stopped, the tool was not judged.
 			tc.Skipped = &JUnitMessage{Message: reporters.InterruptedNote(r)}
 			s.Skipped++
@@ -188,7 +188,7 @@ func Classname(file string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(file, "./"), "/", ".")
 }
 
-func firstLine(f *runner.Failure) string {
+func firstLine(f *result.Failure) string {
 	return reporters.OneLine(fmt.Sprintf("%s: %s: %s", f.Pos, reporters.StepLabel(f.Step), strings.SplitN(f.Message, "\n", 2)[0]), 300)
 }
 

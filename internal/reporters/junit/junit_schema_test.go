@@ -12,7 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
 
@@ -29,7 +29,7 @@ func TestJUnitSchema(t *testing.T) {
 		{"recorded interrupted run", func(b *bytes.Buffer) error { return Write(b, reporterstest.Recorded(t, "run.interrupted.json")) }},
 		{"recorded run against the none mode", func(b *bytes.Buffer) error { return Write(b, reporterstest.Recorded(t, "run.none.json")) }},
 		{"services did not start", func(b *bytes.Buffer) error {
-			return Write(b, &runner.Report{Start: reporterstest.T0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
+			return Write(b, &result.Report{Start: reporterstest.T0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
 		}},
 		{"check battery", func(b *bytes.Buffer) error { return WriteCheck(b, reporterstest.RecordedCheck(t)) }},
 		{"sweep", func(b *bytes.Buffer) error {

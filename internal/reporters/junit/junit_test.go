@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 func TestJUnitGolden(t *testing.T) {
@@ -53,7 +53,7 @@ func TestCheckGolden(t *testing.T) {
 }
 
 func TestRunLevelError(t *testing.T) {
-	rep := &runner.Report{Start: reporterstest.T0, Err: errors.New("service refunds was not ready within 1s")}
+	rep := &result.Report{Start: reporterstest.T0, Err: errors.New("service refunds was not ready within 1s")}
 	var buf bytes.Buffer
 	if err := Write(&buf, rep); err != nil {
 		t.Fatal(err)

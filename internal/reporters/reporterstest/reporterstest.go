@@ -12,7 +12,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -94,7 +94,7 @@ func ValidateJUnit(t *testing.T, report []byte) {
 }
 
 // Recorded reads a report recorded from a real run.
-func Recorded(t *testing.T, name string) *runner.Report {
+func Recorded(t *testing.T, name string) *result.Report {
 	t.Helper()
 	b, err := os.ReadFile(Testdata(name))
 	if err != nil {
@@ -133,41 +133,41 @@ func RecordedCheck(t *testing.T) *check.Report {
 // for what a recorded run cannot hold here (a NUL and invalid UTF-8 from a server, which no
 // scenario file can make a sink send); every other golden is rendered from a real run
 // (Recordings).
-func SampleReport() *runner.Report {
-	call := func(step string, cp int, key string, o scenario.Outcome, status int, replayed bool, errMsg string) runner.Call {
-		return runner.Call{Step: step, Tool: "issue_refund", Endpoint: "refunds", Copy: cp, Attempt: 1, Key: key, Outcome: o,
+func SampleReport() *result.Report {
+	call := func(step string, cp int, key string, o scenario.Outcome, status int, replayed bool, errMsg string) result.Call {
+		return result.Call{Step: step, Tool: "issue_refund", Endpoint: "refunds", Copy: cp, Attempt: 1, Key: key, Outcome: o,
 			Status: status, Replayed: replayed, Conflict: status == 409, Error: errMsg, Start: T0, Duration: 1500 * time.Microsecond}
 	}
-	pass := &runner.ScenarioResult{
+	pass := &result.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "sequential retry", File: "scenarios/retry.yaml", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 1, Col: 1}, Tags: []string{"retry"}},
-		Status:   runner.Passed, Trials: 1, TrialsRun: 1, TrialsPassed: 1, Start: T0, Duration: 12 * time.Millisecond,
-		Trial1: &runner.Trial{Index: 1, Session: "aaaaaaaaaaaa", Passed: true, Calls: []runner.Call{
+		Status:   result.Passed, Trials: 1, TrialsRun: 1, TrialsPassed: 1, Start: T0, Duration: 12 * time.Millisecond,
+		Trial1: &result.Trial{Index: 1, Session: "aaaaaaaaaaaa", Passed: true, Calls: []result.Call{
 			call("first", 0, "aaaaaaaaaaaa-0", scenario.OK, 200, false, ""),
 			call("retry", 0, "aaaaaaaaaaaa-0", scenario.OK, 200, true, ""),
 		}},
-		Metrics: runner.Metrics{Calls: 2, OK: 2, Replayed: 1, Keyed: 2, Retries: 1},
+		Metrics: result.Metrics{Calls: 2, OK: 2, Replayed: 1, Keyed: 2, Retries: 1},
 	}
-	failedTrial := &runner.Trial{Index: 3, Session: "bbbbbbbbbbbb", Calls: []runner.Call{
+	failedTrial := &result.Trial{Index: 3, Session: "bbbbbbbbbbbb", Calls: []result.Call{
 		call("burst", 1, "bbbbbbbbbbbb-0", scenario.OK, 200, false, ""),
 		call("burst", 2, "bbbbbbbbbbbb-0", scenario.OK, 200, false, ""),
 		call("burst", 3, "bbbbbbbbbbbb-0", scenario.Info, 502, false, "server error 502: \x00\x1b[31mbad\xff gateway <&>"),
 	}}
-	failure := &runner.Failure{Kind: "assert", Step: "step2", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 9, Col: 13},
+	failure := &result.Failure{Kind: "assert", Step: "step2", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 9, Col: 13},
 		Message: "assertion is false", Expression: `len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`,
 		Explanation: []string{`len(uniq(map(filter(burst.calls, .ok), .result.refundId))) = 2, want == 1`}}
-	fail := &runner.ScenarioResult{
+	fail := &result.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "burst executes once", File: "scenarios/burst.yaml", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 1, Col: 1}},
-		Status:   runner.Failed, Trials: 5, TrialsRun: 5, TrialsPassed: 2, TrialsFailed: 3, Fanouts: 5, Overlapped: 3,
+		Status:   result.Failed, Trials: 5, TrialsRun: 5, TrialsPassed: 2, TrialsFailed: 3, Fanouts: 5, Overlapped: 3,
 		Start: T0, Duration: 40 * time.Millisecond,
-		Failure: failure, FailedTrial: failedTrial, Trial1: &runner.Trial{Index: 1, Session: "cccccccccccc", Passed: true},
-		Metrics: runner.Metrics{Calls: 9, OK: 8, Info: 1, Keyed: 9, Retries: 6, Conflicts: 2, SpreadMaxUS: 41.5, DuplicateExecutions: 1},
+		Failure: failure, FailedTrial: failedTrial, Trial1: &result.Trial{Index: 1, Session: "cccccccccccc", Passed: true},
+		Metrics: result.Metrics{Calls: 9, OK: 8, Info: 1, Keyed: 9, Retries: 6, Conflicts: 2, SpreadMaxUS: 41.5, DuplicateExecutions: 1},
 	}
-	errored := &runner.ScenarioResult{
+	errored := &result.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "service died", File: "scenarios/retry.yaml", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 1, Col: 1}},
-		Status:   runner.Errored, Trials: 1, TrialsRun: 1, Start: T0, Duration: 3 * time.Millisecond,
-		Failure: &runner.Failure{Kind: "error", Step: "first", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 4, Col: 9},
+		Status:   result.Errored, Trials: 1, TrialsRun: 1, Start: T0, Duration: 3 * time.Millisecond,
+		Failure: &result.Failure{Kind: "error", Step: "first", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 4, Col: 9},
 			Message: "service refunds stopped unexpectedly (exit status 1); its last output:\n    panic: boom"},
-		FailedTrial: &runner.Trial{Index: 1, Session: "dddddddddddd"},
+		FailedTrial: &result.Trial{Index: 1, Session: "dddddddddddd"},
 	}
 	// The verdict's own failure, explained as the runner explains it.
 	judged := verdict.Judge([]verdict.Call{
@@ -175,23 +175,23 @@ func SampleReport() *runner.Report {
 		{Key: "eeeeeeeeeeee-0", Tool: "issue_refund", Step: "retry", Attempt: 1, OK: true, Answer: map[string]any{"refundId": "re_2", "amount": 49.99}},
 	})
 	v := judged.Violations[0]
-	verdictFailed := &runner.ScenarioResult{
+	verdictFailed := &result.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "verdict only", File: "scenarios/verdict.yaml", Pos: scenario.Pos{File: "scenarios/verdict.yaml", Line: 1, Col: 1}},
-		Status:   runner.Failed, Trials: 1, TrialsRun: 1, TrialsFailed: 1, Start: T0, Duration: 5 * time.Millisecond,
-		Failure: &runner.Failure{Kind: "verdict", Step: "first", Pos: scenario.Pos{File: "scenarios/verdict.yaml", Line: 4, Col: 9},
+		Status:   result.Failed, Trials: 1, TrialsRun: 1, TrialsFailed: 1, Start: T0, Duration: 5 * time.Millisecond,
+		Failure: &result.Failure{Kind: "verdict", Step: "first", Pos: scenario.Pos{File: "scenarios/verdict.yaml", Line: 4, Col: 9},
 			Message: v.Message(), Explanation: v.Explain()},
-		FailedTrial: &runner.Trial{Index: 1, Session: "eeeeeeeeeeee", Calls: []runner.Call{
+		FailedTrial: &result.Trial{Index: 1, Session: "eeeeeeeeeeee", Calls: []result.Call{
 			{Step: "first", Tool: "issue_refund", Endpoint: "refunds", Attempt: 1, Key: "eeeeeeeeeeee-0", Outcome: scenario.Info, Status: 200, Lost: true,
 				Error: "response discarded (lose_response); the server answered 200", Start: T0, Duration: 1500 * time.Microsecond},
 			call("retry", 0, "eeeeeeeeeeee-0", scenario.OK, 200, false, ""),
 		}},
-		Metrics: runner.Metrics{Calls: 2, OK: 1, Info: 1, Keyed: 2, Retries: 1, DuplicateExecutions: judged.Duplicates},
+		Metrics: result.Metrics{Calls: 2, OK: 1, Info: 1, Keyed: 2, Retries: 1, DuplicateExecutions: judged.Duplicates},
 	}
-	skipped := &runner.ScenarioResult{
+	skipped := &result.ScenarioResult{
 		Scenario: &scenario.Scenario{Name: "not reached", File: "scenarios/z.yaml", Pos: scenario.Pos{File: "scenarios/z.yaml", Line: 1, Col: 1}},
-		Status:   runner.Skipped, Trials: 1,
+		Status:   result.Skipped, Trials: 1,
 	}
-	return &runner.Report{Scenarios: []*runner.ScenarioResult{pass, fail, errored, verdictFailed, skipped}, Start: T0, Duration: 100 * time.Millisecond}
+	return &result.Report{Scenarios: []*result.ScenarioResult{pass, fail, errored, verdictFailed, skipped}, Start: T0, Duration: 100 * time.Millisecond}
 }
 
 // Golden compares got with the golden file testdata/NAME of the package under test, or rewrites

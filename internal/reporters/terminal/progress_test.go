@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -37,10 +38,10 @@ func TestProgressPhases(t *testing.T) {
 		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc1, Trial: 1}, 0, "0/2 done · 1/5 trials · running burst"},
 		{runner.Event{Kind: runner.EventScenarioStart, Scenario: sc2}, 0, "0/2 done · 1/5 trials · running burst, retry"},
 		// burst stops after trial 1 of 3 (an error): its two trials not run are done too.
-		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc1, Result: &runner.ScenarioResult{Scenario: sc1, Trials: 3}}, 0, "1/2 done · 3/5 trials · running retry"},
+		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc1, Result: &result.ScenarioResult{Scenario: sc1, Trials: 3}}, 0, "1/2 done · 3/5 trials · running retry"},
 		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc2, Trial: 1}, 0, "1/2 done · 4/5 trials · running retry"},
 		{runner.Event{Kind: runner.EventTrialEnd, Scenario: sc2, Trial: 2}, 0, "1/2 done · 5/5 trials · running retry"},
-		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc2, Result: &runner.ScenarioResult{Scenario: sc2, Trials: 2}}, 0, "2/2 done · 5/5 trials"},
+		{runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc2, Result: &result.ScenarioResult{Scenario: sc2, Trials: 2}}, 0, "2/2 done · 5/5 trials"},
 		{runner.Event{Kind: runner.EventServiceStopping, Service: "refundserver"}, 0, "stopping refundserver 0s"},
 		{runner.Event{Kind: runner.EventServiceSlowStop, Service: "refundserver", SlowAfter: time.Second, Grace: 5 * time.Second}, 2 * time.Second,
 			"stopping refundserver 2s (still running after SIGTERM; SIGKILL at 5s)"},
@@ -77,7 +78,7 @@ func TestProgressVerboseClearsTheLiveLine(t *testing.T) {
 	p.Verbose(out, false)
 	sc := &scenario.Scenario{Name: "burst"}
 	p.Event(runner.Event{Kind: runner.EventScenarioStart, Scenario: sc})
-	p.Event(runner.Event{Kind: runner.EventCall, Scenario: sc, Trial: 1, Call: &runner.Call{Step: "first", Tool: "issue_refund", Key: "k-0", Outcome: "ok", Status: 200}})
+	p.Event(runner.Event{Kind: runner.EventCall, Scenario: sc, Trial: 1, Call: &result.Call{Step: "first", Tool: "issue_refund", Key: "k-0", Outcome: "ok", Status: 200}})
 	p.Finish()
 	want := "E:0/1 done · running burst|E:\r\x1b[K|O:  burst t1 first issue_refund key=k-0 ok 200 0.0ms\n|E:0/1 done · running burst|E:\r\x1b[K|"
 	if term.String() != want {
@@ -103,7 +104,7 @@ func TestProgressLiveLine(t *testing.T) {
 	if !strings.Contains(buf.String(), "0/2 done · running burst") {
 		t.Errorf("live line %q", buf.String())
 	}
-	p.Event(runner.Event{Kind: "scenario-end", Scenario: sc, Result: &runner.ScenarioResult{Scenario: sc, Status: runner.Passed}})
+	p.Event(runner.Event{Kind: "scenario-end", Scenario: sc, Result: &result.ScenarioResult{Scenario: sc, Status: result.Passed}})
 	if !strings.Contains(buf.String(), "\r\x1b[K1/2 done") {
 		t.Errorf("the line is not redrawn in place: %q", buf.String())
 	}

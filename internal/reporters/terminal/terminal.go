@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/reporters"
-	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/result"
 )
 
 // Options control the terminal report.
@@ -20,12 +20,12 @@ type Options struct {
 
 // Write writes the human report: a line per scenario, each failure explained with its call
 // history, and a summary with the idempotency metrics.
-func Write(w io.Writer, rep *runner.Report, opts Options) {
+func Write(w io.Writer, rep *result.Report, opts Options) {
 	st := newStyles(w, opts.Color)
 	if rep.Err != nil {
 		fmt.Fprintf(w, "%s %s\n", st.fail.Render("error:"), reporters.EscapeText(rep.Err.Error()))
 	}
-	var all runner.Metrics
+	var all result.Metrics
 	for _, r := range rep.Scenarios {
 		fmt.Fprintln(w, scenarioLine(st, r))
 		for _, u := range r.Metrics.Unjudged {
@@ -55,28 +55,28 @@ func Write(w io.Writer, rep *runner.Report, opts Options) {
 }
 
 // noneJudgedNote says that the exactly-once verdict judged none of a run's calls with a key.
-func noneJudgedNote(m runner.Metrics) string {
+func noneJudgedNote(m result.Metrics) string {
 	return fmt.Sprintf("⚠ the exactly-once verdict judged none of the %d calls with a key: every tool called was declared idempotent or set verdict: off, so \"0 duplicate executions\" proves nothing; assert on sinks or probes", m.Keyed)
 }
 
 // scenarioLine is the one-line result of a scenario.
-func scenarioLine(st styles, r *runner.ScenarioResult) string {
+func scenarioLine(st styles, r *result.ScenarioResult) string {
 	mark := st.pass.Render("✓")
 	switch r.Status {
-	case runner.Failed:
+	case result.Failed:
 		mark = st.fail.Render("✗")
-	case runner.Errored:
+	case result.Errored:
 		mark = st.fail.Render("!")
-	case runner.Skipped:
+	case result.Skipped:
 		mark = st.skip.Render("-")
-	case runner.Interrupted:
+	case result.Interrupted:
 		mark = st.skip.Render("⊘")
 	}
 	trials := fmt.Sprintf("%d/%d trials", r.TrialsPassed, r.Trials)
 	switch r.Status {
-	case runner.Skipped:
+	case result.Skipped:
 		trials = "skipped"
-	case runner.Interrupted:
+	case result.Interrupted:
 		trials = reporters.InterruptedNote(r)
 	}
 	line := fmt.Sprintf("%s %s  %s  %s", mark, reporters.Escape(r.Scenario.Name), st.dim.Render(trials), st.dim.Render(reporters.FormatDuration(r.Duration)))
@@ -89,10 +89,10 @@ func scenarioLine(st styles, r *runner.ScenarioResult) string {
 	return line
 }
 
-func writeFailure(w io.Writer, st styles, r *runner.ScenarioResult) {
+func writeFailure(w io.Writer, st styles, r *result.ScenarioResult) {
 	f := r.Failure
 	title := "FAIL"
-	if r.Status == runner.Errored {
+	if r.Status == result.Errored {
 		title = "ERROR"
 	}
 	fmt.Fprintf(w, "%s %s\n", st.fail.Render(title), st.bold.Render(reporters.Escape(r.Scenario.Name)))

@@ -1,11 +1,10 @@
-package runner
+package endpoints
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
+	"sync"
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
@@ -15,15 +14,39 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// endpoint builds an endpoint once per run, with its templates resolved.
-func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint, *scenario.Endpoint, error) {
+// Set builds the endpoints a run's scenarios call, each once per definition, template
+// environment and allowed hosts, and keeps them (and the standard error of each stdio MCP
+// server) until Close. It is safe for concurrent use.
+type Set struct {
+	// ListOnly is set when endpoints are built to list their tools, not to call them: an
+	// OpenAPI document needs no server then. Set it before the first Get.
+	ListOnly bool
+
+	env   func(*scenario.Scenario) map[string]any
+	mu    sync.Mutex
+	built map[string]endpoint.Endpoint
+	// stderr holds the standard error of each stdio MCP server, by the key of its endpoint in
+	// built (scenarios that define an endpoint of one name differently have servers, and
+	// standard errors, of their own).
+	stderr map[string]*proc.Tail
+}
+
+// New returns an empty Set; env gives a scenario's template environment (its services and
+// sinks), which the endpoints' templates are rendered in.
+func New(env func(*scenario.Scenario) map[string]any) *Set {
+	return &Set{env: env, built: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
+}
+
+// Get returns the endpoint of sc called name, and its definition. The endpoint is built on
+// first use: its templates rendered, the hosts they name checked, an OpenAPI document read.
+func (s *Set) Get(sc *scenario.Scenario, name string) (endpoint.Endpoint, *scenario.Endpoint, error) {
 	def := sc.Endpoints[name]
-	env := r.templateEnv(sc)
-	allow := endpointAllowHosts(sc, def)
+	env := s.env(sc)
+	allow := allowHosts(sc, def)
 	cacheKey := endpointKey(def, env, allow)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ep, ok := r.endpoints[cacheKey]; ok {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ep, ok := s.built[cacheKey]; ok {
 		return ep, def, nil
 	}
 	rd := endpointRender{name: name, env: env, allow: allow}
@@ -35,11 +58,11 @@ func (r *runner) endpoint(sc *scenario.Scenario, name string) (endpoint.Endpoint
 			return nil, def, err
 		}
 		ep = mcp.New(cfg)
-		r.stderr[cacheKey] = cfg.Stderr
-	} else if ep, err = r.httpEndpoint(def, rd); err != nil {
+		s.stderr[cacheKey] = cfg.Stderr
+	} else if ep, err = s.httpEndpoint(def, rd); err != nil {
 		return nil, def, err
 	}
-	r.endpoints[cacheKey] = ep
+	s.built[cacheKey] = ep
 	return ep, def, nil
 }
 
@@ -51,9 +74,11 @@ func endpointKey(def *scenario.Endpoint, env map[string]any, allow []string) str
 	return fmt.Sprintf("%p %s %q", def, envKey, allow)
 }
 
-// templateEnv is the environment of a scenario's endpoint, service and probe settings.
-func (r *runner) templateEnv(sc *scenario.Scenario) map[string]any {
-	return r.svcs.TemplateEnv(sc)
+// allowHosts is what an endpoint may connect to beyond loopback: the scenario's, the config's
+// and --allow-host's hosts, and the endpoint's own.
+func allowHosts(sc *scenario.Scenario, def *scenario.Endpoint) []string {
+	out := make([]string, 0, len(sc.AllowHosts)+len(def.AllowHosts))
+	return append(append(out, sc.AllowHosts...), def.AllowHosts...)
 }
 
 // endpointRender evaluates the templates of one endpoint definition for a scenario, and checks
@@ -130,7 +155,7 @@ func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (mcp.Config, error) {
 
 // httpEndpoint builds an HTTP endpoint: a URL template, or the operations of an OpenAPI
 // document.
-func (r *runner) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoint.Endpoint, error) {
+func (s *Set) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoint.Endpoint, error) {
 	var url string
 	if def.HTTP.URL != nil {
 		var err error
@@ -138,19 +163,19 @@ func (r *runner) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoi
 			return nil, err
 		}
 	}
-	spec, err := r.openAPI(def, rd.str, rd.checkHost, rd.allow)
+	spec, err := openAPI(def, rd.str, rd.checkHost, rd.allow)
 	if err != nil {
 		return nil, err
 	}
 	fromSpec := spec != nil && url == ""
 	if fromSpec {
-		if url, err = specServer(def, spec, r.listOnly); err != nil {
+		if url, err = specServer(def, spec, s.ListOnly); err != nil {
 			return nil, err
 		}
 	}
 	// Listing a document's operations sends nothing: its server is checked when called
 	// (the outbound policy refuses it then).
-	if !(fromSpec && r.listOnly) {
+	if !(fromSpec && s.ListOnly) {
 		if err := rd.checkHost(url); err != nil {
 			return nil, err
 		}
@@ -179,58 +204,24 @@ func (r *runner) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoi
 	return h, nil
 }
 
-// mutating decides whether a tool gets a key. Without a mutating list, an endpoint that can list
-// its tools decides by annotations (every tool not marked readOnlyHint), and an unknown tool is
-// an error that names the tools the server has.
-func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) (bool, error) {
-	lister, ok := ep.(endpoint.ToolLister)
-	if !ok {
-		return Mutating(def, tool, nil), nil
-	}
-	tools, err := lister.Tools(ctx)
-	if err != nil {
-		return false, err
-	}
-	names := make([]string, 0, len(tools))
-	for _, t := range tools {
-		if t.Name == tool {
-			return Mutating(def, tool, &t), nil
-		}
-		names = append(names, t.Name)
-	}
-	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))
-}
-
-// mcpTails are the standard errors of the scenario's stdio MCP servers started so far, by
+// Stderr gives the standard error of the scenario's stdio MCP servers started so far, by
 // endpoint name.
-func (r *runner) mcpTails(sc *scenario.Scenario) map[string]*proc.Tail {
-	env := r.templateEnv(sc)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (s *Set) Stderr(sc *scenario.Scenario) map[string]*proc.Tail {
+	env := s.env(sc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	tails := map[string]*proc.Tail{}
 	for name, def := range sc.Endpoints {
-		if w := r.stderr[endpointKey(def, env, endpointAllowHosts(sc, def))]; w != nil {
+		if w := s.stderr[endpointKey(def, env, allowHosts(sc, def))]; w != nil {
 			tails[name] = w
 		}
 	}
 	return tails
 }
 
-// mcpStderr adds what the scenario's stdio MCP servers wrote to standard error since the marks
-// to a failure. A server started during the trial has no mark: all it wrote counts.
-func (r *runner) mcpStderr(sc *scenario.Scenario, marks map[string]int64, f *Failure) {
-	for name, w := range r.mcpTails(sc) {
-		if out := strings.TrimSpace(w.Since(marks[name])); out != "" {
-			if f.ServiceOutput == nil {
-				f.ServiceOutput = map[string]string{}
-			}
-			f.ServiceOutput["mcp "+name] = proc.LastBytes(out, serviceTail)
-		}
-	}
-}
-
-func (r *runner) closeEndpoints() {
-	for _, ep := range r.endpoints {
+// Close closes every endpoint built (a stdio MCP server is stopped).
+func (s *Set) Close() {
+	for _, ep := range s.built {
 		ep.Close()
 	}
 }

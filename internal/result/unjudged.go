@@ -1,4 +1,4 @@
-package runner
+package result
 
 import (
 	"fmt"
@@ -41,8 +41,8 @@ func (u Unjudged) Message() string {
 	return fmt.Sprintf("%d calls of %s not judged: verdict: off", u.Calls, u.Tool)
 }
 
-// addUnjudged counts n more unjudged calls.
-func (m *Metrics) addUnjudged(u Unjudged) {
+// AddUnjudged counts u's calls with the unjudged calls of its endpoint, tool and reason.
+func (m *Metrics) AddUnjudged(u Unjudged) {
 	for i := range m.Unjudged {
 		o := &m.Unjudged[i]
 		if o.Endpoint == u.Endpoint && o.Tool == u.Tool && o.Reason == u.Reason {

@@ -1,4 +1,4 @@
-package runner
+package endpoints
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // openAPI returns the endpoint's OpenAPI document, nil when its tools are configured by hand: the
 // one loaded with the config (a file), else read now from its URL through the outbound policy.
-func (r *runner) openAPI(def *scenario.Endpoint, str func(*assert.Template, string) (string, error), checkHost func(string) error, allow []string) (*openapi.Spec, error) {
+func openAPI(def *scenario.Endpoint, str func(*assert.Template, string) (string, error), checkHost func(string) error, allow []string) (*openapi.Spec, error) {
 	h := def.HTTP
 	if h.Spec != nil || h.OpenAPI == nil {
 		return h.Spec, nil
@@ -70,14 +70,14 @@ func specOperations(spec *openapi.Spec, base string) (map[string]endpoint.HTTPOp
 				return o.URL(base, path, query), body, nil
 			},
 		}
-		tools = append(tools, SpecTool(o))
+		tools = append(tools, specTool(o))
 	}
 	return ops, tools
 }
 
-// SpecTool is an operation as a tool: annotations from the method, and the finding when a
+// specTool is an operation as a tool: annotations from the method, and the finding when a
 // mutating operation declares no idempotency key.
-func SpecTool(o openapi.Operation) endpoint.Tool {
+func specTool(o openapi.Operation) endpoint.Tool {
 	t := endpoint.Tool{Name: o.Tool, Description: o.Summary, ReadOnly: o.ReadOnly, Idempotent: o.Idempotent && !o.ReadOnly,
 		InputSchema: o.InputSchema, Method: o.Method, Path: o.Path, KeyHeader: o.KeyHeader}
 	if o.Mutating && o.KeyHeader == "" {

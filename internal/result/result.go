@@ -1,4 +1,4 @@
-package runner
+package result
 
 import (
 	"time"
@@ -62,7 +62,7 @@ type ScenarioResult struct {
 	// are among them.
 	History []*Trial
 	Metrics Metrics
-	// SpreadsUS holds each fan-out's release spread in microseconds, up to maxSpreadSamples.
+	// SpreadsUS holds each fan-out's release spread in microseconds, up to MaxSpreadSamples.
 	SpreadsUS []float64
 	// Fanouts counts the fan-outs run; Overlapped those whose copies were all released before
 	// the first answer came back. A fan-out that did not overlap proved nothing about races.
@@ -74,11 +74,10 @@ type ScenarioResult struct {
 	// Warnings are problems with the scenario itself found while it ran (an assertion reading
 	// an answer field no answer had), once each.
 	Warnings []string
-	paths    pathTracker
 }
 
-// maxSpreadSamples bounds the spreads kept per scenario.
-const maxSpreadSamples = 10000
+// MaxSpreadSamples bounds the spreads kept per scenario.
+const MaxSpreadSamples = 10000
 
 // Trial is one run of a scenario's steps with its own session.
 type Trial struct {
@@ -122,14 +121,14 @@ const (
 	FailError FailureKind = "error"
 )
 
-// stepFailure is a failure of kind at step, with msg as its message.
-func stepFailure(kind FailureKind, step *scenario.Step, msg string) *Failure {
+// StepFailure is a failure of kind at step, with msg as its message.
+func StepFailure(kind FailureKind, step *scenario.Step, msg string) *Failure {
 	return &Failure{Kind: kind, Step: step.ID, Pos: step.Pos, Message: msg}
 }
 
-// stepError is the failure of a step that could not run because of err.
-func stepError(step *scenario.Step, err error) *Failure {
-	return stepFailure(FailError, step, err.Error())
+// StepError is the failure of a step that could not run because of err.
+func StepError(step *scenario.Step, err error) *Failure {
+	return StepFailure(FailError, step, err.Error())
 }
 
 // Call is one request in a trial's history.
@@ -208,7 +207,7 @@ func (m *Metrics) Add(o Metrics) {
 	m.DuplicateExecutions += o.DuplicateExecutions
 	m.ReplaysDiffer += o.ReplaysDiffer
 	for _, u := range o.Unjudged {
-		m.addUnjudged(u)
+		m.AddUnjudged(u)
 	}
 }
 
