@@ -20,6 +20,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/runtrace"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -177,7 +178,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
 // first service starting to the last one stopping, every call on out with -v, and the trace.
-func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runner.Tracer) *result.Report {
+func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runtrace.Tracer) *result.Report {
 	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
@@ -200,7 +201,7 @@ func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Sce
 
 // openRunTrace opens the --trace file before anything is sent and returns the tracer that
 // writes every call of the run to it, redacted as the reports are. No path: a nil tracer.
-func openRunTrace(path string, list []*scenario.Scenario, red *redact.Redactor) (*runner.Tracer, func(), error) {
+func openRunTrace(path string, list []*scenario.Scenario, red *redact.Redactor) (*runtrace.Tracer, func(), error) {
 	if path == "" {
 		return nil, func() {}, nil
 	}
@@ -211,7 +212,7 @@ func openRunTrace(path string, list []*scenario.Scenario, red *redact.Redactor) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trace: %w", err)
 	}
-	tracer, err := runner.NewRunTracer(red.Writer(f), list)
+	tracer, err := runtrace.New(red.Writer(f), list)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("--trace: %w", err)

@@ -1,4 +1,4 @@
-package runner
+package runtrace
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -23,11 +24,11 @@ func TestTracerWritesCallsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := NewTracer(w)
-	tr.Event(Event{Kind: "scenario-start", Scenario: sc})
-	tr.Event(Event{Kind: "call", Scenario: sc, Trial: 2, Call: &result.Call{Step: "first", Tool: "issue_refund", Endpoint: "mcp",
+	tr.Event(runner.Event{Kind: "scenario-start", Scenario: sc})
+	tr.Event(runner.Event{Kind: "call", Scenario: sc, Trial: 2, Call: &result.Call{Step: "first", Tool: "issue_refund", Endpoint: "mcp",
 		Key: "s-1", Outcome: scenario.Info, Status: 200, Lost: true, Start: start.Add(time.Millisecond), Duration: 2 * time.Millisecond,
 		Args: args, Mutating: true, Result: map[string]any{"refundId": "re_1"}}})
-	tr.Event(Event{Kind: "call", Scenario: sc, Trial: 2, Call: &result.Call{Step: "list", Tool: "list_refunds", Endpoint: "http",
+	tr.Event(runner.Event{Kind: "call", Scenario: sc, Trial: 2, Call: &result.Call{Step: "list", Tool: "list_refunds", Endpoint: "http",
 		Outcome: scenario.OK, Start: start.Add(3 * time.Millisecond), Args: args}})
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)

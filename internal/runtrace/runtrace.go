@@ -1,4 +1,4 @@
-package runner
+package runtrace
 
 import (
 	"io"
@@ -9,9 +9,9 @@ import (
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
-// NewRunTracer starts the trace of a run of list on w (run --trace): its header names every
+// New starts the trace of a run of list on w (run --trace): its header names every
 // endpoint the scenarios may call, and the tracer writes each call as it happens.
-func NewRunTracer(w io.Writer, list []*scenario.Scenario) (*Tracer, error) {
+func New(w io.Writer, list []*scenario.Scenario) (*Tracer, error) {
 	tw, err := trace.NewWriter(w, trace.Header{Endpoint: endpointNames(list)})
 	if err != nil {
 		return nil, err

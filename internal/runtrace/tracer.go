@@ -1,4 +1,4 @@
-package runner
+package runtrace
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -27,11 +28,11 @@ func NewTracer(w *trace.Writer) *Tracer {
 }
 
 // Event writes a call event to the trace and ignores the others.
-func (t *Tracer) Event(ev Event) {
-	if ev.Kind != "call" || ev.Call == nil {
+func (t *Tracer) Event(ev runner.Event) {
+	if ev.Kind != runner.EventCall || ev.Call == nil {
 		return
 	}
-	c := TraceCall(ev)
+	c := Call(ev)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
@@ -50,10 +51,10 @@ func (t *Tracer) Err() error {
 	return t.err
 }
 
-// TraceCall is a call event as a trace line (without its seq and at_us): the arguments as sent,
+// Call is a call event as a trace line (without its seq and at_us): the arguments as sent,
 // the key argument included when the key travels as one; a response the scenario lost is
 // outcome info with fault lose-response and the server's answer kept.
-func TraceCall(ev Event) trace.Call {
+func Call(ev runner.Event) trace.Call {
 	c := ev.Call
 	tc := trace.Call{
 		Tool: c.Tool, Key: c.Key, Mutating: c.Mutating, Outcome: endpoint.Outcome(c.Outcome),
