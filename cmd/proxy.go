@@ -17,6 +17,7 @@ import (
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
@@ -246,13 +247,13 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, agentverdict
 		popts.Key = scenario.KeySpec{Arg: opts.KeyArg}
 	}
 	for _, s := range opts.Faults {
-		f, err := proxy.ParseFault(s)
+		f, err := fault.Parse(s)
 		if err != nil {
 			return fail("%v", err)
 		}
 		popts.Faults = append(popts.Faults, f)
 	}
-	kinds, err := proxy.ParseKinds(opts.FaultKinds)
+	kinds, err := fault.ParseKinds(opts.FaultKinds)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -4,7 +4,7 @@
 // reports of that verdict are written by the reporters (terminal, junit, jsonreport).
 //
 //	rec := proxy.NewRecorder(proxy.Options{Key: scenario.KeySpec{Arg: "idempotencyKey"},
-//		Faults: []proxy.Fault{{Kind: proxy.LoseResponse, Tool: "issue_refund", N: 1}}})
+//		Faults: []fault.Fault{{Kind: fault.LoseResponse, Tool: "issue_refund", N: 1}}})
 //	err := proxy.RunStdio(ctx, rec, os.Stdin, os.Stdout, proxy.StdioConfig{Command: []string{"node", "server.js"}})
 //	calls, _ := rec.Close()
 //	v := agentverdict.Judge(calls, agentverdict.JudgeOptions{})

@@ -4,19 +4,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
 
 func TestParseFault(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Fault
+		want fault.Fault
 		err  string
 	}{
-		{in: "lose-response:issue_refund#1", want: Fault{Kind: LoseResponse, Tool: "issue_refund", N: 1}},
-		{in: "timeout:send_email#3", want: Fault{Kind: Timeout, Tool: "send_email", N: 3}},
-		{in: "error:503:issue_refund#2", want: Fault{Kind: Error, Status: 503, Tool: "issue_refund", N: 2}},
-		{in: "error:issue_refund#2", want: Fault{Kind: Error, Status: 503, Tool: "issue_refund", N: 2}},
-		{in: "delay:2s:issue_refund#1", want: Fault{Kind: Delay, Delay: 2 * time.Second, Tool: "issue_refund", N: 1}},
+		{in: "lose-response:issue_refund#1", want: fault.Fault{Kind: fault.LoseResponse, Tool: "issue_refund", N: 1}},
+		{in: "timeout:send_email#3", want: fault.Fault{Kind: fault.Timeout, Tool: "send_email", N: 3}},
+		{in: "error:503:issue_refund#2", want: fault.Fault{Kind: fault.Error, Status: 503, Tool: "issue_refund", N: 2}},
+		{in: "error:issue_refund#2", want: fault.Fault{Kind: fault.Error, Status: 503, Tool: "issue_refund", N: 2}},
+		{in: "delay:2s:issue_refund#1", want: fault.Fault{Kind: fault.Delay, Delay: 2 * time.Second, Tool: "issue_refund", N: 1}},
 		{in: "lose-response:issue_refund", err: "no TOOL#N"},
 		{in: "lose-response:issue_refund#0", err: "N must be a call number"},
 		{in: "explode:issue_refund#1", err: `unknown kind "explode"`},
@@ -25,7 +27,7 @@ func TestParseFault(t *testing.T) {
 		{in: "issue_refund#1", err: "no tool"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseFault(tc.in)
+			got, err := fault.Parse(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
@@ -45,7 +47,7 @@ func TestFaultRateIsReproducible(t *testing.T) {
 		var b strings.Builder
 		for range 40 {
 			p := r.Begin("issue_refund", nil, "k")
-			b.WriteString(map[bool]string{true: "x", false: "."}[p.Fault.Kind == LoseResponse])
+			b.WriteString(map[bool]string{true: "x", false: "."}[p.Fault.Kind == fault.LoseResponse])
 			if q := r.Begin("list_refunds", nil, ""); q.Fault.Kind != "" {
 				t.Fatalf("a read-only call got fault %s", q.Fault)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
 
 // HTTPConfig is a proxy served on a loopback address in front of an HTTP tool server.
@@ -236,7 +237,7 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 		args, _ = json.Marshal(string(body))
 	}
 	p := h.rec.Begin(path.Base(r.URL.Path), args, r.Header.Get(h.rec.opts.Key.Header))
-	if p.Fault.Kind == Error {
+	if p.Fault.Kind == fault.Error {
 		msg := fmt.Sprintf("idemtest injected fault: %s (the call was not forwarded)", p.Fault)
 		outcome, _ := endpoint.ClassifyStatus(p.Fault.Status)
 		h.rec.Finish(p, Answer{Outcome: outcome, Status: p.Fault.Status, Error: msg})
@@ -250,12 +251,12 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// With a lost answer the server finishes whatever the agent does meanwhile.
-	ctx, cancel := h.upstreamCtx(r, p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout)
+	ctx, cancel := h.upstreamCtx(r, p.Fault.Kind == fault.LoseResponse || p.Fault.Kind == fault.Timeout)
 	defer cancel()
 	resp, err := h.forward(ctx, r, body)
 	if err != nil {
 		h.rec.Finish(p, Answer{Outcome: endpoint.Info, Error: "upstream: " + err.Error()})
-		if p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout {
+		if p.Fault.Kind == fault.LoseResponse || p.Fault.Kind == fault.Timeout {
 			reset(w)
 			return
 		}
@@ -276,10 +277,10 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	}
 	h.rec.Finish(p, a)
 	switch p.Fault.Kind {
-	case LoseResponse:
+	case fault.LoseResponse:
 		reset(w)
 		return
-	case Timeout:
+	case fault.Timeout:
 		h.hold(r)
 		reset(w)
 		return

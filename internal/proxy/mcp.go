@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/endpoint/mcp"
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
 
 // rpcMsg is the part of a JSON-RPC message the proxy looks at; the message itself is forwarded
@@ -181,7 +182,7 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 			then = s.ownList("")
 		}
 		switch p.Fault.Kind {
-		case Error:
+		case fault.Error:
 			msg := fmt.Sprintf("idemtest injected fault: %s (status %d, the call was not forwarded)", p.Fault, p.Fault.Status)
 			s.rec.Finish(p, Answer{Outcome: endpoint.Fail, Status: p.Fault.Status, Error: "json-rpc error -32000: " + msg})
 			reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID,
@@ -201,7 +202,7 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		s.mu.Unlock()
 		if f != nil && f.p != nil {
 			s.rec.Cancel(f.p)
-			if f.p.Fault.Kind == Timeout {
+			if f.p.Fault.Kind == fault.Timeout {
 				return agentAction{skip: true, then: s.release(cid)}
 			}
 		}
@@ -213,13 +214,13 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 func (s *mcpSession) track(id string, rawID json.RawMessage, raw []byte, p *Pending, then []byte) agentAction {
 	f := &flight{p: p, id: rawID}
 	act := agentAction{delay: p.Fault.Delay, then: then}
-	if p.Fault.Kind == Timeout {
+	if p.Fault.Kind == fault.Timeout {
 		f.held, act.skip, act.held = bytes.Clone(raw), true, id
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight[id] = f
-	if (p.Fault.Kind == Timeout || p.Fault.Kind == LoseResponse) && s.rec.opts.Hold > 0 {
+	if (p.Fault.Kind == fault.Timeout || p.Fault.Kind == fault.LoseResponse) && s.rec.opts.Hold > 0 {
 		s.watched[id] = f
 		act.watch = id
 	}
@@ -330,7 +331,7 @@ func (s *mcpSession) fromServer(raw []byte) (deliver bool, then []byte) {
 		return !f.own, then
 	}
 	s.rec.Finish(f.p, classify(m))
-	return f.p.Fault.Kind != LoseResponse && f.p.Fault.Kind != Timeout, nil
+	return f.p.Fault.Kind != fault.LoseResponse && f.p.Fault.Kind != fault.Timeout, nil
 }
 
 // readOnlyTools reads readOnlyHint per tool from a tools/list result, and the next page's cursor.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -37,7 +38,7 @@ func TestMCPSessionKeyCarriers(t *testing.T) {
 
 func TestMCPSessionFlow(t *testing.T) {
 	rec := NewRecorder(Options{Key: scenario.KeySpec{Arg: "idempotencyKey"},
-		Faults: []Fault{{Kind: Error, Status: 503, Tool: "issue_refund", N: 2}, {Kind: LoseResponse, Tool: "issue_refund", N: 3}}})
+		Faults: []fault.Fault{{Kind: fault.Error, Status: 503, Tool: "issue_refund", N: 2}, {Kind: fault.LoseResponse, Tool: "issue_refund", N: 3}}})
 	s := newMCPSession(rec)
 
 	// A batch is not inspected.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -20,11 +21,11 @@ type Options struct {
 	// Mutating lists the mutating tools; nil decides from the tools/list answers seen (tools
 	// without readOnlyHint), or for plain HTTP treats every tool as mutating.
 	Mutating []string
-	Faults   []Fault
+	Faults   []fault.Fault
 	// FaultRate is the probability that a mutating call not named by Faults gets a fault, of a
 	// kind drawn from FaultKinds (default: lose-response); Seed makes the draws reproducible.
 	FaultRate  float64
-	FaultKinds []Fault
+	FaultKinds []fault.Fault
 	Seed       uint64
 	// Hold bounds, over MCP, how long an answer a lose-response or timeout fault keeps from
 	// the agent waits for the agent to give up: after it the agent gets a JSON-RPC "request
@@ -55,7 +56,7 @@ type Recorder struct {
 type Pending struct {
 	Seq   int
 	Tool  string
-	Fault Fault
+	Fault fault.Fault
 	start time.Time
 	call  trace.Call
 	// Cancelled is set when the agent gave up on the call.
@@ -119,7 +120,7 @@ func (r *Recorder) Begin(tool string, args json.RawMessage, key string) *Pending
 		}
 	}
 	if p.Fault.Kind == "" && mut && r.opts.FaultRate > 0 && r.rng.Float64() < r.opts.FaultRate {
-		p.Fault = Fault{Kind: LoseResponse}
+		p.Fault = fault.Fault{Kind: fault.LoseResponse}
 		if k := r.opts.FaultKinds; len(k) == 1 {
 			p.Fault = k[0]
 		} else if len(k) > 1 {
@@ -162,7 +163,7 @@ func (r *Recorder) finish(p *Pending, a Answer, answered bool) {
 	c := p.call
 	c.Outcome, c.Status, c.Replayed, c.Result, c.Error = a.Outcome, a.Status, a.Replayed, a.Result, a.Error
 	c.DurationUS = time.Since(p.start).Microseconds()
-	if answered && (p.Fault.Kind == LoseResponse || p.Fault.Kind == Timeout) {
+	if answered && (p.Fault.Kind == fault.LoseResponse || p.Fault.Kind == fault.Timeout) {
 		c.Outcome = endpoint.Info
 		c.Error = "response withheld from the agent (" + p.Fault.String() + "); the server answered " + string(a.Outcome)
 	}

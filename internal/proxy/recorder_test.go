@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
 
 // draw sends n calls of a mutating tool through a recorder and returns the fault of each.
@@ -18,7 +20,7 @@ func draw(opts Options, n int) []string {
 }
 
 func TestFaultRateDrawsKindsReproducibly(t *testing.T) {
-	kinds, err := ParseKinds([]string{"lose-response", "timeout", "error:500"})
+	kinds, err := fault.ParseKinds([]string{"lose-response", "timeout", "error:500"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestParseKinds(t *testing.T) {
 		{[]string{"error:200"}, "error status must be 400-599"},
 	} {
 		t.Run(strings.Join(tc.in, ","), func(t *testing.T) {
-			fs, err := ParseKinds(tc.in)
+			fs, err := fault.ParseKinds(tc.in)
 			got := fmt.Sprint(fs)
 			if err != nil {
 				got = err.Error()

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/trace"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
@@ -235,7 +235,7 @@ func regenerated(a, b trace.Call, ignore []string) ([]string, bool) {
 // the answer, or the answer itself was indeterminate.
 func hidesOutcome(c trace.Call) bool {
 	if c.Fault != "" {
-		return !strings.HasPrefix(c.Fault, string(proxy.Delay)+":")
+		return !strings.HasPrefix(c.Fault, string(fault.Delay)+":")
 	}
 	return c.Outcome == "info"
 }
@@ -246,9 +246,9 @@ func describeHidden(c trace.Call) string {
 		answered = "the server never answered and may have executed it"
 	}
 	switch {
-	case c.Fault == string(proxy.LoseResponse):
+	case c.Fault == string(fault.LoseResponse):
 		return "response lost; " + answered
-	case c.Fault == string(proxy.Timeout):
+	case c.Fault == string(fault.Timeout):
 		return "timed out; " + answered
 	case c.Fault != "":
 		return "answered " + c.Fault + " by idemtest"

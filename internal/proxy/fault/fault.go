@@ -1,4 +1,4 @@
-package proxy
+package fault
 
 import (
 	"fmt"
@@ -7,29 +7,29 @@ import (
 	"time"
 )
 
-// FaultKind is what the proxy does to a call instead of forwarding it plainly.
-type FaultKind string
+// Kind is what the proxy does to a call instead of forwarding it plainly.
+type Kind string
 
 const (
 	// LoseResponse forwards the call, lets the server commit, and never gives the agent the
 	// answer (MCP: the answer is dropped; HTTP: the connection is reset after the upstream
 	// answered).
-	LoseResponse FaultKind = "lose-response"
+	LoseResponse Kind = "lose-response"
 	// Timeout holds the call until the agent gives up (MCP) and only then forwards it, so the
 	// server executes it late, after the agent stopped waiting; its answer is dropped. Plain
 	// HTTP forwards the call and withholds the answer until the agent gives up, then resets the
 	// connection.
-	Timeout FaultKind = "timeout"
+	Timeout Kind = "timeout"
 	// Error answers the agent with an error status without forwarding (HTTP: that status;
 	// MCP: a JSON-RPC error).
-	Error FaultKind = "error"
+	Error Kind = "error"
 	// Delay forwards the call after a pause.
-	Delay FaultKind = "delay"
+	Delay Kind = "delay"
 )
 
 // Fault is one fault to inject: on the Nth call (from 1) of Tool.
 type Fault struct {
-	Kind   FaultKind
+	Kind   Kind
 	Status int           // Error
 	Delay  time.Duration // Delay
 	Tool   string
@@ -53,8 +53,8 @@ func (f Fault) HidesOutcome() bool {
 	return f.Kind == LoseResponse || f.Kind == Timeout || f.Kind == Error
 }
 
-// ParseFault reads KIND:TOOL#N, KIND being lose-response, timeout, error:STATUS or delay:DURATION.
-func ParseFault(s string) (Fault, error) {
+// Parse reads KIND:TOOL#N, KIND being lose-response, timeout, error:STATUS or delay:DURATION.
+func Parse(s string) (Fault, error) {
 	bad := func(why string) (Fault, error) {
 		return Fault{}, fmt.Errorf("--fault %q: %s (want KIND:TOOL#N, KIND one of lose-response, timeout, error:503, delay:2s)", s, why)
 	}
@@ -97,12 +97,12 @@ func ParseKinds(list []string) ([]Fault, error) {
 func parseKind(kind string) (Fault, string) {
 	var f Fault
 	name, arg, hasArg := strings.Cut(kind, ":")
-	switch FaultKind(name) {
+	switch Kind(name) {
 	case LoseResponse, Timeout:
 		if hasArg {
 			return f, name + " takes no argument"
 		}
-		f.Kind = FaultKind(name)
+		f.Kind = Kind(name)
 	case Error:
 		f.Kind, f.Status = Error, 503
 		if hasArg {
