@@ -10,9 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // notesServer is a real MCP server whose answers lie: add_note is annotated idempotentHint and
@@ -56,12 +57,9 @@ func notesServer(t *testing.T) string {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			b, _ := json.Marshal(map[string]any{"notes": notes})
-			return &mcp.CallToolResult{StructuredContent: map[string]any{"notes": append([]string(nil), notes...)}, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+			return answer(map[string]any{"notes": append([]string(nil), notes...)}), nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return serve(t, srv)
 }
 
 func TestStateCatchesWhatAnswersHide(t *testing.T) {
@@ -112,4 +110,18 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 	if !rep.Failed() {
 		t.Error("report not failed")
 	}
+}
+
+// answer is a tool result that carries v as structured content and as its JSON text, as the
+// MCP spec asks of a tool with structured output.
+func answer(v map[string]any) *mcp.CallToolResult {
+	b, _ := json.Marshal(v)
+	return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// serve serves srv over streamable HTTP until the test ends and returns its URL.
+func serve(t *testing.T, srv *mcp.Server) string {
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
 }

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // keyFaults are the ways keyServer keeps its keys wrong.
@@ -65,8 +64,7 @@ func keyServer(t *testing.T, f keyFaults) string {
 				seq++
 				entry := map[string]any{"id": fmt.Sprintf("%s_%d", tool, seq), "tool": tool, required: args[required]}
 				ledger = append(ledger, entry)
-				b, _ := json.Marshal(entry)
-				res = &mcp.CallToolResult{StructuredContent: entry, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+				res = answer(entry)
 			}
 			if key != "" {
 				keys[scoped] = stored{res, time.Now()}
@@ -85,12 +83,9 @@ func keyServer(t *testing.T, f keyFaults) string {
 			mu.Lock()
 			defer mu.Unlock()
 			out := map[string]any{"entries": append([]any{}, ledger...)}
-			b, _ := json.Marshal(out)
-			return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+			return answer(out), nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return serve(t, srv)
 }
 
 // TestKeyChecks runs key-scope, errors-not-replayed and expiry against a correct server and

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -49,8 +47,7 @@ func droppingServer(t *testing.T) string {
 		defer mu.Unlock()
 		entry := map[string]any{"id": fmt.Sprintf("pay_%d", len(ledger)+1), "amount": args["amount"]}
 		ledger = append(ledger, entry)
-		b, _ := json.Marshal(entry)
-		res := &mcp.CallToolResult{StructuredContent: entry, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+		res := answer(entry)
 		keys[key] = res
 		return res, nil
 	})
@@ -59,12 +56,9 @@ func droppingServer(t *testing.T) string {
 			mu.Lock()
 			defer mu.Unlock()
 			out := map[string]any{"entries": append([]any{}, ledger...)}
-			b, _ := json.Marshal(out)
-			return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+			return answer(out), nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return serve(t, srv)
 }
 
 // TestInFlightNeedsTheCallInFlight: when the call given up on never runs, the retry, or the other

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // shopServer is a real MCP server whose tools each show one way the answers alone mislead:
@@ -37,10 +36,6 @@ func shopServer(t *testing.T) string {
 		var a map[string]any
 		_ = json.Unmarshal(req.Params.Arguments, &a)
 		return a
-	}
-	answer := func(v map[string]any) *mcp.CallToolResult {
-		b, _ := json.Marshal(v)
-		return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 	}
 	schema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"idempotencyKey":{"type":"string"}},"required":["name"]}`)
 	srv.AddTool(&mcp.Tool{Name: "create_item", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -105,9 +100,7 @@ func shopServer(t *testing.T) string {
 			defer mu.Unlock()
 			return answer(map[string]any{"items": toAny(items), "notes": toAny(notes)}), nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return serve(t, srv)
 }
 
 func toAny(ss []string) []any {
