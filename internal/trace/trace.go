@@ -143,8 +143,9 @@ func ReadFile(path string) (Header, []Call, error) {
 	return Read(f)
 }
 
-// maxLine bounds one line of a trace (a call with a large result).
-const maxLine = 64 << 20
+// MaxLine bounds one line of a trace (a call with a large result): the most a writer of traces
+// (run --trace, the proxy) may emit and the most a reader (sweep) accepts, so the two agree.
+const MaxLine = 64 << 20
 
 // Outcomes are the values a call's "outcome" may hold.
 var Outcomes = []endpoint.Outcome{endpoint.OK, endpoint.Fail, endpoint.Info}
@@ -161,7 +162,7 @@ func (e *PosError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Co
 // Read reads a whole trace. Errors are *PosError naming the line and column.
 func Read(r io.Reader) (Header, []Call, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	var h Header
 	var calls []Call
 	n := 0
