@@ -219,3 +219,32 @@ func TestDynamicNames(t *testing.T) {
 		t.Errorf("typo accepted: %v", err)
 	}
 }
+
+// TestLibraryPanicIsAnError turns expr's optimizer back on, under which expr v1.17.8 panics
+// compiling a field read on filter(...)[0]: the panic must come back as an error at the
+// expression's start with an idiom that works, never as a stack trace.
+func TestLibraryPanicIsAnError(t *testing.T) {
+	optimize = true
+	defer func() { optimize = false }()
+	src := `filter(burst.calls, .ok)[0].result.refundId != ""`
+	_, err := Compile(src, testDecl())
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want *Error", err)
+	}
+	if e.Offset != 0 || strings.Contains(e.Msg, "goroutine") || strings.Contains(e.Msg, "\n") {
+		t.Errorf("error = %d %q, want offset 0 and one line without a stack trace", e.Offset, e.Msg)
+	}
+	if !strings.Contains(e.Hint, "first(filter(") {
+		t.Errorf("hint = %q, want the idiom that works", e.Hint)
+	}
+	// With the optimizer off, as idemtest compiles, the expression compiles and is true.
+	optimize = false
+	p, err := Compile(src, testDecl())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := p.Bool(testEnv()); err != nil || !ok {
+		t.Errorf("= %v, %v; want true", ok, err)
+	}
+}

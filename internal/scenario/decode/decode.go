@@ -23,6 +23,11 @@ type file struct {
 	sinkRefs []serviceUse
 	// observed are the sinks (maps) and probes (dynamic) assertions may use, by name.
 	observed map[string]any
+	// env is the steps' expression environment as of the first envSteps steps (stepEnv), with
+	// its names in declaration order for hints.
+	env      assert.Env
+	envNames []string
+	envSteps int
 }
 
 // fields decodes n as a mapping of sec's keys; what names it in errors.

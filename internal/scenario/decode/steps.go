@@ -186,22 +186,29 @@ func (f *file) stepID(st *scenario.Step, m map[string]*yaml.Node) {
 // stepEnv is what a step's expressions may use: earlier steps, session and trial. A call step's
 // result is typed (assert.CallResult, or assert.FanoutResult for a fan-out), so a field typo is
 // a load error; the runner fills in the same types.
-func (f *file) stepEnv(s *scenario.Scenario, st *scenario.Step) assert.Env {
-	env := assert.Env{"session": "", "trial": 0}
-	names := []string{"session", "trial"}
-	for _, name := range slices.Sorted(maps.Keys(f.observed)) {
-		env[name] = f.observed[name]
-		names = append(names, name)
-	}
-	for _, prev := range s.Steps {
-		if prev.Kind == scenario.CallStep {
-			env[prev.ID] = assert.CallResult{}
-			if prev.Fanout > 1 {
-				env[prev.ID] = assert.FanoutResult{}
-			}
-			names = append(names, prev.ID)
+//
+// The environment grows with the steps decoded so far instead of being rebuilt for each step,
+// so that loading n steps is linear in n. The map is shared by every step's compile, which only
+// reads it.
+func (f *file) stepEnv(s *scenario.Scenario, _ *scenario.Step) assert.Env {
+	if f.env == nil {
+		f.env = assert.Env{"session": "", "trial": 0}
+		f.envNames = []string{"session", "trial"}
+		for _, name := range slices.Sorted(maps.Keys(f.observed)) {
+			f.env[name] = f.observed[name]
+			f.envNames = append(f.envNames, name)
 		}
 	}
-	f.NamesHint = names
-	return env
+	for _, prev := range s.Steps[f.envSteps:] {
+		if prev.Kind == scenario.CallStep {
+			f.env[prev.ID] = assert.CallResult{}
+			if prev.Fanout > 1 {
+				f.env[prev.ID] = assert.FanoutResult{}
+			}
+			f.envNames = append(f.envNames, prev.ID)
+		}
+	}
+	f.envSteps = len(s.Steps)
+	f.NamesHint = f.envNames[:len(f.envNames):len(f.envNames)]
+	return f.env
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -211,14 +212,7 @@ func (c *config) decoded() *decode.ConfigFile {
 // findConfig loads the idemtest.yaml nearest to a scenario: from its directory upwards, then
 // from the working directory upwards; nil when there is none.
 func (l *loader) findConfig(scenarioPath string) (*config, yamlfile.Errors) {
-	dirs := []string{}
-	if abs, err := filepath.Abs(filepath.Dir(scenarioPath)); err == nil {
-		dirs = append(dirs, abs)
-	}
-	if wd, err := os.Getwd(); err == nil {
-		dirs = append(dirs, wd)
-	}
-	for _, d := range dirs {
+	for _, d := range searchStarts(scenarioPath) {
 		for {
 			p := filepath.Join(d, scenario.ConfigName)
 			if _, err := os.Stat(p); err == nil {
@@ -235,6 +229,41 @@ func (l *loader) findConfig(scenarioPath string) (*config, yamlfile.Errors) {
 		}
 	}
 	return nil, nil
+}
+
+// searchStarts are the directories findConfig looks for idemtest.yaml in, each with every
+// directory above it: the scenario's, then the working directory unless it is one of those.
+func searchStarts(scenarioPath string) []string {
+	var dirs []string
+	if abs, err := filepath.Abs(filepath.Dir(scenarioPath)); err == nil {
+		dirs = append(dirs, abs)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if len(dirs) == 0 || !within(dirs[0], wd) {
+			dirs = append(dirs, wd)
+		}
+	}
+	return dirs
+}
+
+// within reports whether dir is ancestor or ancestor's descendant, that is whether searching
+// upwards from dir passes through ancestor.
+func within(dir, ancestor string) bool {
+	rel, err := filepath.Rel(ancestor, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// noConfigFound says where idemtest looked for idemtest.yaml for a scenario that has none.
+func noConfigFound(scenarioPath string) string {
+	dirs := searchStarts(scenarioPath)
+	switch len(dirs) {
+	case 0:
+		return "no " + scenario.ConfigName + " was found"
+	case 1:
+		return fmt.Sprintf("no %s was found in %s or any directory above it", scenario.ConfigName, dirs[0])
+	}
+	return fmt.Sprintf("no %s was found in %s or any directory above them", scenario.ConfigName,
+		strings.Join(dirs[:len(dirs)-1], ", ")+" and "+dirs[len(dirs)-1])
 }
 
 func mustWd() string {
@@ -274,8 +303,14 @@ func (l *loader) scenario(path string, cfg *decode.ConfigFile) (*scenario.Scenar
 	if s == nil {
 		return nil, f.Errs
 	}
-	validate(f, s, s.AllowHosts)
-	validateProbes(f, s)
+	missing := newEndpointRefs()
+	validate(f, s, s.AllowHosts, missing)
+	validateProbes(f, s, missing)
+	lookedIn := ""
+	if cfg == nil && l.opts.Config == "" {
+		lookedIn = noConfigFound(path)
+	}
+	missing.report(f, s, lookedIn)
 	if len(f.Errs) > 0 {
 		return nil, f.Errs
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // validate checks what needs the whole scenario: ids, references, endpoints, hosts.
-func validate(f *yamlfile.File, s *scenario.Scenario, hosts []string) {
+func validate(f *yamlfile.File, s *scenario.Scenario, hosts []string, missing *endpointRefs) {
 	ids := map[string]*scenario.Step{}
 	for _, st := range s.Steps {
 		if prev, dup := ids[st.ID]; dup {
@@ -43,7 +43,7 @@ func validate(f *yamlfile.File, s *scenario.Scenario, hosts []string) {
 					f.ErrAt(st.Pos, "a retry repeats the same call: drop call_tool or make it match", "retry_of %q calls %s, this step calls %s", st.RetryOf, orig.Tool, st.Tool)
 				}
 				if st.Endpoint == "" {
-					st.Endpoint = orig.Endpoint
+					st.Endpoint, st.EndpointPos = orig.Endpoint, orig.EndpointPos
 				}
 				if st.WithoutKey || orig.WithoutKey {
 					f.ErrAt(st.Pos, "", "retry_of cannot be combined with without_key")
@@ -59,18 +59,17 @@ func validate(f *yamlfile.File, s *scenario.Scenario, hosts []string) {
 		switch {
 		case st.Endpoint != "":
 			if _, ok := s.Endpoints[st.Endpoint]; !ok {
-				names := slices.Sorted(maps.Keys(s.Endpoints))
-				hint := "endpoints defined: " + strings.Join(names, ", ")
-				if c := assert.Closest(st.Endpoint, names); c != "" {
-					hint = fmt.Sprintf("did you mean %q?", c)
+				pos := st.EndpointPos
+				if pos.Line == 0 {
+					pos = st.Pos
 				}
-				f.ErrAt(st.EndpointPos, hint, "unknown endpoint %q", st.Endpoint)
+				missing.add(st.Endpoint, pos, st.Tool, "")
 				continue
 			}
 		case len(s.Endpoints) == 1:
 			st.Endpoint = slices.Sorted(maps.Keys(s.Endpoints))[0]
 		case len(s.Endpoints) == 0:
-			f.ErrAt(st.Pos, "define endpoints: in "+scenario.ConfigName+" or in this scenario", "no endpoint to call %s on", st.Tool)
+			missing.add("", st.Pos, st.Tool, "")
 			continue
 		default:
 			f.ErrAt(st.Pos, "endpoints defined: "+strings.Join(slices.Sorted(maps.Keys(s.Endpoints)), ", "), "several endpoints are defined: set endpoint: on this step or on the scenario")
@@ -138,7 +137,7 @@ func refuseSinglePacket(f *yamlfile.File, st *scenario.Step, ep *scenario.Endpoi
 
 // validateProbes checks what needs the scenario's endpoints: a call_tool probe's endpoint and
 // that its tool is not mutating.
-func validateProbes(f *yamlfile.File, s *scenario.Scenario) {
+func validateProbes(f *yamlfile.File, s *scenario.Scenario, missing *endpointRefs) {
 	for _, name := range slices.Sorted(maps.Keys(s.Probes)) {
 		p := s.Probes[name]
 		if p.CallTool == nil {
@@ -148,11 +147,14 @@ func validateProbes(f *yamlfile.File, s *scenario.Scenario) {
 		epName := s.ProbeEndpoint(p)
 		ep, ok := s.Endpoints[epName]
 		switch {
+		case !ok && epName == "" && len(s.Endpoints) == 0:
+			missing.add("", p.Pos, t.Tool, "probe "+name+": ")
+			continue
 		case !ok && epName == "":
 			f.ErrAt(p.Pos, "endpoints defined: "+strings.Join(slices.Sorted(maps.Keys(s.Endpoints)), ", "), "probe %s: several endpoints are defined: set endpoint: on the probe", name)
 			continue
 		case !ok:
-			f.ErrAt(p.Pos, "endpoints defined: "+strings.Join(slices.Sorted(maps.Keys(s.Endpoints)), ", "), "probe %s: unknown endpoint %q", name, epName)
+			missing.add(epName, p.Pos, t.Tool, "probe "+name+": ")
 			continue
 		}
 		if ep.HTTP != nil && ep.Mutating == nil && ep.HTTP.OpenAPI != nil {
@@ -168,4 +170,84 @@ func validateProbes(f *yamlfile.File, s *scenario.Scenario) {
 			}
 		}
 	}
+}
+
+// endpointRefs are a scenario's references to endpoints it does not have, by name ("" for a call
+// that names none when none is defined), so that each missing endpoint is reported once, where
+// it is first named, instead of once per step and probe.
+type endpointRefs struct {
+	first map[string]endpointRef
+	count map[string]int
+}
+
+type endpointRef struct {
+	pos  scenario.Pos
+	tool string
+	// by names what refers to the endpoint when it is not a call step ("probe listed: ").
+	by string
+}
+
+func newEndpointRefs() *endpointRefs {
+	return &endpointRefs{first: map[string]endpointRef{}, count: map[string]int{}}
+}
+
+// add records a reference to the missing endpoint name at pos, by a call of tool; by names
+// the referrer in the message when it is not a call step.
+func (r *endpointRefs) add(name string, pos scenario.Pos, tool, by string) {
+	r.count[name]++
+	if prev, ok := r.first[name]; ok && !before(pos, prev.pos) {
+		return
+	}
+	r.first[name] = endpointRef{pos: pos, tool: tool, by: by}
+}
+
+func before(a, b scenario.Pos) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+}
+
+// report adds one error per missing endpoint. lookedIn, when set, says where idemtest looked for
+// a config and found none: the likeliest reason an endpoint is missing.
+func (r *endpointRefs) report(f *yamlfile.File, s *scenario.Scenario, lookedIn string) {
+	for _, name := range slices.Sorted(maps.Keys(r.first)) {
+		ref := r.first[name]
+		more := ""
+		if n := r.count[name] - 1; n == 1 {
+			more = " (and 1 more call)"
+		} else if n > 1 {
+			more = fmt.Sprintf(" (and %d more calls)", n)
+		}
+		if name == "" {
+			f.ErrAt(ref.pos, endpointsHint(s, "", lookedIn), "%sno endpoint to call %s on%s", ref.by, ref.tool, more)
+			continue
+		}
+		f.ErrAt(ref.pos, endpointsHint(s, name, lookedIn), "%sunknown endpoint %q%s", ref.by, name, more)
+	}
+}
+
+// endpointsHint says what to do about a missing endpoint (name, or "" when a call names none):
+// the endpoint most likely meant or those defined, and where to define one. It never lists
+// nothing.
+func endpointsHint(s *scenario.Scenario, name, lookedIn string) string {
+	names := slices.Sorted(maps.Keys(s.Endpoints))
+	var known string
+	switch {
+	case len(names) == 0:
+	case name != "" && assert.Closest(name, names) != "":
+		known = fmt.Sprintf("did you mean %q?", assert.Closest(name, names))
+	default:
+		known = "endpoints defined: " + strings.Join(names, ", ") + ";"
+	}
+	switch {
+	case lookedIn != "":
+		define := "define endpoints: in this scenario"
+		if known != "" {
+			define = "define it in this scenario"
+		}
+		return strings.TrimSpace(fmt.Sprintf("%s %s; %s, add an %s, or pass --config FILE", known, lookedIn, define, scenario.ConfigName))
+	case known != "":
+		return strings.TrimSuffix(known, ";")
+	case s.Config != "":
+		return fmt.Sprintf("neither %s nor this scenario defines endpoints: add endpoints: to one of them", s.Config)
+	}
+	return "define endpoints: in this scenario or in " + scenario.ConfigName
 }
