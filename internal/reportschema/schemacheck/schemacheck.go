@@ -43,7 +43,7 @@ func compile(kind string) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	name := kind + ".json"
+	name := "urn:idemtest:report:" + kind
 	if err := c.AddResource(name, doc); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", kind, err)
 	}
