@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/idemtest/idemtest/cmd"
+	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/testenv"
 )
 
@@ -127,8 +128,28 @@ func TestScripts(t *testing.T) {
 			"module":     cmdModule,
 			"normalize":  cmdNormalize,
 			"readtrace":  cmdReadTrace,
+			"jsonschema": cmdJSONSchema,
 		},
 	})
+}
+
+// cmdJSONSchema parses FILE (or "stdout", the last command's) as the machine-readable output
+// KIND (run, check, sweep, proxy, tools, trace) and validates it against the schema that
+// idemtest schema --report KIND prints, as jq and CI steps would read it. With !, the file must
+// not validate.
+func cmdJSONSchema(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: jsonschema KIND FILE|stdout")
+	}
+	err := schemacheck.Validate(args[0], []byte(ts.ReadFile(args[1])))
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("jsonschema %s %s: valid", args[0], args[1])
+	case neg:
+		ts.Logf("jsonschema %s %s: %v", args[0], args[1], err)
+	case err != nil:
+		ts.Fatalf("jsonschema %s %s: %v", args[0], args[1], err)
+	}
 }
 
 // envKey holds the Setup environment, for commands that build an exec.Cmd themselves

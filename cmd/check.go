@@ -56,7 +56,7 @@ and when every check of every tool was skipped (nothing was judged).`,
   idemtest check --mcp-command "node server.js" --junit check.xml
   idemtest check --endpoint refunds --only concurrent --rounds 100 --budget 10s
   idemtest check --endpoint refunds --write scenarios/check`,
-		Args: cobra.NoArgs,
+		Args: reportArgs(cobra.NoArgs, &opts.JUnit, &opts.JSON),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -75,7 +75,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.DurationVar(&opts.Budget, "budget", 2*time.Second, "time per tool after which the concurrent check stops starting rounds")
 	fl.IntVar(&opts.Fanout, "fanout", 8, "copies in each concurrent round")
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a suite per tool, a case per check)")
-	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
+	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	return c
@@ -100,12 +100,12 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	red, reports, err := matrixReports(opts.IO, sc.Secrets, "check", opts.JUnit, opts.JSON)
+	red, reports, err := matrixReports(opts.IO, sc.Secrets, opts.JUnit, opts.JSON)
 	if err != nil {
 		return err
 	}
 	defer reports.Close()
-	color := opts.IO.ColorEnabled(opts.NoColor)
+	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	selectTools := opts.Tools
 	if opts.HTTPURL != "" && opts.OpenAPI == "" {
 		selectTools = nil // with --http-url, --tool names the endpoint's tools
@@ -134,11 +134,11 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitFailed, err}
 		}
 	}
-	terminal.CheckMatrix(opts.IO.Out, rep, color)
+	terminal.CheckMatrix(out, rep, color)
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) },
-	}, red, nil)
+	}, red, opts.IO.Out)
 	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, rep.Specs(), inline))
 	if err := reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr); err != nil || !rep.AllSkipped() {
 		return err

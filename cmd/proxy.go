@@ -106,8 +106,8 @@ is hidden in the verdict, the reports and the trace.`,
 	fl.BoolVar(&opts.RequireRetry, "require-retry", false, "fail when a call whose outcome a fault hid is never retried")
 	fl.StringVar(&opts.KeyPattern, "key-pattern", "", "every key must match this `REGEX`")
 	fl.StringSliceVar(&opts.IgnoreArgs, "ignore-arg", nil, "leave this argument (a dotted `PATH`) out when comparing a retry with its call (repeatable)")
-	fl.StringVar(&opts.JUnit, "junit", "", "write the verdict as JUnit XML to `FILE`")
-	fl.StringVar(&opts.JSON, "json", "", "write the verdict as JSON to `FILE`")
+	fl.StringVar(&opts.JUnit, "junit", "", "write the verdict as JUnit XML to `FILE` (- for standard output, in the HTTP modes)")
+	fl.StringVar(&opts.JSON, "json", "", "write the verdict as JSON to `FILE` (- for standard output, in the HTTP modes)")
 	fl.StringVar(&opts.Record, "record", "", "write the trace (JSON Lines) to `FILE`")
 	return c
 }
@@ -131,8 +131,8 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, sess.Options.Seed)
 	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
-	if opts.JUnit == "-" || opts.JSON == "-" {
-		return &exitError{ExitUsage, errors.New("proxy writes its reports to files (stdout is the agent's stream): give --junit/--json a path, not -")}
+	if !httpMode && (opts.JUnit == "-" || opts.JSON == "-") {
+		return &exitError{ExitUsage, errors.New("proxy over stdio: standard output is the agent's MCP stream, so the verdict cannot go there: give --junit/--json a file (--json verdict.json); - is for the HTTP modes (--listen)")}
 	}
 	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
 	if err != nil {
@@ -165,7 +165,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if err := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteProxy(w, v) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteProxy(w, v) },
-	}, red, nil); err != nil {
+	}, red, opts.IO.Out); err != nil {
 		return &exitError{ExitFailed, err}
 	}
 	if v.Failed() {

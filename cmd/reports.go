@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
@@ -22,19 +24,47 @@ func appendStepSummary(path string, rep *result.Report, red *redact.Redactor) er
 }
 
 // matrixReports is how check and sweep start their reports: the streams redact the endpoint's
-// secrets from here on, and --junit/--json are opened before anything is sent. Their matrix is
-// stdout, so "-" is refused (run, whose report can go to stdout, has its own rule).
-func matrixReports(s *iostreams.IOStreams, secrets *redact.Secrets, command, junit, json string) (*redact.Redactor, *reportfile.Set, error) {
+// secrets from here on, and --junit/--json are opened before anything is sent. A report may go
+// to stdout (-), as run's can; the matrix then goes to stderr (humanOut).
+func matrixReports(s *iostreams.IOStreams, secrets *redact.Secrets, junit, json string) (*redact.Redactor, *reportfile.Set, error) {
 	red := redact.New(secrets)
 	s.Redact(red)
-	if junit == "-" || json == "-" {
-		return nil, nil, &exitError{ExitUsage, fmt.Errorf("%s writes its reports to files: give --junit/--json a path, not -", command)}
-	}
 	reports, err := reportfile.OpenSet(junit, json, "")
 	if err != nil {
 		return nil, nil, &exitError{ExitUsage, err}
 	}
 	return red, reports, nil
+}
+
+// reportArgs checks the report flags before the positional arguments: a report flag written
+// without its file took the next flag for one ("check --json --endpoint x"), which leaves the
+// flag's value over as a stray argument; saying so is clearer than "unknown command".
+func reportArgs(args cobra.PositionalArgs, junit, json *string) cobra.PositionalArgs {
+	return func(c *cobra.Command, a []string) error {
+		for _, f := range []struct {
+			flag string
+			path *string
+		}{{"--junit", junit}, {"--json", json}} {
+			if f.path == nil {
+				continue
+			}
+			if err := reportfile.CheckPath(f.flag, *f.path); err != nil {
+				return &exitError{ExitUsage, err}
+			}
+		}
+		return args(c, a)
+	}
+}
+
+// humanOut is where a command writes its human-readable report, and whether in colour: stdout,
+// or stderr when a machine-readable report takes stdout (--json -, --junit -), so that stdout
+// stays one document a parser reads whole.
+func humanOut(s *iostreams.IOStreams, reports *reportfile.Set, noColor bool) (io.Writer, bool) {
+	color := s.ColorEnabled(noColor)
+	if reports.Stdout != "" {
+		return s.ErrOut, color && s.LiveErr()
+	}
+	return s.Out, color
 }
 
 // writeScenarios saves the scenarios that ran to dir (check and sweep --write; "" saves none),

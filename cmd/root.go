@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/github"
+	"github.com/idemtest/idemtest/internal/reportschema"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
@@ -188,16 +190,30 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 	return root
 }
 
-// NewCmdSchema prints the JSON Schema of the scenario format (or of idemtest.yaml).
+// NewCmdSchema prints the JSON Schema of the scenario format (or of idemtest.yaml), or with
+// --report KIND that of a machine-readable output.
 func NewCmdSchema(f *Factory) *cobra.Command {
 	var config bool
+	var report string
 	c := &cobra.Command{
 		Use:   "schema",
-		Short: "Print the JSON Schema of scenario files (or of idemtest.yaml), for editors",
+		Short: "Print the JSON Schema of scenario files (or of idemtest.yaml, or of a JSON report)",
 		Example: `  idemtest schema > idemtest.schema.json
-  idemtest schema --config > idemtest-config.schema.json`,
+  idemtest schema --config > idemtest-config.schema.json
+  idemtest schema --report run > idemtest-run-report.schema.json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
+			if c.Flags().Changed("report") {
+				if config {
+					return &exitError{ExitUsage, errors.New("--config and --report: give one")}
+				}
+				b, err := reportschema.Schema(report)
+				if err != nil {
+					return &exitError{ExitUsage, fmt.Errorf("--report: %w", err)}
+				}
+				_, err = f.IO.Out.Write(b)
+				return err
+			}
 			b, err := schema.JSON(config)
 			if err != nil {
 				return &exitError{ExitFailed, err}
@@ -207,6 +223,8 @@ func NewCmdSchema(f *Factory) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&config, "config", false, "the schema of idemtest.yaml instead")
+	c.Flags().StringVar(&report, "report", "", "the schema of a machine-readable output instead: `KIND` is "+strings.Join(reportschema.Kinds, ", ")+" (one line of a trace)")
+	_ = c.RegisterFlagCompletionFunc("report", cobra.FixedCompletions(reportschema.Kinds, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 

@@ -56,7 +56,9 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 		Example: `  idemtest run examples/scenarios
   idemtest run --junit report.xml --json report.json scenarios/
   idemtest run --html report.html scenarios/
-  idemtest run --trials 50 --run 'burst' scenarios/refund.yaml`,
+  idemtest run --trials 50 --run 'burst' scenarios/refund.yaml
+  idemtest run --json - scenarios/ | jq .summary`,
+		Args: reportArgs(cobra.ArbitraryArgs, &opts.JUnit, &opts.JSON),
 		RunE: func(c *cobra.Command, args []string) error {
 			// 0 is the default (each scenario's own trials), not a value to give.
 			if c.Flags().Changed("trials") && opts.Trials < 1 {
@@ -143,13 +145,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	defer closeTrace()
 
-	color := opts.IO.ColorEnabled(opts.NoColor)
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
-	out := opts.IO.Out
-	if reports.Stdout != "" {
-		out = opts.IO.ErrOut
-		color = color && opts.IO.LiveErr()
-	}
+	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &result.Report{Start: time.Now(), Interrupted: true}
 	if !interrupted {

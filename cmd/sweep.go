@@ -53,7 +53,7 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
   idemtest sweep session.jsonl
   idemtest sweep session.jsonl --endpoint refunds --fresh-per-run --junit sweep.xml
   idemtest sweep session.jsonl --mcp-url http://127.0.0.1:3000/mcp --write scenarios/sweep`,
-		Args: cobra.ExactArgs(1),
+		Args: reportArgs(cobra.ExactArgs(1), &opts.JUnit, &opts.JSON),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Trace = args[0]
 			if runF != nil {
@@ -66,7 +66,7 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl := c.Flags()
 	fl.BoolVar(&opts.FreshPerRun, "fresh-per-run", false, "start the config's services, sinks and a stdio MCP server afresh for every run (else runs share them)")
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a case per call and fault)")
-	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
+	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	return c
@@ -87,11 +87,12 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	red, reports, err := matrixReports(opts.IO, sc.Secrets, "sweep", opts.JUnit, opts.JSON)
+	red, reports, err := matrixReports(opts.IO, sc.Secrets, opts.JUnit, opts.JSON)
 	if err != nil {
 		return err
 	}
 	defer reports.Close()
+	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun,
 		OnCell: func(c *sweep.Cell) {
@@ -112,16 +113,16 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, err)}
 		}
 		if rep != nil {
-			terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+			terminal.SweepTable(out, rep, color)
 		}
 		return &exitError{ExitFailed, err}
 	}
-	terminal.SweepTable(opts.IO.Out, rep, opts.IO.ColorEnabled(opts.NoColor))
+	terminal.SweepTable(out, rep, color)
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := errors.Join(reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
-	}, red, nil), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
+	}, red, opts.IO.Out), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
 	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 

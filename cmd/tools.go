@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -20,7 +22,9 @@ import (
 type ToolsOptions struct {
 	IO *iostreams.IOStreams
 	EndpointOptions
-	JSON bool
+	// JSON is the file the JSON list goes to, "-" for standard output (the table then goes to
+	// stderr).
+	JSON string
 }
 
 // NewCmdTools builds idemtest tools.
@@ -30,8 +34,9 @@ func NewCmdTools(f *Factory, runF func(context.Context, *ToolsOptions) error) *c
 		Use:   "tools",
 		Short: "List an endpoint's tools and whether idemtest treats each as mutating",
 		Example: `  idemtest tools --endpoint refunds_mcp
-  idemtest tools --mcp-command "node server.js" --json`,
-		Args: cobra.NoArgs,
+  idemtest tools --mcp-command "node server.js" --json -`,
+		// --json was a switch: "tools --json --endpoint x" takes "--endpoint" for the file.
+		Args: reportArgs(cobra.NoArgs, nil, &opts.JSON),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -40,7 +45,7 @@ func NewCmdTools(f *Factory, runF func(context.Context, *ToolsOptions) error) *c
 		},
 	}
 	opts.flags(c)
-	c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	c.Flags().StringVar(&opts.JSON, "json", "", "write the tools as JSON to `FILE` (- for standard output)")
 	return c
 }
 
@@ -49,15 +54,25 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.IO.Redact(redact.New(sc.Secrets))
+	red := redact.New(sc.Secrets)
+	opts.IO.Redact(red)
+	reports, err := reportfile.OpenSet("", opts.JSON, "")
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer reports.Close()
 	tools, err := runner.Tools(ctx, sc, name)
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
-	if opts.JSON {
-		return jsonreport.WriteTools(opts.IO.Out, tools)
+	out, _ := humanOut(opts.IO, reports, false)
+	if err := terminal.ToolsTable(out, tools); err != nil {
+		return err
 	}
-	return terminal.ToolsTable(opts.IO.Out, tools)
+	if err := reports.Write(reportfile.Writers{JSON: func(w io.Writer) error { return jsonreport.WriteTools(w, tools) }}, red, opts.IO.Out); err != nil {
+		return &exitError{ExitFailed, err}
+	}
+	return nil
 }
 
 // InitOptions are the inputs of idemtest init.

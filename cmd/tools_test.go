@@ -14,7 +14,42 @@ import (
 
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 )
+
+// TestJSONFlagUsage: --json takes a FILE or - on every command; what cannot be meant is bad
+// usage (exit 2) that says what to write, before anything is sent.
+func TestJSONFlagUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"tools bare --json", []string{"tools", "--mcp-url", "http://127.0.0.1:1/mcp", "--json"}, "--json takes a FILE, or - for standard output (--json -)"},
+		{"tools --json before a flag", []string{"tools", "--json", "--mcp-url", "http://127.0.0.1:1/mcp"}, "--json --mcp-url: a report path cannot start with \"-\": write --json - for standard output"},
+		{"check --json before a flag", []string{"check", "--json", "--mcp-url", "http://127.0.0.1:1/mcp"}, "--json --mcp-url: a report path cannot start with \"-\": write --json - for standard output"},
+		{"sweep --json before a flag", []string{"sweep", "t.jsonl", "--json", "--endpoint", "x"}, "--json --endpoint: a report path cannot start with"},
+		{"run --json before a flag", []string{"run", "--json", "--trials", "2", "."}, "--json --trials: a report path cannot start with"},
+		{"check two reports on stdout", []string{"check", "--json", "-", "--junit", "-", "--mcp-url", "http://127.0.0.1:1/mcp"}, "only one report can go to standard output"},
+		{"proxy stdio --json -", []string{"proxy", "--json", "-", "--", "true"}, "standard output is the agent's MCP stream"},
+		{"proxy stdio --junit -", []string{"proxy", "--junit", "-", "--", "true"}, "give --junit/--json a file (--json verdict.json); - is for the HTTP modes"},
+		{"schema unknown report", []string{"schema", "--report", "junit"}, `unknown report kind "junit": use one of run, check, sweep, proxy, tools, trace`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			io, out, errOut := iostreams.Test()
+			if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, tc.args); code != ExitUsage {
+				t.Fatalf("exit %d, want %d\n%s%s", code, ExitUsage, out, errOut)
+			}
+			if !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("stderr %q does not say %q", errOut, tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+		})
+	}
+}
 
 // TestToolsEscapesHostileNames lists and scaffolds the tools of a real MCP server whose tool
 // names carry terminal escapes, an RTL override and a forged workflow command: none of it
@@ -32,12 +67,22 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"tools", "--mcp-url", ts.URL},
-		{"tools", "--json", "--mcp-url", ts.URL},
+		{"tools", "--json", "-", "--mcp-url", ts.URL},
 		{"init", "--mcp-url", ts.URL, "--dir", dir},
 	} {
 		io, out, errOut := iostreams.Test()
 		if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, args); code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s%s", args[0], code, out, errOut)
+		}
+		if args[1] == "--json" {
+			// Standard output is the JSON alone (the table went to stderr), and it is valid.
+			if err := schemacheck.Validate("tools", out.Bytes()); err != nil {
+				t.Errorf("tools --json -: %v\n%s", err, out)
+			}
+			var list []struct{ Name string }
+			if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != 1 || list[0].Name != hostile {
+				t.Errorf("tools --json - decodes to %+v (%v), want the name whole", list, err)
+			}
 		}
 		got := out.String() + errOut.String()
 		if strings.ContainsAny(got, "\x1b\x07\u202e") || strings.Contains(got, "\n::") {
@@ -87,7 +132,7 @@ func TestToolsClipsLongNames(t *testing.T) {
 	}
 
 	io, out, errOut = iostreams.Test()
-	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "--mcp-url", ts.URL}); code != ExitOK {
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "-", "--mcp-url", ts.URL}); code != ExitOK {
 		t.Fatalf("--json: exit %d\n%s%s", code, out, errOut)
 	}
 	if !strings.Contains(out.String(), `"`+long+`"`) {

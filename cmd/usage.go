@@ -28,10 +28,16 @@ var flagSynonyms = map[string]string{
 	"tags": "tag", "filter": "run", "junit-xml": "junit", "xml": "junit",
 }
 
-// flagError adds a did-you-mean to an unknown flag: the command's flag names closest to it
+// reportFlags are the flags that take a report's file, or - for standard output.
+var reportFlags = map[string]bool{"json": true, "junit": true, "html": true}
+
+// flagError says how a report flag without its file is written (--json -), and adds a did-you-mean to an unknown flag: the command's flag names closest to it
 // (a typo) or the one meant under another tool's name.
 func flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag needs an argument: --"); ok && reportFlags[flag] {
+		return fmt.Errorf("%s: --%s takes a FILE, or - for standard output (--%s -)", msg, flag, flag)
+	}
 	name, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
 		return err

@@ -1,5 +1,5 @@
 // Package reporters holds what every report of idemtest shares: the one escaping of text that
-// came from outside (Escape, EscapeText, EscapeJSON), the clipping of long names in tables, and
+// came from outside (Escape, EscapeText; JSON is escaped by safejson as it is encoded), the clipping of long names in tables, and
 // the wording of a run (a trial's call history, a failure explained, the summary line). Each
 // output format is a package of its own below it, pure over the results it is given; none
 // re-reads scenario files:

@@ -1,10 +1,11 @@
 package reporters
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/idemtest/idemtest/internal/safejson"
 )
 
 // Escape makes one line of text that came from outside idemtest (a server's answer, a tool
@@ -18,24 +19,6 @@ func Escape(s string) string { return escape(s, false) }
 // EscapeText is Escape for text of several lines (a message, a service's output): newlines and
 // tabs are kept, and every line is defused on its own.
 func EscapeText(s string) string { return escape(s, true) }
-
-// EscapeJSON is Escape for JSON printed to a terminal: every hostile character left raw by
-// encoding/json (DEL, C1 controls, bidi formatting) is written as a \uNNNN escape, which
-// decodes to the same value.
-func EscapeJSON(b []byte) []byte {
-	if !bytes.ContainsFunc(b, hostile) {
-		return b
-	}
-	var out bytes.Buffer
-	for _, r := range string(b) {
-		if hostile(r) {
-			fmt.Fprintf(&out, `\u%04x`, r)
-			continue
-		}
-		out.WriteRune(r)
-	}
-	return out.Bytes()
-}
 
 func escape(s string, lines bool) string {
 	if !needsEscape(s, lines) {
@@ -82,16 +65,5 @@ func needsEscape(s string, lines bool) bool {
 	return strings.Contains(s, "::") || strings.Contains(s, "##[")
 }
 
-// hostile reports a character that can change what a terminal shows, or where a log line
-// ends: controls, bidirectional formatting, line and paragraph separators.
-func hostile(r rune) bool {
-	switch {
-	case unicode.IsControl(r):
-		return true
-	case r == 0x061C, r == 0x200E, r == 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-		return true
-	case r == 0x2028, r == 0x2029:
-		return true
-	}
-	return false
-}
+// hostile is the one definition of a character that can drive a terminal or end a log line.
+func hostile(r rune) bool { return safejson.Hostile(r) }

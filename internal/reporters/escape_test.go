@@ -1,10 +1,6 @@
 package reporters
 
-import (
-	"encoding/json"
-	"strings"
-	"testing"
-)
+import "testing"
 
 func TestEscape(t *testing.T) {
 	tests := []struct{ name, in, line, text string }{
@@ -32,17 +28,5 @@ func TestEscape(t *testing.T) {
 				t.Errorf("EscapeText(%q) = %q, want %q", tc.in, got, tc.text)
 			}
 		})
-	}
-}
-
-func TestEscapeJSON(t *testing.T) {
-	in := []byte("{\"name\": \"a\u007f\u009b\u202eb\"}")
-	got := EscapeJSON(in)
-	var v map[string]string
-	if err := json.Unmarshal(got, &v); err != nil || v["name"] != "a\u007f\u009b\u202eb" {
-		t.Errorf("EscapeJSON(%q) = %q, decodes to %q (%v)", in, got, v["name"], err)
-	}
-	if strings.ContainsAny(string(got), "\u007f\u009b\u202e") {
-		t.Errorf("EscapeJSON left a raw character: %q", got)
 	}
 }

@@ -28,6 +28,9 @@ func OpenSet(junit, json, html string) (*Set, error) {
 	r := &Set{}
 	var dash []string
 	for _, p := range []struct{ flag, path, name string }{{"--junit", junit, "junit"}, {"--json", json, "json"}, {"--html", html, "html"}} {
+		if err := CheckPath(p.flag, p.path); err != nil {
+			return nil, err
+		}
 		if p.path == "-" {
 			dash = append(dash, p.flag)
 			r.Stdout = p.name
@@ -49,6 +52,15 @@ func OpenSet(junit, json, html string) (*Set, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// CheckPath refuses a report path that starts with "-" but is not "-": a report flag written
+// without its file took the next flag for one ("--json --endpoint x").
+func CheckPath(flag, path string) error {
+	if len(path) > 1 && path[0] == '-' {
+		return fmt.Errorf("%s %s: a report path cannot start with \"-\": write %s - for standard output, or ./%s for a file of that name", flag, path, flag, path)
+	}
+	return nil
 }
 
 // Open opens (creates or truncates) one report file; "" and "-" open nothing (a nil file).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/safejson"
 )
 
 // Version is the trace format version this package writes and reads.
@@ -124,8 +125,10 @@ func (w *Writer) Write(c Call) error {
 	return w.err
 }
 
+// line writes v as one line, its string values escaped (safejson): a trace is read on terminals
+// and in CI logs, and its calls carry what servers and agents sent.
 func (w *Writer) line(v any) error {
-	b, err := json.Marshal(v)
+	b, err := safejson.Marshal(v)
 	if err != nil {
 		return err
 	}

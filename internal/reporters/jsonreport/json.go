@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/safejson"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -154,11 +155,10 @@ func Write(w io.Writer, rep *result.Report, version string) error {
 	return nil
 }
 
-// encode writes v as indented JSON: the one encoder of the run, check, sweep and proxy reports.
+// encode writes v as indented JSON, its string values escaped (safejson): the one encoder of
+// the run, check, sweep, proxy and tools reports.
 func encode(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return safejson.Encode(w, v, "  ")
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
