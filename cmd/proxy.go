@@ -52,6 +52,9 @@ type ProxyOptions struct {
 	IgnoreArgs   []string
 	JUnit, JSON  string
 	Record       string
+	// RedactHeaders are more credential headers, besides Authorization, Proxy-Authorization,
+	// Cookie, Set-Cookie and X-Api-Key.
+	RedactHeaders []string
 }
 
 // NewCmdProxy builds idemtest proxy; runF replaces the action in tests.
@@ -109,6 +112,7 @@ is hidden in the verdict, the reports and the trace.`,
 	fl.StringVar(&opts.JUnit, "junit", "", "write the verdict as JUnit XML to `FILE` (- for standard output, in the HTTP modes)")
 	fl.StringVar(&opts.JSON, "json", "", "write the verdict as JSON to `FILE` (- for standard output, in the HTTP modes)")
 	fl.StringVar(&opts.Record, "record", "", "write the trace (JSON Lines) to `FILE`")
+	fl.StringArrayVar(&opts.RedactHeaders, "redact-header", nil, "HTTP modes: hide the values of this credential header `NAME` in the trace and the verdict, besides Authorization, Proxy-Authorization, Cookie, Set-Cookie and X-Api-Key (repeatable)")
 	return c
 }
 
@@ -140,6 +144,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	}
 	defer reports.Close()
 	sess.In, sess.Out, sess.Stdio.Stderr, sess.HTTP.Ready = opts.IO.In, opts.IO.Out, errOut, errOut
+	sess.Options.Log = errOut
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
@@ -153,7 +158,17 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
-	v := agentverdict.Judge(calls, jopts)
+	// A signal that ended the session (the HTTP modes' normal end) does not stop the verdict;
+	// one that comes while the verdict is computed does.
+	jctx := ctx
+	if ctx.Err() != nil {
+		jctx = context.Background()
+	}
+	v, err := agentverdict.JudgeContext(jctx, calls, jopts)
+	if err != nil {
+		return &exitError{ExitInterrupted, fmt.Errorf("verdict on the agent: %w", err)}
+	}
+	v.Notes = sess.Notes
 	if upErr != nil {
 		// A tool server that failed the agent is reported with the verdict (redacted: its
 		// stderr may quote a secret), which it turns into an error.
@@ -232,7 +247,7 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, agentverdict
 	}
 	sess := &proxy.Session{
 		Stdio:   proxy.StdioConfig{Command: opts.Command},
-		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold},
+		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold, RedactHeaders: opts.RedactHeaders},
 	}
 	if httpMode {
 		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts}

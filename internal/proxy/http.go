@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/endpoint/mcp"
 	"github.com/idemtest/idemtest/internal/netguard"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
@@ -232,6 +232,7 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	h.rec.SeeHeaders(r.Header)
 	args := json.RawMessage(body)
 	if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
 		args, _ = json.Marshal(string(body))
@@ -263,16 +264,23 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "idemtest proxy: upstream: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	rbody, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	resp.Body.Close()
+	defer resp.Body.Close()
+	h.rec.SeeHeaders(resp.Header)
+	// A body over the cap is not kept: the agent gets it streamed, the trace a marker.
+	rbody, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	over := len(rbody) > maxBody
 	outcome, msg := endpoint.ClassifyStatus(resp.StatusCode)
 	if rerr != nil {
 		outcome, msg = endpoint.Info, "upstream body: "+rerr.Error()
 	}
 	a := Answer{Outcome: outcome, Status: resp.StatusCode, Error: msg, Replayed: endpoint.IsReplayed(resp.Header)}
-	if json.Valid(rbody) {
+	switch {
+	case over:
+		a.Truncated = true
+		a.Error = strings.TrimPrefix(a.Error+"; ", "; ") + fmt.Sprintf("answer over the proxy's %s body cap: passed on, not recorded", sizeText(maxBody))
+	case json.Valid(rbody):
 		a.Result = rbody
-	} else if len(rbody) > 0 {
+	case len(rbody) > 0:
 		a.Result, _ = json.Marshal(string(rbody))
 	}
 	h.rec.Finish(p, a)
@@ -288,6 +296,9 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	copyHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(rbody)
+	if over {
+		_, _ = io.Copy(w, resp.Body)
+	}
 }
 
 // passThrough forwards a request that is not a tool call, streaming the answer.
@@ -317,6 +328,7 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	h.rec.SeeHeaders(r.Header)
 	act := h.mcp.fromAgent(body)
 	if act.then != nil {
 		// The proxy's own tools/list goes first, on the agent's session, so that the call's
@@ -358,11 +370,30 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if resp.StatusCode >= 400 {
 		h.upstreamFailed("HTTP " + resp.Status)
 	}
+	h.rec.SeeHeaders(resp.Header)
 	ct := resp.Header.Get("Content-Type")
 	copyHeaders(w.Header(), resp.Header)
 	switch {
 	case strings.HasPrefix(ct, "application/json"):
-		rbody, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		rbody, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+		if len(rbody) > maxBody {
+			// Over the cap: read through for the id, never held, and answer in its place.
+			var scan mcp.IDScanner
+			scan.Feed(rbody)
+			n, _ := io.Copy(scanWriter{&scan}, resp.Body)
+			d := dropped{size: int64(len(rbody)) + n}
+			d.id, d.request = scan.ID()
+			reply, note := h.mcp.serverDropped(d, maxBody)
+			h.rec.Note(note)
+			if reply == nil {
+				h.withhold(w, r, act.watch, false)
+				return
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(resp.StatusCode)
+			_, _ = w.Write(reply)
+			return
+		}
 		if deliver, then := h.mcp.fromServer(rbody); !deliver {
 			h.withhold(w, r, act.watch, false)
 			return
@@ -377,7 +408,15 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		_ = rc.Flush()
 		held := false
-		readEvents(resp.Body, func(event []byte, data []byte) {
+		h.readEvents(resp.Body, func(event []byte, data []byte) {
+			if event == nil {
+				// An event over the cap: data is the error answer in its place, if any.
+				if data != nil {
+					_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", bytes.TrimSpace(data))
+					_ = rc.Flush()
+				}
+				return
+			}
 			deliver, then := h.mcp.fromServer(data)
 			if then != nil {
 				h.own(r, then)
@@ -459,7 +498,7 @@ func (h *httpProxy) ownCtx(ctx context.Context, r *http.Request, msg []byte) {
 		}
 		msg = nil
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			readEvents(resp.Body, func(_, data []byte) {
+			h.readEvents(resp.Body, func(_, data []byte) {
 				if _, then := h.mcp.fromServer(data); then != nil {
 					msg = then
 				}
@@ -472,32 +511,70 @@ func (h *httpProxy) ownCtx(ctx context.Context, r *http.Request, msg []byte) {
 	}
 }
 
+// scanWriter feeds what is written to an IDScanner.
+type scanWriter struct{ s *mcp.IDScanner }
+
+func (w scanWriter) Write(p []byte) (int, error) {
+	w.s.Feed(p)
+	return len(p), nil
+}
+
 // readEvents calls fn with each server-sent event (its raw lines, the blank line included) and
-// its data.
-func readEvents(r io.Reader, fn func(event, data []byte)) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// its data. An event over maxBody is not held: its data is read through for a JSON-RPC id, and
+// fn gets a nil event and, for an answer with an id, the session's error answer in its place.
+func (h *httpProxy) readEvents(r io.Reader, fn func(event, data []byte)) {
+	lr := newLineReader(r, maxBody)
 	var event, data bytes.Buffer
+	var scan *mcp.IDScanner
+	var size int64
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+		line, d, err := lr.next()
+		if err != nil {
+			return
+		}
+		size += int64(len(line))
+		if d != nil {
+			size += d.size
+		}
+		if scan == nil && (d != nil || size > maxBody) {
+			scan = &mcp.IDScanner{}
+			scan.Feed(data.Bytes())
+			event.Reset()
+			data.Reset()
+		}
+		t := bytes.TrimRight(line, "\r\n")
+		switch {
+		case d != nil:
+			// A data line over the cap: its id, if any, was scanned as it was read.
+			if d.id != nil {
+				scan = &mcp.IDScanner{}
+				scan.Feed(fmt.Appendf(nil, `{"id":%s}`, d.id))
+			}
+		case len(t) == 0:
+			if scan != nil {
+				dd := dropped{size: size}
+				dd.id, dd.request = scan.ID()
+				reply, note := h.mcp.serverDropped(dd, maxBody)
+				h.rec.Note(note)
+				fn(nil, reply)
+			} else if event.Len() > 0 {
+				fn(bytes.Clone(event.Bytes()), bytes.Clone(data.Bytes()))
+			}
+			event.Reset()
+			data.Reset()
+			scan, size = nil, 0
+		case scan != nil:
+			if v, ok := bytes.CutPrefix(t, []byte("data:")); ok {
+				scan.Feed(bytes.TrimPrefix(v, []byte(" ")))
+			}
+		default:
 			event.Write(line)
-			t := bytes.TrimRight(line, "\r\n")
-			switch {
-			case len(t) == 0:
-				if event.Len() > 0 {
-					fn(bytes.Clone(event.Bytes()), bytes.Clone(data.Bytes()))
-				}
-				event.Reset()
-				data.Reset()
-			case bytes.HasPrefix(t, []byte("data:")):
+			if v, ok := bytes.CutPrefix(t, []byte("data:")); ok {
 				if data.Len() > 0 {
 					data.WriteByte('\n')
 				}
-				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(t, []byte("data:")), []byte(" ")))
+				data.Write(bytes.TrimPrefix(v, []byte(" ")))
 			}
-		}
-		if err != nil {
-			return
 		}
 	}
 }

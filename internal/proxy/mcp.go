@@ -390,3 +390,61 @@ func classify(m rpcMsg) Answer {
 	}
 	return a
 }
+
+// Codes of the JSON-RPC errors the proxy answers for a message it dropped at its line cap.
+const (
+	// tooLargeRequest answers an agent's request the proxy did not forward.
+	tooLargeRequest = -32600
+	// tooLargeAnswer replaces a server's answer the proxy did not deliver.
+	tooLargeAnswer = -32603
+)
+
+// rpcError is a JSON-RPC error answer for id, as a line.
+func rpcError(id json.RawMessage, code int, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	return append(b, '\n')
+}
+
+// agentDropped handles a message from the agent that the proxy dropped at its cap of max
+// bytes: a request with an id gets an error answer (reply), so that the agent does not wait
+// for ever; note says what happened, for the verdict.
+func (s *mcpSession) agentDropped(d dropped, max int) (reply []byte, note string) {
+	note = fmt.Sprintf("dropped a message of %s from the agent: over the %s line cap, not forwarded", sizeText(d.size), sizeText(int64(max)))
+	if d.request && d.id != nil {
+		note += fmt.Sprintf("; request id %s answered with an error", d.id)
+		reply = rpcError(d.id, tooLargeRequest, fmt.Sprintf("idemtest proxy: request of %s is over the %s line cap; not forwarded to the tool server", sizeText(d.size), sizeText(int64(max))))
+	}
+	return reply, note
+}
+
+// serverDropped handles a message from the server that the proxy dropped at its cap of max
+// bytes. An answer to an agent's call is recorded as info (the server may have executed it; the
+// agent cannot know) and the agent gets an error in its place (reply), unless a fault keeps the
+// answer from the agent anyway; an answer to the proxy's own request is not the agent's.
+func (s *mcpSession) serverDropped(d dropped, max int) (reply []byte, note string) {
+	note = fmt.Sprintf("dropped a message of %s from the tool server: over the %s line cap, not delivered", sizeText(d.size), sizeText(int64(max)))
+	if d.request || d.id == nil {
+		return nil, note
+	}
+	msg := fmt.Sprintf("idemtest proxy: the tool server's answer of %s is over the %s line cap; dropped", sizeText(d.size), sizeText(int64(max)))
+	id := string(d.id)
+	s.mu.Lock()
+	f := s.inflight[id]
+	delete(s.inflight, id)
+	if f == nil && id == s.hsID {
+		s.hsErr = msg
+	}
+	s.mu.Unlock()
+	note += "; answer to request id " + id
+	switch {
+	case f != nil && f.own:
+		return nil, note
+	case f != nil && f.p != nil:
+		s.rec.Finish(f.p, Answer{Outcome: endpoint.Info, Error: msg})
+		note += fmt.Sprintf(" (%s call #%d, recorded as info)", f.p.Tool, f.p.Seq)
+		if k := f.p.Fault.Kind; k == fault.LoseResponse || k == fault.Timeout {
+			return nil, note
+		}
+	}
+	return rpcError(d.id, tooLargeAnswer, msg), note
+}

@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -34,6 +38,13 @@ type Options struct {
 	Hold time.Duration
 	// Trace receives every call when the recorder closes; may be nil.
 	Trace *trace.Writer
+	// RedactHeaders are more HTTP headers, besides redact.CredentialHeaders, whose values are
+	// credentials: the values the proxy sees in them are hidden in the calls it returns and the
+	// trace, also where a server echoes them in an answer.
+	RedactHeaders []string
+	// Log receives a line for each note as it is made (a message dropped at the line cap);
+	// may be nil.
+	Log io.Writer
 }
 
 // Recorder numbers the calls that pass through a proxy, decides their faults, and keeps what
@@ -50,7 +61,15 @@ type Recorder struct {
 	pending  map[int]*Pending
 	calls    []trace.Call
 	faults   int
+	notes    []string
+	dropped  int // notes left out past maxNotes
+	// secrets are the credential header values seen; hidden counts them.
+	secrets redact.Secrets
+	hidden  int
 }
+
+// maxNotes bounds the notes a recorder keeps; the rest are counted.
+const maxNotes = 100
 
 // Pending is a call that was sent and not yet answered.
 type Pending struct {
@@ -70,6 +89,8 @@ type Answer struct {
 	Replayed bool
 	Result   json.RawMessage
 	Error    string
+	// Truncated is an answer too long to keep (over the proxy's body cap): Result is empty.
+	Truncated bool
 }
 
 // NewRecorder returns a recorder; every call's time counts from now.
@@ -142,6 +163,47 @@ func (r *Recorder) Begin(tool string, args json.RawMessage, key string) *Pending
 	return p
 }
 
+// SeeHeaders notes the values of the credential headers in h (redact.CredentialHeaders and
+// Options.RedactHeaders), to be hidden wherever they appear in what the recorder returns.
+func (r *Recorder) SeeHeaders(h http.Header) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, names := range [][]string{redact.CredentialHeaders, r.opts.RedactHeaders} {
+		for _, name := range names {
+			for _, v := range h.Values(name) {
+				r.secrets.AddHeader(name, v)
+				r.hidden++
+			}
+		}
+	}
+}
+
+// Note records something the verdict should say about the session that is no call (a message
+// the proxy dropped), and writes it to Options.Log.
+func (r *Recorder) Note(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opts.Log != nil {
+		fmt.Fprintf(r.opts.Log, "idemtest proxy: %s\n", msg)
+	}
+	if len(r.notes) < maxNotes {
+		r.notes = append(r.notes, msg)
+		return
+	}
+	r.dropped++
+}
+
+// Notes returns the notes recorded so far, the last saying how many more were left out.
+func (r *Recorder) Notes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.notes)
+	if r.dropped > 0 {
+		out = append(out, fmt.Sprintf("and %d more notes like these", r.dropped))
+	}
+	return out
+}
+
 // Cancel notes that the agent gave up on a call.
 func (r *Recorder) Cancel(p *Pending) {
 	r.mu.Lock()
@@ -162,6 +224,7 @@ func (r *Recorder) finish(p *Pending, a Answer, answered bool) {
 	delete(r.pending, p.Seq)
 	c := p.call
 	c.Outcome, c.Status, c.Replayed, c.Result, c.Error = a.Outcome, a.Status, a.Replayed, a.Result, a.Error
+	c.ResultTruncated = a.Truncated
 	c.DurationUS = time.Since(p.start).Microseconds()
 	if answered && (p.Fault.Kind == fault.LoseResponse || p.Fault.Kind == fault.Timeout) {
 		c.Outcome = endpoint.Info
@@ -195,14 +258,43 @@ func (r *Recorder) Close() ([]trace.Call, error) {
 		// Decided now: a tools/list answer may have come after the call.
 		calls[i].Mutating = r.mutating(calls[i].Tool)
 	}
+	var red *redact.Redactor
+	if r.hidden > 0 {
+		red = redact.New(&r.secrets)
+	}
 	r.mu.Unlock()
 	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
+	if red != nil {
+		for i := range calls {
+			hide(red, &calls[i])
+		}
+	}
 	if r.opts.Trace != nil {
 		for _, c := range calls {
-			if err := r.opts.Trace.Write(c); err != nil {
+			if err := r.opts.Trace.Write(trace.Bound(c)); err != nil {
 				return calls, err
 			}
 		}
 	}
 	return calls, nil
+}
+
+// hide replaces the secrets in what a call recorded. JSON whose text a secret spans in a way
+// that breaks it (a number, a key) is kept as a string.
+func hide(red *redact.Redactor, c *trace.Call) {
+	for _, raw := range []*json.RawMessage{&c.Args, &c.Result} {
+		if len(*raw) == 0 {
+			continue
+		}
+		s := red.String(string(*raw))
+		if s == string(*raw) {
+			continue
+		}
+		if !json.Valid([]byte(s)) {
+			b, _ := json.Marshal(s)
+			s = string(b)
+		}
+		*raw = json.RawMessage(s)
+	}
+	c.Error, c.Key, c.Tool = red.String(c.Error), red.String(c.Key), red.String(c.Tool)
 }

@@ -23,6 +23,9 @@ type Session struct {
 	Options Options
 	// Record, when set, receives the session's trace (JSON Lines).
 	Record io.Writer
+	// Notes are what the proxy could not pass on (messages dropped at its line cap), set once
+	// Run returns.
+	Notes []string
 }
 
 // Header is the session's trace header: the tool server it forwards to and how.
@@ -53,6 +56,7 @@ func (s *Session) Run(ctx context.Context) (calls []trace.Call, upstream *Upstre
 		err = RunHTTP(ctx, rec, s.HTTP)
 	}
 	calls, cerr := rec.Close()
+	s.Notes = rec.Notes()
 	if errors.As(err, &upstream) {
 		err = nil
 	}

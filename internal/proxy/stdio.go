@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -25,10 +24,9 @@ type StdioConfig struct {
 	// Grace is how long the server has to exit after its stdin closes or SIGTERM, before
 	// SIGKILL; 0 means 5s.
 	Grace time.Duration
+	// MaxLine bounds one message in either direction; 0 means MaxLine.
+	MaxLine int
 }
-
-// maxMessage bounds one JSON-RPC message on stdio.
-const maxMessage = 64 << 20
 
 // RunStdio speaks MCP to the agent on agentIn/agentOut and to the server, started as a child in
 // a process group of its own, on its stdin/stdout. Messages are newline-delimited JSON, as in
@@ -74,19 +72,23 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 
-	p := &stdioProxy{s: newMCPSession(rec), hold: rec.opts.Hold, agentOut: agentOut, toServer: toServer, stop: make(chan struct{})}
+	maxLine := cfg.MaxLine
+	if maxLine <= 0 {
+		maxLine = MaxLine
+	}
+	p := &stdioProxy{s: newMCPSession(rec), rec: rec, max: maxLine, hold: rec.opts.Hold, agentOut: agentOut, toServer: toServer, stop: make(chan struct{})}
 	serverDone := make(chan struct{})
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		defer close(serverDone)
-		readLines(fromServer, p.fromServer)
+		readLines(fromServer, maxLine, p.fromServer, p.serverDropped)
 	}()
 	agentDone := make(chan struct{})
 	go func() {
 		// Not in wg: a read of the agent's stream may block until the agent goes away.
 		defer close(agentDone)
-		readLines(agentIn, p.fromAgent)
+		readLines(agentIn, maxLine, p.fromAgent, p.agentDropped)
 	}()
 
 	serverEnded := false
@@ -188,6 +190,8 @@ func fromLine(kept string, limit int) string {
 // stdioProxy moves messages between an agent and a server over stdio.
 type stdioProxy struct {
 	s        *mcpSession
+	rec      *Recorder
+	max      int
 	hold     time.Duration
 	agentOut io.Writer
 	toServer io.Writer
@@ -220,6 +224,24 @@ func (p *stdioProxy) fromServer(line []byte) {
 	}
 	if then != nil {
 		p.send(then)
+	}
+}
+
+// agentDropped answers the agent for a request dropped at the line cap, and notes the drop.
+func (p *stdioProxy) agentDropped(d dropped) {
+	reply, note := p.s.agentDropped(d, p.max)
+	p.rec.Note(note)
+	if reply != nil {
+		p.toAgent(reply)
+	}
+}
+
+// serverDropped answers the agent for an answer dropped at the line cap, and notes the drop.
+func (p *stdioProxy) serverDropped(d dropped) {
+	reply, note := p.s.serverDropped(d, p.max)
+	p.rec.Note(note)
+	if reply != nil {
+		p.toAgent(reply)
 	}
 }
 
@@ -268,25 +290,4 @@ func (p *stdioProxy) after(d time.Duration, fn func()) {
 		case <-p.stop:
 		}
 	}()
-}
-
-// readLines calls fn with each newline-terminated line of r (the newline kept, added if the
-// stream ended without one) until r ends.
-func readLines(r io.Reader, fn func([]byte)) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > maxMessage {
-			line = nil
-		}
-		if len(line) > 0 {
-			if line[len(line)-1] != '\n' {
-				line = append(line, '\n')
-			}
-			fn(line)
-		}
-		if err != nil {
-			return
-		}
-	}
 }

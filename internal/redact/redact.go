@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"io"
@@ -157,4 +158,43 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// CredentialHeaders are the HTTP headers whose values are credentials wherever they are seen:
+// the proxy hides them in what it records, also when a server echoes them in an answer.
+var CredentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key"}
+
+// AddHeader records the credentials in a value of an HTTP header, shown as Mask: the whole
+// value, the token after an authentication scheme ("Bearer abc": abc, "Basic …": the encoded
+// pair and its password), and the value of each cookie ("a=b; c=d": b and d; a Set-Cookie's
+// attributes are not credentials).
+func (s *Secrets) AddHeader(name, value string) {
+	value = strings.TrimSpace(value)
+	s.Add(value, Mask)
+	switch strings.ToLower(name) {
+	case "cookie", "set-cookie":
+		pairs := strings.Split(value, ";")
+		if strings.EqualFold(name, "set-cookie") {
+			pairs = pairs[:1]
+		}
+		for _, p := range pairs {
+			if _, v, ok := strings.Cut(p, "="); ok {
+				s.Add(strings.Trim(strings.TrimSpace(v), `"`), Mask)
+			}
+		}
+	default:
+		scheme, token, ok := strings.Cut(value, " ")
+		if !ok {
+			return
+		}
+		token = strings.TrimSpace(token)
+		s.Add(token, Mask)
+		if strings.EqualFold(scheme, "basic") {
+			if pair, err := base64.StdEncoding.DecodeString(token); err == nil {
+				if _, pw, ok := strings.Cut(string(pair), ":"); ok {
+					s.Add(pw, Mask)
+				}
+			}
+		}
+	}
 }

@@ -60,3 +60,22 @@ func xmlText(s string) string {
 	xml.EscapeText(&b, []byte(s))
 	return b.String()
 }
+
+func TestAddHeaderHidesEachCredential(t *testing.T) {
+	var s Secrets
+	s.AddHeader("Authorization", "Bearer tok-123456")
+	s.AddHeader("Proxy-Authorization", "Basic dXNlcjpwYXNzLTk4NzY=") // user:pass-9876
+	s.AddHeader("Cookie", "session=ck-abcdef; theme=dark-mode")
+	s.AddHeader("Set-Cookie", `sid="sc-777777"; Path=/; HttpOnly`)
+	r := New(&s)
+	in := `{"auth":"Bearer tok-123456","token":"tok-123456","pw":"pass-9876","basic":"dXNlcjpwYXNzLTk4NzY=","c":"ck-abcdef dark-mode","sid":"sc-777777","path":"Path=/"}`
+	got := r.String(in)
+	for _, leaked := range []string{"tok-123456", "pass-9876", "dXNlcjpwYXNzLTk4NzY=", "ck-abcdef", "dark-mode", "sc-777777"} {
+		if strings.Contains(got, leaked) {
+			t.Errorf("%q left in %s", leaked, got)
+		}
+	}
+	if !strings.Contains(got, "Path=/") {
+		t.Errorf("a cookie attribute was hidden: %s", got)
+	}
+}

@@ -41,7 +41,8 @@ func (t *Tracer) Event(ev runner.Event) {
 	t.seq++
 	c.Seq = t.seq
 	c.AtUS = ev.Call.Start.Sub(t.start).Microseconds()
-	t.err = t.w.Write(c)
+	// A call with a result too long for a trace line is written without it, marked.
+	t.err = t.w.Write(trace.Bound(c))
 }
 
 // Err is the first error writing the trace.

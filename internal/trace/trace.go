@@ -77,6 +77,10 @@ type Call struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	DurationUS int64           `json:"duration_us"`
+	// ResultTruncated and ArgsTruncated mark a result or arguments left out so that the line
+	// stays within MaxLine (see Bound).
+	ResultTruncated bool `json:"result_truncated,omitempty"`
+	ArgsTruncated   bool `json:"args_truncated,omitempty"`
 	// Fault is the fault injected on this call ("lose-response", "error:503"), "" for none.
 	Fault string `json:"fault,omitempty"`
 	// Scenario, Trial, Step and Endpoint say where a call of idemtest run came from: a run

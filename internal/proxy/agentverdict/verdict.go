@@ -2,6 +2,7 @@ package agentverdict
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -67,6 +68,9 @@ type Verdict struct {
 	// Error, when set, is why no verdict can stand: the tool server ended while the agent was
 	// connected, or never answered its initialize request.
 	Error string `json:"error,omitempty"`
+	// Notes are what the proxy could not pass on or judge: messages it dropped at its line
+	// cap.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Failed reports whether a finding is a violation or the session failed.
@@ -100,6 +104,16 @@ func (v Verdict) Result() string {
 
 // Judge applies the agent checks to calls in the order the agent sent them. It is pure.
 func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
+	v, _ := JudgeContext(context.Background(), calls, opts)
+	return v
+}
+
+// ctxEvery is how many calls the verdict judges between two looks at its context.
+const ctxEvery = 1 << 10
+
+// JudgeContext is Judge that gives up when ctx ends, returning its error. Each call's
+// arguments are decoded once: the verdict is near-linear in the number of calls.
+func JudgeContext(ctx context.Context, calls []trace.Call, opts JudgeOptions) (Verdict, error) {
 	v := Verdict{Calls: len(calls), Findings: []Finding{}}
 	v.Checked = []Check{CheckKeyPresent, CheckRetrySameKey, CheckOneKeyOneCall, CheckRetried}
 	if opts.KeyPattern != nil {
@@ -111,6 +125,10 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 		}
 		v.Findings = append(v.Findings, f)
 	}
+	ix, err := newIndex(ctx, calls, opts.IgnoreArgs)
+	if err != nil {
+		return v, err
+	}
 	type first struct {
 		seq  int
 		sig  string
@@ -119,6 +137,11 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 	}
 	byKey := map[string]first{}
 	for i, c := range calls {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return v, err
+			}
+		}
 		if c.Fault != "" {
 			v.Faults++
 		}
@@ -126,7 +149,7 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 			continue
 		}
 		v.Mutating++
-		sig, args := signature(c, opts.IgnoreArgs)
+		sig, args := ix.sig[i], ix.args[i]
 		if c.Key == "" {
 			add(Finding{Check: CheckKeyPresent, Violation: true, Seq: []int{c.Seq}, Tool: c.Tool,
 				Message: fmt.Sprintf("%s call #%d is mutating and carries no key (%s)", c.Tool, c.Seq, c.KeyCarrier)})
@@ -146,7 +169,7 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 		if !hidesOutcome(c) || c.Key == "" {
 			continue
 		}
-		retry, differ := findRetry(calls, i, opts.IgnoreArgs)
+		retry, differ := ix.findRetry(calls, i)
 		what := describeHidden(c)
 		switch {
 		case retry == nil:
@@ -164,7 +187,48 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 			add(Finding{Check: CheckRetrySameKey, Violation: true, Seq: []int{c.Seq, retry.Seq}, Tool: c.Tool, Key: c.Key, Message: msg})
 		}
 	}
-	return v
+	return v, nil
+}
+
+// index holds what the verdict compares calls by, computed once per call: the signature and
+// canonical arguments of each mutating call, and where each tool's and each signature's
+// mutating calls are (positions in calls, ascending).
+type index struct {
+	sig, args []string
+	// obj are the arguments of each mutating call as an object (nil when they are not one).
+	obj    []map[string]any
+	byTool map[string][]int
+	bySig  map[string][]int
+}
+
+func newIndex(ctx context.Context, calls []trace.Call, ignore []string) (*index, error) {
+	ix := &index{sig: make([]string, len(calls)), args: make([]string, len(calls)), obj: make([]map[string]any, len(calls)),
+		byTool: map[string][]int{}, bySig: map[string][]int{}}
+	for i, c := range calls {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if !c.Mutating {
+			continue
+		}
+		v, ok := decodeArgs(c, ignore)
+		ix.sig[i], ix.args[i] = sigOf(c, v, ok)
+		ix.obj[i], _ = v.(map[string]any)
+		ix.byTool[c.Tool] = append(ix.byTool[c.Tool], i)
+		ix.bySig[ix.sig[i]] = append(ix.bySig[ix.sig[i]], i)
+	}
+	return ix, nil
+}
+
+// after is the first position in list (ascending) past i, or -1.
+func after(list []int, i int) int {
+	k := sort.SearchInts(list, i+1)
+	if k == len(list) {
+		return -1
+	}
+	return list[k]
 }
 
 // findRetry finds the retry of calls[i], a mutating call whose outcome the agent does not know.
@@ -175,24 +239,16 @@ func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 // the only differences are arguments added or dropped (an optional field spelled out with the
 // server's default, say). differ names those arguments, sorted; it is empty for an exact
 // retry. A call that changes an argument's value (another amount) is a new call, not a retry.
-func findRetry(calls []trace.Call, i int, ignore []string) (retry *trace.Call, differ []string) {
-	c := calls[i]
-	sig, _ := signature(c, ignore)
-	next := true
-	for j := i + 1; j < len(calls); j++ {
-		r := &calls[j]
-		if !r.Mutating || r.Tool != c.Tool {
-			continue
+func (ix *index) findRetry(calls []trace.Call, i int) (retry *trace.Call, differ []string) {
+	same := after(ix.bySig[ix.sig[i]], i)
+	next := after(ix.byTool[calls[i].Tool], i)
+	if next >= 0 && next != same && ix.obj[i] != nil && ix.obj[next] != nil {
+		if d, ok := addedOrDropped(ix.obj[i], ix.obj[next]); ok {
+			return &calls[next], d
 		}
-		if s, _ := signature(*r, ignore); s == sig {
-			return r, nil
-		}
-		if next {
-			next = false
-			if d, ok := regenerated(c, *r, ignore); ok {
-				return r, d
-			}
-		}
+	}
+	if same >= 0 {
+		return &calls[same], nil
 	}
 	return nil, nil
 }
@@ -205,6 +261,11 @@ func regenerated(a, b trace.Call, ignore []string) ([]string, bool) {
 	if !aok || !bok {
 		return nil, false
 	}
+	return addedOrDropped(am, bm)
+}
+
+// addedOrDropped is regenerated on the decoded arguments.
+func addedOrDropped(am, bm map[string]any) ([]string, bool) {
 	var onlyA, onlyB []string
 	shared := 0
 	for k, av := range am {
@@ -261,6 +322,11 @@ func describeHidden(c trace.Call) string {
 // 10, 10.0 and 1e1 are one number).
 func signature(c trace.Call, ignore []string) (sig, args string) {
 	v, ok := decodeArgs(c, ignore)
+	return sigOf(c, v, ok)
+}
+
+// sigOf is the signature of c, whose arguments decoded as v (ok false when they did not).
+func sigOf(c trace.Call, v any, ok bool) (sig, args string) {
 	if !ok {
 		args = string(c.Args)
 	} else {
