@@ -12,10 +12,15 @@ import (
 	"syscall"
 )
 
-// ReadFile reads the trace in the file at path: a regular file, refused before a byte is read
-// when it is a named pipe, a device, a socket or a directory (so that reading neither blocks
-// nor runs without end). Reading stops when ctx is done.
-func ReadFile(ctx context.Context, path string) (Header, []Call, error) {
+// ReadFile reads the trace in the file at path: ReadFileContext that runs to the end.
+func ReadFile(path string) (Header, []Call, error) {
+	return ReadFileContext(context.Background(), path)
+}
+
+// ReadFileContext reads the trace in the file at path: a regular file, refused before a byte is
+// read when it is a named pipe, a device, a socket or a directory (so that reading neither
+// blocks nor runs without end). Reading stops when ctx is done.
+func ReadFileContext(ctx context.Context, path string) (Header, []Call, error) {
 	// Stat first: a device behind a symlink (/dev/zero) is never opened.
 	info, err := os.Stat(path)
 	if err != nil {

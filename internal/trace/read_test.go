@@ -90,7 +90,7 @@ func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
-				_, _, err := ReadFile(context.Background(), tc.path)
+				_, _, err := ReadFileContext(context.Background(), tc.path)
 				done <- err
 			}()
 			select {
