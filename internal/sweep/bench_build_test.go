@@ -9,8 +9,7 @@ import (
 // buildRun builds run r's scenario as execute does: the cell the sweep keeps, and the scenario
 // that is alive while the run runs.
 func buildRun(tb testing.TB, s *sweeper, r run) (*Cell, *scenario.Scenario) {
-	sp := s.spec(r, false)
-	sc, err := sp.Scenario(s.base)
+	sc, err := s.build(r)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -121,10 +121,15 @@ func (s *sweeper) okAsserts(r run) []spec.Step {
 	return out
 }
 
+// build compiles the scenario a run executes. It is built when the run starts and dropped when it
+// ends: a sweep holds one run's scenario at a time.
+func (s *sweeper) build(r run) (*scenario.Scenario, error) {
+	return s.spec(r, false).Scenario(s.base)
+}
+
 // execute runs one run through the runner and gathers its evidence.
 func (s *sweeper) execute(r run) *result {
 	start := time.Now()
-	sp := s.spec(r, false)
 	out := &result{cell: &Cell{Fault: r.fault, run: r}, plan: s.plan, reads0: s.reads, shared: !s.opts.FreshPerRun && r.call != nil}
 	if r.call != nil {
 		out.cell.Seq, out.cell.Tool = r.call.seq, r.call.tool
@@ -140,7 +145,7 @@ func (s *sweeper) execute(r run) *result {
 		}
 		s.env = env
 	}
-	sc, err := sp.Scenario(s.base)
+	sc, err := s.build(r)
 	if err != nil {
 		out.broken = "could not build the scenario: " + err.Error()
 		return out
