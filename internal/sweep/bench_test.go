@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -47,7 +49,9 @@ func benchSweeper(tb testing.TB, calls []trace.Call) *sweeper {
 // BenchmarkPlan measures what a sweep does before it sends a call, for a trace of N mutating
 // calls: plan the trace, then build the scenario of run 0 and of the first call's three faulty
 // runs as each run builds its own, keeping what the sweep keeps of each run. peak-heap-MB is the
-// largest live heap seen after a build (runtime.ReadMemStats, after a GC).
+// largest live heap seen after a build (runtime.ReadMemStats, after a GC); cpu-ms/op is the
+// process's user and system time per plan (getrusage, without the GCs of the sampling), which a
+// machine shared with other jobs distorts less than ns/op.
 //
 //	go test -run '^$' -bench BenchmarkPlan -benchtime 1x -count 3 ./internal/sweep
 func BenchmarkPlan(b *testing.B) {
@@ -55,6 +59,7 @@ func BenchmarkPlan(b *testing.B) {
 		calls := syntheticTrace(n)
 		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
 			var peak uint64
+			var cpu time.Duration
 			sample := func() {
 				var ms runtime.MemStats
 				runtime.GC()
@@ -62,6 +67,7 @@ func BenchmarkPlan(b *testing.B) {
 				peak = max(peak, ms.HeapAlloc)
 			}
 			for range b.N {
+				t0 := cpuTime()
 				s := benchSweeper(b, calls)
 				var kept []*Cell
 				runs := []run{{fault: Clean}}
@@ -72,13 +78,23 @@ func BenchmarkPlan(b *testing.B) {
 					c, sc := buildRun(b, s, r)
 					kept = append(kept, c)
 					b.StopTimer()
+					cpu += cpuTime() - t0
 					sample()
 					runtime.KeepAlive(sc)
+					t0 = cpuTime()
 					b.StartTimer()
 				}
 				runtime.KeepAlive(kept)
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
+}
+
+// cpuTime is the user and system time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
