@@ -91,6 +91,9 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 }
 
 func runSweep(ctx context.Context, opts *SweepOptions) error {
+	if opts.MaxRuns < 1 {
+		return &exitError{ExitUsage, fmt.Errorf("--max-runs %d: want at least 1", opts.MaxRuns)}
+	}
 	h, calls, err := trace.ReadFileContext(ctx, opts.Trace)
 	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
 		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
@@ -113,9 +116,6 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		return err
 	}
 	defer reports.Close()
-	if opts.MaxRuns < 1 {
-		return &exitError{ExitUsage, fmt.Errorf("--max-runs %d: want at least 1", opts.MaxRuns)}
-	}
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun, MaxRuns: opts.MaxRuns,
 		OnPlan: func(runs, mutating int) {
