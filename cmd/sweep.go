@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +33,15 @@ type SweepOptions struct {
 	JSON        string
 	Write       string
 	NoColor     bool
+	// UseTraceEndpoint runs the server the trace's header names, printed first: only on the
+	// user's explicit word, since a trace may come from someone else.
+	UseTraceEndpoint bool
+	// MaxRuns refuses a sweep of more runs (each replays the whole trace).
+	MaxRuns int
 }
+
+// defaultMaxRuns is the most runs a sweep makes without --max-runs: 1 + 3 × 166 mutating calls.
+const defaultMaxRuns = 500
 
 // NewCmdSweep builds idemtest sweep; runF replaces the action in tests.
 func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *cobra.Command {
@@ -46,11 +58,15 @@ exactly-once verdict, every call's outcome, the state read-only tools show) must
 A value an earlier answer showed and the recording passed into a later call's arguments is
 taken from the new run's answer instead.
 
-Without an endpoint flag, the trace's own MCP server is used (its header names it).
+The server is always the one named on the command line (--mcp-command, --mcp-url,
+--http-url) or in the config (--endpoint): a trace is data, and idemtest never runs the command
+or calls the URL its header names, unless --use-trace-endpoint says to (the command is printed
+first). The number of runs is printed before they start; over --max-runs (default 500) the
+sweep is refused.
 Exit code 1 on any ✗ (a run diverged from run 0, or run 0 itself executed a key twice) or when
 run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad input.`,
 		Example: `  idemtest proxy --record session.jsonl -- node server.js   # the agent's session
-  idemtest sweep session.jsonl
+  idemtest sweep session.jsonl --mcp-command 'node server.js'
   idemtest sweep session.jsonl --endpoint refunds --fresh-per-run --junit sweep.xml
   idemtest sweep session.jsonl --mcp-url http://127.0.0.1:3000/mcp --write scenarios/sweep`,
 		Args: reportArgs(cobra.ExactArgs(1), &opts.JUnit, &opts.JSON),
@@ -69,13 +85,21 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	fl.BoolVar(&opts.UseTraceEndpoint, "use-trace-endpoint", false, "run the MCP server the trace's header names (printed first); only for a trace you trust")
+	fl.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "refuse a sweep of more than `N` runs (1 + 3 per mutating call, each replaying the whole trace)")
 	return c
 }
 
 func runSweep(ctx context.Context, opts *SweepOptions) error {
-	h, calls, err := trace.ReadFile(opts.Trace)
+	if opts.MaxRuns < 1 {
+		return &exitError{ExitUsage, fmt.Errorf("--max-runs %d: want at least 1", opts.MaxRuns)}
+	}
+	h, calls, err := trace.ReadFileContext(ctx, opts.Trace)
 	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
 		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
+	}
+	if ctx.Err() != nil {
+		return silentExit(ExitInterrupted)
 	}
 	if err != nil {
 		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, reportfile.UnwrapPath(err))}
@@ -94,7 +118,10 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	defer reports.Close()
 	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
-		Endpoint: name, FreshPerRun: opts.FreshPerRun,
+		Endpoint: name, FreshPerRun: opts.FreshPerRun, MaxRuns: opts.MaxRuns,
+		OnPlan: func(runs, mutating int) {
+			fmt.Fprintf(opts.IO.ErrOut, "sweep: %d runs (run 0, then %d faults for each of %d mutating calls)\n", runs, len(sweep.Faults), mutating)
+		},
 		OnCell: func(c *sweep.Cell) {
 			switch {
 			case !opts.IO.ErrTTY:
@@ -112,6 +139,9 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		if te := (*sweep.TraceError)(nil); errors.As(err, &te) {
 			return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, err)}
 		}
+		if le := (*sweep.LimitError)(nil); errors.As(err, &le) {
+			return &exitError{ExitUsage, fmt.Errorf("%s: %w: pass --max-runs %d to make them", opts.Trace, err, le.Runs)}
+		}
 		if rep != nil {
 			terminal.SweepTable(out, rep, color)
 		}
@@ -126,15 +156,59 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 
-// fromTrace takes the endpoint from the trace's header when no flag names one: the MCP server
-// the session was recorded against.
+// fromTrace checks that the command line or the config names the server to sweep. A trace's
+// header only suggests one (the trace may come from someone else): its command is run, printed
+// first, only with --use-trace-endpoint.
 func (o *SweepOptions) fromTrace(h trace.Header) error {
-	if o.Endpoint != "" || o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
+	named := o.Endpoint != "" || o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != ""
+	if named && o.UseTraceEndpoint {
+		return &exitError{ExitUsage, errors.New("--use-trace-endpoint and an endpoint flag both name the server to sweep: give one")}
+	}
+	if named {
 		return nil
 	}
-	var ok bool
-	if o.MCPCommand, o.MCPURL, ok = h.MCPServer(); !ok {
-		return &exitError{ExitUsage, fmt.Errorf("%s was recorded against %s (%s): name the endpoint to sweep with --endpoint, --mcp-command, --mcp-url or --http-url", o.Trace, h.Endpoint, h.Transport)}
+	command, url, ok := h.MCPServer()
+	if !ok {
+		return &exitError{ExitUsage, fmt.Errorf("%s was recorded against %s (%s): name the endpoint to sweep with --endpoint, --mcp-command, --mcp-url or --http-url", o.Trace, shown(h.Endpoint), shown(h.Transport))}
 	}
+	flag, value := "--mcp-command", command
+	if url != "" {
+		flag, value = "--mcp-url", url
+	}
+	suggested := flag + " " + shellQuote(value)
+	if !o.UseTraceEndpoint {
+		return &exitError{ExitUsage, fmt.Errorf("%s: no server to sweep named: this trace was recorded against %s; to sweep it, pass %s (or --endpoint NAME of idemtest.yaml); idemtest does not run what a trace names unless --use-trace-endpoint says so", o.Trace, shown(value), suggested)}
+	}
+	fmt.Fprintf(o.IO.ErrOut, "sweep: running the server the trace names (--use-trace-endpoint): %s\n", suggested)
+	o.MCPCommand, o.MCPURL = command, url
 	return nil
+}
+
+// shown is a value from a trace as a message may print it: quoted with Go's escapes when it
+// holds what a terminal would act on (control characters, invalid UTF-8), else in backquotes.
+func shown(s string) string {
+	if safeText(s) {
+		return "`" + s + "`"
+	}
+	return strconv.Quote(s)
+}
+
+// shellQuote writes s as one single-quoted shell word, or Go-quoted when it is not plain text.
+func shellQuote(s string) string {
+	if !safeText(s) {
+		return strconv.Quote(s)
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func safeText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '`' || unicode.In(r, unicode.Bidi_Control) {
+			return false
+		}
+	}
+	return true
 }

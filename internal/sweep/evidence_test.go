@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestCompareRead(t *testing.T) {
 
 func TestPlanRules(t *testing.T) {
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	p, err := newPlan([]trace.Call{
+	p, err := newPlan(context.Background(), []trace.Call{
 		// The agent chose acct_1; the answer echoes it: not carried.
 		{Seq: 1, Tool: "issue_refund", Args: raw(`{"accountId":"acct_1","idempotencyKey":"k1"}`), Key: "k1", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: "info", Result: raw(`{"refundId":"re_1","accountId":"acct_1"}`)},
 		// The agent's retry with its key.
@@ -108,10 +109,10 @@ func TestPlanRules(t *testing.T) {
 	if got := canon(steps[2].Args); got != `{"accountId":"acct_1","ids":["{{ c2.result.refundId }}"]}` {
 		t.Errorf("call 3 args = %s", got)
 	}
-	if _, err := newPlan(nil, ""); err == nil {
+	if _, err := newPlan(context.Background(), nil, ""); err == nil {
 		t.Error("an empty trace is accepted")
 	}
-	if _, err := newPlan([]trace.Call{{Seq: 1, Tool: "t", Args: raw(`[1]`)}}, ""); err == nil || !strings.Contains(err.Error(), "call seq 1 (t): args") {
+	if _, err := newPlan(context.Background(), []trace.Call{{Seq: 1, Tool: "t", Args: raw(`[1]`)}}, ""); err == nil || !strings.Contains(err.Error(), "call seq 1 (t): args") {
 		t.Errorf("arguments that are not an object: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -79,7 +80,8 @@ func (e *TraceError) Error() string { return e.Msg }
 
 // newPlan reads the calls of a trace in order. keyArg is the endpoint's key argument (removed
 // from the recorded arguments: every run sends its own keys).
-func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
+// It stops with ctx's error when ctx is done.
+func newPlan(ctx context.Context, calls []trace.Call, keyArg string) (*plan, error) {
 	if len(calls) == 0 {
 		return nil, &TraceError{"the trace has no calls"}
 	}
@@ -95,7 +97,10 @@ func newPlan(calls []trace.Call, keyArg string) (*plan, error) {
 	origin := map[string]where{}
 	known := map[string]bool{} // values the agent sent before they appeared in an answer
 	sessions := recordedSessions(sorted)
-	for _, tc := range sorted {
+	for i, tc := range sorted {
+		if i%256 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		sess := sessions[tc.Seq]
 		pc := &planCall{seq: tc.Seq, id: fmt.Sprintf("c%d", tc.Seq), tool: tc.Tool, mutating: tc.Mutating, recorded: tc.Outcome}
 		if tc.Seq < 0 {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 	args := map[string]any{"docId": "d_rec", "texts": literals}
 	b, _ := json.Marshal(args)
 	calls = append(calls, trace.Call{Seq: 2, Tool: "write_doc", Mutating: true, Args: b, Outcome: "ok"})
-	p, err := newPlan(calls, "")
+	p, err := newPlan(context.Background(), calls, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +62,11 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 	// A read-only call's state read before the run is sent as recorded too.
 	b, _ = json.Marshal(map[string]any{"pattern": "{{ name }}"})
 	calls = append(calls, trace.Call{Seq: 3, Tool: "find_docs", Args: b, Outcome: "ok"})
-	if p, err = newPlan(calls, ""); err != nil {
+	if p, err = newPlan(context.Background(), calls, ""); err != nil {
 		t.Fatal(err)
 	}
 	sw := &sweeper{plan: p, def: &scenario.Endpoint{Name: "e"}}
-	for _, s := range sw.spec(run{fault: Clean}).Steps {
+	for _, s := range sw.spec(run{fault: Clean}, true).Steps {
 		if s.ID == "c3_before" || s.ID == "c3" {
 			if got := eval(s.Args["pattern"]); got != "{{ name }}" {
 				t.Errorf("%s pattern = %q (sent as %q)", s.ID, got, s.Args["pattern"])
@@ -85,7 +86,7 @@ func TestPlanSessionScopedArguments(t *testing.T) {
 		{Seq: 1, Tool: "issue_refund", Args: raw(`{"accountId":"acct_tr7x","memo":"{tr7x}"}`), Key: "tr7x-0", KeyCarrier: "header Idempotency-Key", Mutating: true, Outcome: "ok", Scenario: "s", Trial: 1},
 		{Seq: 2, Tool: "list_refunds", Args: raw(`{"accountId":"acct_tr7x"}`), Outcome: "ok", Scenario: "s", Trial: 1},
 	}
-	p, err := newPlan(calls, "")
+	p, err := newPlan(context.Background(), calls, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestPlanSessionScopedArguments(t *testing.T) {
 	for i := range calls {
 		calls[i].Scenario = ""
 	}
-	p, _ = newPlan(calls, "")
+	p, _ = newPlan(context.Background(), calls, "")
 	if got := canon(run{fault: Clean}.steps(p)[0].Args); got != `{"accountId":"acct_tr7x","memo":"{tr7x}"}` {
 		t.Errorf("proxy trace args = %s", got)
 	}

@@ -55,8 +55,12 @@ type result struct {
 	again  time.Duration
 }
 
-// spec builds the run's scenario: the state reads, the trace's calls, the state reads again.
-func (s *sweeper) spec(r run) *spec.Spec {
+// spec builds the run's scenario: the state reads, the trace's calls, the state reads again,
+// and, with asserts, for a scenario to save, the assertions that every call that succeeded in
+// run 0 succeeds. A sweep judges its runs itself (compare), so the runs it executes leave them
+// out: each compiles against every step before it, which would make one run's scenario grow
+// with the square of the trace.
+func (s *sweeper) spec(r run, asserts bool) *spec.Spec {
 	var steps []spec.Step
 	for i, tool := range s.snapshots {
 		steps = append(steps, spec.Step{ID: s.reads[i].before, CallTool: tool, Expect: "any"})
@@ -71,7 +75,7 @@ func (s *sweeper) spec(r run) *spec.Spec {
 	for i, tool := range s.snapshots {
 		steps = append(steps, spec.Step{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
 	}
-	if r.call != nil {
+	if r.call != nil && asserts {
 		steps = append(steps, s.okAsserts(r)...)
 	}
 	sp := &spec.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
@@ -117,11 +121,16 @@ func (s *sweeper) okAsserts(r run) []spec.Step {
 	return out
 }
 
+// build compiles the scenario a run executes. It is built when the run starts and dropped when it
+// ends: a sweep holds one run's scenario at a time.
+func (s *sweeper) build(r run) (*scenario.Scenario, error) {
+	return s.spec(r, false).Scenario(s.base)
+}
+
 // execute runs one run through the runner and gathers its evidence.
 func (s *sweeper) execute(r run) *result {
 	start := time.Now()
-	sp := s.spec(r)
-	out := &result{cell: &Cell{Fault: r.fault, Scenario: sp}, plan: s.plan, reads0: s.reads, shared: !s.opts.FreshPerRun && r.call != nil}
+	out := &result{cell: &Cell{Fault: r.fault, run: r}, plan: s.plan, reads0: s.reads, shared: !s.opts.FreshPerRun && r.call != nil}
 	if r.call != nil {
 		out.cell.Seq, out.cell.Tool = r.call.seq, r.call.tool
 	}
@@ -136,7 +145,7 @@ func (s *sweeper) execute(r run) *result {
 		}
 		s.env = env
 	}
-	sc, err := sp.Scenario(s.base)
+	sc, err := s.build(r)
 	if err != nil {
 		out.broken = "could not build the scenario: " + err.Error()
 		return out

@@ -25,7 +25,35 @@ type Options struct {
 	FreshPerRun bool
 	// OnCell, when set, is told about each cell (run 0 included) as it is decided.
 	OnCell func(c *Cell)
+	// MaxRuns refuses a sweep of more runs than this with a *LimitError, before run 0 (0: no
+	// limit). A sweep makes 1 + 3 runs per mutating call, each replaying the whole trace, so its
+	// time grows with the square of the trace.
+	MaxRuns int
+	// OnPlan, when set, is told how many runs the sweep will make (and of how many mutating
+	// calls) before the first one starts.
+	OnPlan func(runs, mutating int)
 }
+
+// LimitError is a sweep of more runs than Options.MaxRuns allows.
+type LimitError struct {
+	Runs, Mutating, Max int
+	// Recorded is set when the count is the trace's own (its calls marked mutating), before the
+	// server was asked which tools mutate.
+	Recorded bool
+}
+
+func (e *LimitError) Error() string {
+	whose := ""
+	if e.Recorded {
+		whose = " (as the trace marks them)"
+	}
+	return fmt.Sprintf("this sweep would make %d runs (run 0, then %d faults for each of %d mutating calls%s, each run replaying the whole trace), over the limit of %d", e.Runs, len(Faults), e.Mutating, whose, e.Max)
+}
+
+// Runs is how many runs a sweep makes of a trace with mutating mutating calls: run 0 and one per
+// fault per mutating call (a timeout run that had nothing in flight may be run again, up to
+// faultTries times).
+func Runs(mutating int) int { return 1 + len(Faults)*mutating }
 
 // Cell is one run of the sweep: one fault on one call, or the clean run 0.
 type Cell struct {
@@ -39,8 +67,9 @@ type Cell struct {
 	// Details explain a cell that is not ✓: the structural differences and the call history.
 	Details  []string      `json:"details,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
-	// Scenario is what ran.
-	Scenario *spec.Spec `json:"-"`
+	// run is what ran: its scenario is built again when it is saved (Report.Specs), not kept,
+	// so a sweep holds one run's scenario at a time.
+	run run
 }
 
 // CallInfo is one call of the trace as the report lists it.
@@ -68,6 +97,8 @@ type Report struct {
 	Start       time.Time     `json:"start"`
 	Duration    time.Duration `json:"duration_ns"`
 	Interrupted bool          `json:"interrupted,omitempty"`
+	// sweeper builds the cells' scenarios again for Specs.
+	sweeper *sweeper
 }
 
 // Failed reports whether any run diverged from run 0, or run 0 is no baseline: it executed a key
@@ -84,12 +115,16 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// Specs returns the scenarios of the faulty runs, to save with --write.
+// Specs returns the scenarios of the faulty runs, to save with --write: each built again from
+// the plan, with the assertions that every call that succeeded in run 0 succeeds.
 func (r *Report) Specs() []*spec.Spec {
-	var out []*spec.Spec
+	if r.sweeper == nil {
+		return nil
+	}
+	out := make([]*spec.Spec, 0, len(r.Cells))
 	for _, c := range r.Cells {
-		if c.Scenario != nil {
-			out = append(out, c.Scenario)
+		if c.run.call != nil {
+			out = append(out, r.sweeper.spec(c.run, true))
 		}
 	}
 	return out
@@ -122,13 +157,19 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 	if def == nil {
 		return nil, fmt.Errorf("no endpoint %q", opts.Endpoint)
 	}
-	p, err := newPlan(calls, def.Key.Arg)
+	p, err := newPlan(ctx, calls, def.Key.Arg)
 	if err != nil {
+		return nil, err
+	}
+	// The trace's own marks bound the runs before anything starts; the server's list of tools
+	// decides them below.
+	if err := p.limit(opts.MaxRuns, true); err != nil {
 		return nil, err
 	}
 	rep := &Report{Trace: tracePath, Endpoint: opts.Endpoint, Faults: Faults, Carried: p.carries, FreshPerRun: opts.FreshPerRun, Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
 	s := &sweeper{ctx: ctx, base: base, def: def, opts: opts, plan: p, name: filepath.Base(tracePath)}
+	rep.sweeper = s
 	env, err := runner.Start(ctx, []*scenario.Scenario{base})
 	if err != nil {
 		return nil, err
@@ -141,6 +182,12 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 	s.env = env
 	if err := s.decide(); err != nil {
 		return nil, err
+	}
+	if err := p.limit(opts.MaxRuns, false); err != nil {
+		return nil, err
+	}
+	if opts.OnPlan != nil {
+		opts.OnPlan(Runs(p.mutating()), p.mutating())
 	}
 	rep.Calls, rep.Evidence = s.callInfos(), s.evidence()
 
@@ -174,6 +221,25 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 		return rep, errors.New("the trace has no mutating call to sweep")
 	}
 	return rep, nil
+}
+
+// mutating counts the plan's mutating calls.
+func (p *plan) mutating() int {
+	n := 0
+	for _, pc := range p.calls {
+		if pc.mutating {
+			n++
+		}
+	}
+	return n
+}
+
+// limit refuses a sweep of more than max runs (0: no limit).
+func (p *plan) limit(max int, recorded bool) error {
+	if n := p.mutating(); max > 0 && Runs(n) > max {
+		return &LimitError{Runs: Runs(n), Mutating: n, Max: max, Recorded: recorded}
+	}
+	return nil
 }
 
 // faultTries bounds the runs of one cell: a timeout run in which the call given up on was not

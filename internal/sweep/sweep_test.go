@@ -107,7 +107,7 @@ func ordersTrace() []trace.Call {
 }
 
 func TestPlanCarriesReturnedValues(t *testing.T) {
-	p, err := newPlan(ordersTrace(), "idempotencyKey")
+	p, err := newPlan(context.Background(), ordersTrace(), "idempotencyKey")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -140,16 +138,6 @@ func (w *Writer) line(v any) error {
 	return err
 }
 
-// ReadFile reads the trace in the file at path.
-func ReadFile(path string) (Header, []Call, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Header{}, nil, err
-	}
-	defer f.Close()
-	return Read(f)
-}
-
 // MaxLine bounds one line of a trace (a call with a large result): the most a writer of traces
 // (run --trace, the proxy) may emit and the most a reader (sweep) accepts, so the two agree.
 const MaxLine = 64 << 20
@@ -165,57 +153,6 @@ type PosError struct {
 
 // Error reads "LINE:COL: MSG", to follow a file name and a colon.
 func (e *PosError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg) }
-
-// Read reads a whole trace. Errors are *PosError naming the line and column.
-func Read(r io.Reader) (Header, []Call, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
-	var h Header
-	var calls []Call
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		if n == 1 {
-			if err := readHeader(line, &h); err != nil {
-				return h, nil, err
-			}
-			continue
-		}
-		c, err := readCall(n, line)
-		if err != nil {
-			return h, calls, err
-		}
-		calls = append(calls, c)
-	}
-	if err := sc.Err(); err != nil {
-		return h, calls, &PosError{n + 1, 1, err.Error()}
-	}
-	if n == 0 {
-		return h, nil, &PosError{1, 1, "empty trace: no header"}
-	}
-	return h, calls, nil
-}
-
-func readHeader(line []byte, h *Header) error {
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(line, &probe); err != nil {
-		return jsonError(1, line, err)
-	}
-	if _, ok := probe["idemtest_trace"]; !ok {
-		return &PosError{1, 1, `not an idemtest trace (no "idemtest_trace" header)`}
-	}
-	if err := json.Unmarshal(line, h); err != nil {
-		return jsonError(1, line, err)
-	}
-	if h.Version != Version {
-		return &PosError{1, valueCol(line, "idemtest_trace"), fmt.Sprintf("version %d, this idemtest reads version %d", h.Version, Version)}
-	}
-	return nil
-}
 
 // readCall decodes line n as a call and checks the values that have a fixed set.
 func readCall(n int, line []byte) (Call, error) {
