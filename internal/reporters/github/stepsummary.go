@@ -82,7 +82,7 @@ func stepSummary(rep *result.Report) string {
 		fmt.Fprintf(&b, "<details><summary><b>%s</b>: %s</summary>\n\n", mdText(r.Scenario.Name), mdText(reporters.OneLine(f.Message, 200)))
 		text := reporters.FailureText(f)
 		if t := r.FailedTrial; t != nil {
-			text += fmt.Sprintf("trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
+			text += fmt.Sprintf("trial %d of %d, session %s\nrerun: %s\n", t.Index, r.Trials, t.Session, reporters.Rerun(r, t))
 		}
 		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 		fmt.Fprintf(&b, "%stext\n%s%s\n\n</details>\n\n", fence, text, fence)

@@ -190,7 +190,7 @@ func htmlFailureOf(r *result.ScenarioResult) *htmlFailure {
 		}
 	}
 	if t := r.FailedTrial; t != nil {
-		hf.Rerun = fmt.Sprintf("--session %s --trials 1", t.Session)
+		hf.Rerun = reporters.Rerun(r, t)
 	}
 	return hf
 }

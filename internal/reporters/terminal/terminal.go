@@ -115,10 +115,11 @@ func writeFailure(w io.Writer, st styles, r *result.ScenarioResult) {
 		if r.TrialsRun > 1 {
 			fmt.Fprintf(w, "  failed in %d of %d trials; the first:\n", r.TrialsFailed, r.TrialsRun)
 		}
-		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, reporters.Escape(t.Session), reporters.Escape(t.Session))
+		fmt.Fprintf(w, "  trial %d of %d, session %s\n", t.Index, r.Trials, reporters.Escape(t.Session))
 		if h := reporters.History(t); h != "" {
 			fmt.Fprint(w, reporters.IndentLines(h, "    "))
 		}
+		fmt.Fprintf(w, "  rerun: %s\n", reporters.Escape(reporters.Rerun(r, t)))
 	}
 }
 
