@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
 )
@@ -148,7 +149,7 @@ func generate(rep *result.Report) JUnitTestSuites {
 		case result.Failed:
 			msg := firstLine(r.Failure)
 			if r.TrialsRun > 1 {
-				msg = fmt.Sprintf("failed in %d/%d trials: %s", r.TrialsFailed, r.TrialsRun, msg)
+				msg = fmt.Sprintf("failed in %d/%d %s: %s", r.TrialsFailed, r.TrialsRun, plural.Noun(r.TrialsRun, "trial"), msg)
 			}
 			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(reporters.FailureText(r.Failure) + rerun)}
 			s.Failures++
