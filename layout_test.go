@@ -23,6 +23,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/assert":   {"internal/verdict"},
 		"internal/outcome":  nil,
 		"internal/safejson": nil,
+		"internal/plural":   nil,
 	}
 	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis"}
 	seen := 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/reportfile"
@@ -75,7 +76,7 @@ func writeScenarios(s *iostreams.IOStreams, dir string, specs []*spec.Spec, inli
 	}
 	paths, err := spec.Write(dir, specs, inline)
 	if err == nil {
-		fmt.Fprintf(s.ErrOut, "wrote %d scenarios to %s\n", len(paths), dir)
+		fmt.Fprintf(s.ErrOut, "wrote %s to %s\n", plural.Count(len(paths), "scenario"), dir)
 	}
 	return err
 }

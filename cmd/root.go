@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/github"
@@ -153,7 +154,7 @@ func Execute(ctx context.Context, f *Factory, args []string) ExitCode {
 	var serrs yamlfile.Errors
 	if errors.As(err, &serrs) {
 		fmt.Fprintln(f.IO.ErrOut, reporters.EscapeText(serrs.Error()))
-		fmt.Fprintf(f.IO.ErrOut, "idemtest: %d problem(s) found; nothing was sent\n", len(serrs))
+		fmt.Fprintf(f.IO.ErrOut, "idemtest: %s found; nothing was sent\n", plural.Count(len(serrs), "problem"))
 		if f.IO.Getenv("GITHUB_ACTIONS") == "true" {
 			github.AnnotateLoadErrors(f.IO.Out, serrs, f.IO.Getenv("GITHUB_WORKSPACE"))
 		}

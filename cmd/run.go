@@ -179,6 +179,9 @@ func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Sce
 	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
+	progress.Plain(plainEvery(opts.IO.Getenv("IDEMTEST_PROGRESS_EVERY")), func(sc *scenario.Scenario) int {
+		return runner.TotalTrials([]*scenario.Scenario{sc}, ropts)
+	})
 	if opts.Verbose {
 		progress.Verbose(out, color)
 	}
@@ -215,4 +218,15 @@ func openRunTrace(path string, list []*scenario.Scenario, red *redact.Redactor) 
 		return nil, nil, fmt.Errorf("--trace: %w", err)
 	}
 	return tracer, func() { f.Close() }, nil
+}
+
+// plainEvery is how often a run whose stderr is not a terminal says what it is waiting for:
+// terminal.PlainEvery, or the duration in IDEMTEST_PROGRESS_EVERY (undocumented, for tests
+// that must not wait seconds to see a line; anything that is not a positive duration is
+// ignored).
+func plainEvery(env string) time.Duration {
+	if d, err := time.ParseDuration(env); err == nil && d > 0 {
+		return d
+	}
+	return terminal.PlainEvery
 }

@@ -13,14 +13,6 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 )
 
-// count is "1 scenario", "2 scenarios".
-func count(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // flagSynonyms are the flags people reach for under another tool's name.
 var flagSynonyms = map[string]string{
 	"retries": "trials", "retry": "trials", "repeat": "trials", "count": "trials", "iterations": "trials",

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
@@ -54,6 +55,6 @@ func runValidate(ctx context.Context, opts *ValidateOptions) error {
 		files[s.File] = true
 		steps += len(s.Steps)
 	}
-	fmt.Fprintf(opts.IO.Out, "ok: %s, %s in %s\n", count(len(list), "scenario"), count(steps, "step"), count(len(files), "file"))
+	fmt.Fprintf(opts.IO.Out, "ok: %s, %s in %s\n", plural.Count(len(list), "scenario"), plural.Count(steps, "step"), plural.Count(len(files), "file"))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/result"
 )
 
@@ -50,15 +51,15 @@ func Summary(rep *result.Report) string {
 		parts = append(parts, fmt.Sprintf("%d weak (fan-outs that did not overlap)", weakScenarios))
 	}
 	// The exactly-once verdict's count, always shown: 0 is the claim a green run makes.
-	parts = append(parts, fmt.Sprintf("%d duplicate executions", m.DuplicateExecutions))
+	parts = append(parts, plural.Count(m.DuplicateExecutions, "duplicate execution"))
 	if n := m.UnjudgedCalls(); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d calls not judged", n))
+		parts = append(parts, plural.Count(n, "call")+" not judged")
 	}
 	if m.ReplaysDiffer > 0 {
-		parts = append(parts, fmt.Sprintf("%d replays differ", m.ReplaysDiffer))
+		parts = append(parts, ReplaysDiffer(m.ReplaysDiffer))
 	}
 	parts = append(parts,
-		fmt.Sprintf("%d calls", m.Calls),
+		plural.Count(m.Calls, "call"),
 		"replay rate "+Rate(m.Replayed, m.Repeats()),
 		"conflict rate "+Rate(m.Conflicts, m.Keyed),
 		FormatDuration(rep.Duration))
@@ -76,7 +77,7 @@ func InterruptedNote(r *result.ScenarioResult) string {
 	case r.Cut != nil:
 		return fmt.Sprintf("interrupted in trial %d of %d (%d passed before)", r.Cut.Index, r.Trials, r.TrialsPassed)
 	case r.TrialsRun > 0:
-		return fmt.Sprintf("interrupted after %d of %d trials (%d passed)", r.TrialsRun, r.Trials, r.TrialsPassed)
+		return fmt.Sprintf("interrupted after %d of %d %s (%d passed)", r.TrialsRun, r.Trials, plural.Noun(r.Trials, "trial"), r.TrialsPassed)
 	}
 	return "interrupted before it started"
 }
@@ -86,7 +87,16 @@ func Weak(r *result.ScenarioResult) string {
 	if r.Fanouts == 0 || r.Overlapped == r.Fanouts {
 		return ""
 	}
-	return fmt.Sprintf("weak: %d/%d fan-outs did not overlap", r.Fanouts-r.Overlapped, r.Fanouts)
+	return fmt.Sprintf("weak: %d/%d %s did not overlap", r.Fanouts-r.Overlapped, r.Fanouts, plural.Noun(r.Fanouts, "fan-out"))
+}
+
+// ReplaysDiffer is "1 replay differs", "2 replays differ": the count of keys whose marked
+// replay was not their first answer.
+func ReplaysDiffer(n int) string {
+	if n == 1 {
+		return "1 replay differs"
+	}
+	return plural.Count(n, "replay") + " differ"
 }
 
 // FormatDuration is d as a report shows it: µs under a millisecond, ms under a second, else

@@ -3,6 +3,8 @@ package result
 import (
 	"fmt"
 	"sort"
+
+	"github.com/idemtest/idemtest/internal/plural"
 )
 
 // Why the exactly-once verdict did not judge a tool's calls (DESIGN §8).
@@ -32,13 +34,13 @@ type Unjudged struct {
 func (u Unjudged) Message() string {
 	switch u.Reason {
 	case UnjudgedNoID:
-		return fmt.Sprintf("%d calls of %s could not be judged: its answers carry no id (add an assertion on a sink or probe, e.g. a read tool that lists what %s created, then set verdict: off on the step)", u.Calls, u.Tool, u.Tool)
+		return fmt.Sprintf("%s of %s could not be judged: its answers carry no id (add an assertion on a sink or probe, e.g. a read tool that lists what %s created, then set verdict: off on the step)", plural.Count(u.Calls, "call"), u.Tool, u.Tool)
 	case UnjudgedHint:
-		return fmt.Sprintf("%d calls not judged: %s is declared idempotent (annotation idempotentHint)", u.Calls, u.Tool)
+		return fmt.Sprintf("%s not judged: %s is declared idempotent (annotation idempotentHint)", plural.Count(u.Calls, "call"), u.Tool)
 	case UnjudgedNatural:
-		return fmt.Sprintf("%d calls not judged: %s is declared idempotent (natural: on endpoint %s)", u.Calls, u.Tool, u.Endpoint)
+		return fmt.Sprintf("%s not judged: %s is declared idempotent (natural: on endpoint %s)", plural.Count(u.Calls, "call"), u.Tool, u.Endpoint)
 	}
-	return fmt.Sprintf("%d calls of %s not judged: verdict: off", u.Calls, u.Tool)
+	return fmt.Sprintf("%s of %s not judged: verdict: off", plural.Count(u.Calls, "call"), u.Tool)
 }
 
 // AddUnjudged counts u's calls with the unjudged calls of its endpoint, tool and reason.

@@ -57,7 +57,7 @@ func failureAnnotation(r *result.ScenarioResult) string {
 		msg += "\n  " + l
 	}
 	if t := r.FailedTrial; t != nil {
-		msg += fmt.Sprintf("\ntrial %d, session %s", t.Index, reporters.Escape(t.Session))
+		msg += fmt.Sprintf("\ntrial %d, session %s\nrerun: %s", t.Index, reporters.Escape(t.Session), reporters.Escape(reporters.Rerun(r, t)))
 	}
 	return msg
 }

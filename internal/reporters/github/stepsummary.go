@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
 )
@@ -44,7 +45,7 @@ func stepSummary(rep *result.Report) string {
 	if rep.Err != nil && len(rep.Scenarios) == 0 {
 		fmt.Fprintf(&b, "### %s idemtest: the run errored before any scenario ran\n\n", mark)
 	} else {
-		fmt.Fprintf(&b, "### %s idemtest: %d of %d scenarios failed\n\n", mark, bad, len(rep.Scenarios))
+		fmt.Fprintf(&b, "### %s idemtest: %d of %d %s failed\n\n", mark, bad, len(rep.Scenarios), plural.Noun(len(rep.Scenarios), "scenario"))
 	}
 	if rep.Err != nil {
 		fmt.Fprintf(&b, "**error:** %s\n\n", mdText(rep.Err.Error()))
@@ -61,10 +62,10 @@ func stepSummary(rep *result.Report) string {
 	for _, r := range failing {
 		verdict := "executed once"
 		if d := r.Metrics.DuplicateExecutions; d > 0 {
-			verdict = fmt.Sprintf("**%d duplicate execution%s**", d, plural(d))
+			verdict = "**" + plural.Count(d, "duplicate execution") + "**"
 		}
 		if d := r.Metrics.ReplaysDiffer; d > 0 {
-			verdict += fmt.Sprintf(", %d replay%s differ", d, plural(d))
+			verdict += ", " + reporters.ReplaysDiffer(d)
 		}
 		where := fmt.Sprintf("`%s:%d`", mdCode(r.Scenario.File), r.Scenario.Pos.Line)
 		if f := r.Failure; f != nil {
@@ -82,19 +83,12 @@ func stepSummary(rep *result.Report) string {
 		fmt.Fprintf(&b, "<details><summary><b>%s</b>: %s</summary>\n\n", mdText(r.Scenario.Name), mdText(reporters.OneLine(f.Message, 200)))
 		text := reporters.FailureText(f)
 		if t := r.FailedTrial; t != nil {
-			text += fmt.Sprintf("trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, t.Session, t.Session)
+			text += fmt.Sprintf("trial %d of %d, session %s\nrerun: %s\n", t.Index, r.Trials, t.Session, reporters.Rerun(r, t))
 		}
 		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 		fmt.Fprintf(&b, "%stext\n%s%s\n\n</details>\n\n", fence, text, fence)
 	}
 	return b.String()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // mdText is s as the text of a Markdown table cell or summary: on one line, its HTML and

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -141,13 +142,13 @@ func htmlScenarioOf(i int, r *result.ScenarioResult) htmlScenario {
 		Status: string(r.Status), Tags: r.Scenario.Tags, Duration: reporters.FormatDuration(r.Duration), Weak: reporters.Weak(r),
 		Duplicates: r.Metrics.DuplicateExecutions, ReplaysDiffer: r.Metrics.ReplaysDiffer,
 		ReplayRate: reporters.Rate(r.Metrics.Replayed, r.Metrics.Repeats()), ConflictRate: reporters.Rate(r.Metrics.Conflicts, r.Metrics.Keyed),
-		Trials: fmt.Sprintf("%d/%d trials passed", r.TrialsPassed, r.Trials),
+		Trials: fmt.Sprintf("%d/%d %s passed", r.TrialsPassed, r.Trials, plural.Noun(r.Trials, "trial")),
 	}
 	switch r.Status {
 	case result.Skipped:
 		s.Trials = "skipped"
 	case result.Interrupted:
-		s.Trials = fmt.Sprintf("interrupted (%d/%d trials passed before)", r.TrialsPassed, r.Trials)
+		s.Trials = fmt.Sprintf("interrupted (%d/%d %s passed before)", r.TrialsPassed, r.Trials, plural.Noun(r.Trials, "trial"))
 	}
 	if f := r.Failure; f != nil {
 		s.Failure = htmlFailureOf(r)
@@ -155,7 +156,7 @@ func htmlScenarioOf(i int, r *result.ScenarioResult) htmlScenario {
 	switch {
 	case r.FailedTrial != nil:
 		t := r.FailedTrial
-		s.TrialLabel = fmt.Sprintf("failed trial %d of %d (failed in %d of %d trials run), session %s", t.Index, r.Trials, r.TrialsFailed, r.TrialsRun, t.Session)
+		s.TrialLabel = fmt.Sprintf("failed trial %d of %d (failed in %d of %d %s run), session %s", t.Index, r.Trials, r.TrialsFailed, r.TrialsRun, plural.Noun(r.TrialsRun, "trial"), t.Session)
 		s.Trial = htmlTrialOf(t, executedKeys(r.Failure))
 	case r.Trial1 != nil:
 		s.TrialLabel = fmt.Sprintf("trial 1 of %d, session %s", r.Trials, r.Trial1.Session)
@@ -190,7 +191,7 @@ func htmlFailureOf(r *result.ScenarioResult) *htmlFailure {
 		}
 	}
 	if t := r.FailedTrial; t != nil {
-		hf.Rerun = fmt.Sprintf("--session %s --trials 1", t.Session)
+		hf.Rerun = reporters.Rerun(r, t)
 	}
 	return hf
 }
@@ -310,7 +311,7 @@ func htmlGroupOf(calls []result.Call, t0, t1 time.Time) htmlGroup {
 				fail++
 			}
 		}
-		g.Note = fmt.Sprintf("%d copies, one key: %d ok, %d conflict, %d info, %d fail · released within %s", len(calls), ok, conflict, info, fail, reporters.FormatDuration(last.Sub(first)))
+		g.Note = fmt.Sprintf("%s, one key: %d ok, %d conflict, %d info, %d fail · released within %s", plural.Count(len(calls), "copy"), ok, conflict, info, fail, reporters.FormatDuration(last.Sub(first)))
 	}
 	total := t1.Sub(t0)
 	for _, c := range calls {

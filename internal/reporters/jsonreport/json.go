@@ -52,9 +52,12 @@ type JSONSummary struct {
 
 // JSONScenario is one scenario's result with its history.
 type JSONScenario struct {
-	Name         string         `json:"name"`
-	File         string         `json:"file"`
-	Line         int            `json:"line"`
+	Name string `json:"name"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Config is the idemtest.yaml merged into the scenario (given with --config or found), as
+	// a rerun must name it; absent without one.
+	Config       string         `json:"config,omitempty"`
 	Tags         []string       `json:"tags"`
 	Status       result.Status  `json:"status"`
 	Trials       int            `json:"trials"`
@@ -232,7 +235,7 @@ func generate(rep *result.Report, version string) JSONReport {
 	}
 	for _, r := range rep.Scenarios {
 		js := JSONScenario{
-			Name: r.Scenario.Name, File: r.Scenario.File, Line: r.Scenario.Pos.Line, Tags: r.Scenario.Tags,
+			Name: r.Scenario.Name, File: r.Scenario.File, Line: r.Scenario.Pos.Line, Config: r.Scenario.Config, Tags: r.Scenario.Tags,
 			Status: r.Status, Trials: r.Trials, TrialsRun: r.TrialsRun, TrialsPassed: r.TrialsPassed, TrialsFailed: r.TrialsFailed,
 			Fanouts: r.Fanouts, Overlapped: r.Overlapped, Start: r.Start,
 			DurationUS: us(r.Duration), Metrics: r.Metrics, Failure: jsonFailure(r.Failure),
@@ -302,7 +305,7 @@ func Read(r io.Reader) (*result.Report, error) {
 	}
 	for _, s := range in.Scenarios {
 		r := &result.ScenarioResult{
-			Scenario: &scenario.Scenario{Name: s.Name, File: s.File, Pos: scenario.Pos{File: s.File, Line: s.Line, Col: 1}, Tags: s.Tags},
+			Scenario: &scenario.Scenario{Name: s.Name, File: s.File, Pos: scenario.Pos{File: s.File, Line: s.Line, Col: 1}, Config: s.Config, Tags: s.Tags},
 			Status:   s.Status, Trials: s.Trials, TrialsRun: s.TrialsRun, TrialsPassed: s.TrialsPassed, TrialsFailed: s.TrialsFailed,
 			Fanouts: s.Fanouts, Overlapped: s.Overlapped, Start: s.Start, Duration: fromUS(s.DurationUS), Metrics: s.Metrics,
 			Failure: runnerFailure(s.Failure),

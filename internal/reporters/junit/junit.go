@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
 )
@@ -134,6 +135,12 @@ func generate(rep *result.Report) JUnitTestSuites {
 		if t != nil {
 			fmt.Fprintf(&out, "trial %d, session %s\n%s", t.Index, t.Session, reporters.History(t))
 		}
+		// The failure's text, what CI pages show first, ends with the command that reruns the
+		// failing trial.
+		rerun := ""
+		if t := r.FailedTrial; t != nil {
+			rerun = "rerun: " + reporters.Rerun(r, t) + "\n"
+		}
 		if c := r.Cut; c != nil && r.Status == result.Interrupted {
 			fmt.Fprintf(&out, "trial %d, session %s, cut short by the interrupt\n%s", c.Index, c.Session, reporters.History(c))
 		}
@@ -142,12 +149,12 @@ func generate(rep *result.Report) JUnitTestSuites {
 		case result.Failed:
 			msg := firstLine(r.Failure)
 			if r.TrialsRun > 1 {
-				msg = fmt.Sprintf("failed in %d/%d trials: %s", r.TrialsFailed, r.TrialsRun, msg)
+				msg = fmt.Sprintf("failed in %d/%d %s: %s", r.TrialsFailed, r.TrialsRun, plural.Noun(r.TrialsRun, "trial"), msg)
 			}
-			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(reporters.FailureText(r.Failure))}
+			tc.Failure = &JUnitMessage{Message: clean(msg), Type: string(r.Failure.Kind), Text: clean(reporters.FailureText(r.Failure) + rerun)}
 			s.Failures++
 		case result.Errored:
-			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(reporters.FailureText(r.Failure))}
+			tc.Error = &JUnitMessage{Message: clean(firstLine(r.Failure)), Type: "error", Text: clean(reporters.FailureText(r.Failure) + rerun)}
 			s.Errors++
 		case result.Skipped:
 			tc.Skipped = &JUnitMessage{Message: "not run"}

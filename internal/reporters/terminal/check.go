@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 )
 
@@ -48,7 +49,7 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 			n.add(head, c.Details)
 		}
 	}
-	writeTally(w, st, fmt.Sprintf("%d tools, %d checks: %d ✓ %d ✗ %d ⚠ %d – %d ?  %s",
-		len(rep.Rows), len(rep.Checks), counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip], counts[check.Inconclusive],
+	writeTally(w, st, fmt.Sprintf("%s, %s: %d ✓ %d ✗ %d ⚠ %d – %d ?  %s",
+		plural.Count(len(rep.Rows), "tool"), plural.Count(len(rep.Checks), "check"), counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip], counts[check.Inconclusive],
 		rep.Duration.Round(1e6)), rep.Interrupted, rep.Failed())
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -16,7 +17,8 @@ import (
 // Progress draws a live line on a terminal from the moment services start until the last one
 // has stopped (services starting with their elapsed time, then scenarios and trials done of
 // their totals, then services stopping), and prints every call when verbose. Without a terminal
-// it prints only the note that a service is slow to stop. It is safe for concurrent use.
+// it prints the note that a service is slow to stop and, once Plain is called, plain lines
+// every few seconds. It is safe for concurrent use.
 type Progress struct {
 	w       io.Writer
 	live    bool
@@ -32,12 +34,21 @@ type Progress struct {
 	total, done            int
 	trialsTotal, trialsRun int
 	scenarioTrials         map[*scenario.Scenario]int
-	running                map[string]bool
+	running                map[string]*scenario.Scenario
 	starting, stopping     map[string]time.Time
 	slow                   map[string]time.Duration
 	drawn                  bool
 	stop                   chan struct{}
+	// trialsOf is each scenario's number of trials, for the plain lines (Plain); announced
+	// holds the services a plain line said were starting, whose ready line follows.
+	trialsOf  func(*scenario.Scenario) int
+	announced map[string]bool
+	plainStop chan struct{}
 }
+
+// PlainEvery is how often Plain prints its lines by default: often enough that a CI log shows
+// the run is alive while a service builds, rarely enough not to flood it.
+const PlainEvery = 5 * time.Second
 
 // tickEvery is how often the live line is redrawn to advance its elapsed times.
 const tickEvery = 500 * time.Millisecond
@@ -53,7 +64,7 @@ func NewProgress(w io.Writer, total int, live, verbose, color bool) *Progress {
 func newProgress(w io.Writer, total int, live, verbose, color bool, now func() time.Time, tick bool) *Progress {
 	p := &Progress{
 		w: w, live: live, verbose: verbose, total: total, st: newStyles(w, color), now: now, calls: w,
-		scenarioTrials: map[*scenario.Scenario]int{}, running: map[string]bool{},
+		scenarioTrials: map[*scenario.Scenario]int{}, running: map[string]*scenario.Scenario{}, announced: map[string]bool{},
 		starting: map[string]time.Time{}, stopping: map[string]time.Time{}, slow: map[string]time.Duration{},
 	}
 	p.callSt = p.st
@@ -77,6 +88,56 @@ func (p *Progress) SetTrials(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.trialsTotal = n
+}
+
+// Plain makes a progress without a live line (output is not a terminal) print plain lines to
+// its writer every interval, so that a CI log does not sit silent for minutes while a service
+// builds or a long scenario runs: each service still starting with its elapsed time (and its
+// ready line once it is up), else each scenario running with its trials done of trialsOf's.
+// Lines are stable and without colour; a run shorter than one interval prints none. On a
+// terminal the live line says all this already, and Plain does nothing.
+func (p *Progress) Plain(every time.Duration, trialsOf func(*scenario.Scenario) int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live || every <= 0 || p.plainStop != nil {
+		return
+	}
+	p.trialsOf = trialsOf
+	p.plainStop = make(chan struct{})
+	go func(stop <-chan struct{}) {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				p.plainTick()
+			}
+		}
+	}(p.plainStop)
+}
+
+// plainTick prints the plain lines of one interval.
+func (p *Progress) plainTick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.plainStop == nil {
+		return // finished: nothing more after the report
+	}
+	now := p.now()
+	if len(p.starting) > 0 {
+		for _, name := range namesOf(p.starting) {
+			p.announced[name] = true
+			fmt.Fprintf(p.w, "idemtest: service %s starting (%ds)\n", reporters.Escape(name), int(now.Sub(p.starting[name]).Seconds()))
+		}
+		return
+	}
+	for _, name := range namesOf(p.running) {
+		sc := p.running[name]
+		fmt.Fprintf(p.w, "idemtest: running %s: %d/%d %s done (%d/%d %s done)\n", reporters.Escape(name),
+			p.scenarioTrials[sc], p.trialsOf(sc), plural.Noun(p.trialsOf(sc), "trial"), p.done, p.total, plural.Noun(p.total, "scenario"))
+	}
 }
 
 func (p *Progress) tick(stop <-chan struct{}) {
@@ -106,9 +167,14 @@ func (p *Progress) Event(ev runner.Event) {
 	case runner.EventServiceStart:
 		p.starting[ev.Service] = p.now()
 	case runner.EventServiceReady:
+		if p.announced[ev.Service] {
+			delete(p.announced, ev.Service)
+			fmt.Fprintf(p.w, "idemtest: service %s ready (%ds)\n", reporters.Escape(ev.Service), int(p.now().Sub(p.starting[ev.Service]).Seconds()))
+		}
 		delete(p.starting, ev.Service)
 	case runner.EventServiceStopping:
 		delete(p.starting, ev.Service)
+		delete(p.announced, ev.Service)
 		p.stopping[ev.Service] = p.now()
 	case runner.EventServiceSlowStop:
 		p.slow[ev.Service] = ev.Grace
@@ -116,7 +182,7 @@ func (p *Progress) Event(ev runner.Event) {
 			fmt.Fprintf(p.w, "idemtest: service %s is still running %s after SIGTERM; SIGKILL at %s\n", reporters.Escape(ev.Service), ev.SlowAfter, ev.Grace)
 		}
 	case runner.EventScenarioStart:
-		p.running[ev.Scenario.Name] = true
+		p.running[ev.Scenario.Name] = ev.Scenario
 	case runner.EventTrialEnd:
 		p.trialsRun++
 		p.scenarioTrials[ev.Scenario]++
@@ -201,7 +267,7 @@ func (p *Progress) line() string {
 	}
 	line := fmt.Sprintf("%d/%d done", p.done, p.total)
 	if p.trialsTotal > 0 {
-		line += fmt.Sprintf(" · %d/%d trials", p.trialsRun, p.trialsTotal)
+		line += fmt.Sprintf(" · %d/%d %s", p.trialsRun, p.trialsTotal, plural.Noun(p.trialsTotal, "trial"))
 	}
 	if len(p.running) > 0 {
 		line += " · running " + strings.Join(namesOf(p.running), ", ")
@@ -225,6 +291,10 @@ func (p *Progress) Finish() {
 	if p.stop != nil {
 		close(p.stop)
 		p.stop = nil
+	}
+	if p.plainStop != nil {
+		close(p.plainStop)
+		p.plainStop = nil
 	}
 	p.clear()
 }

@@ -121,3 +121,67 @@ func TestProgressLiveLine(t *testing.T) {
 		t.Errorf("progress written to a non-terminal: %q", buf.String())
 	}
 }
+
+// TestProgressPlain: without a terminal, each interval prints plain lines: a service still
+// starting with its elapsed time (and, once it is up, its ready line), else each scenario
+// running with its trials done of its own total. The ticks are driven by hand on an injected
+// clock; nothing waits.
+func TestProgressPlain(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(&buf, 2, false, false, false, func() time.Time { return clock }, false)
+	sc1, sc2 := &scenario.Scenario{Name: "burst"}, &scenario.Scenario{Name: "retry\x1b[31m"}
+	p.Plain(time.Hour, func(sc *scenario.Scenario) int { return map[*scenario.Scenario]int{sc1: 3, sc2: 1}[sc] })
+	steps := []struct {
+		ev      *runner.Event // nil: a tick
+		advance time.Duration
+		want    string // what the step printed
+	}{
+		{&runner.Event{Kind: runner.EventServiceStart, Service: "quick"}, 0, ""},
+		{&runner.Event{Kind: runner.EventServiceReady, Service: "quick"}, time.Second, ""},
+		{&runner.Event{Kind: runner.EventServiceStart, Service: "refundserver"}, 0, ""},
+		{nil, 5 * time.Second, "idemtest: service refundserver starting (5s)\n"},
+		{nil, 5 * time.Second, "idemtest: service refundserver starting (10s)\n"},
+		{&runner.Event{Kind: runner.EventServiceReady, Service: "refundserver"}, 2 * time.Second, "idemtest: service refundserver ready (12s)\n"},
+		{nil, 0, ""}, // ready, nothing running yet
+		{&runner.Event{Kind: runner.EventScenarioStart, Scenario: sc1}, 0, ""},
+		{&runner.Event{Kind: runner.EventTrialEnd, Scenario: sc1, Trial: 1}, 0, ""},
+		{&runner.Event{Kind: runner.EventScenarioStart, Scenario: sc2}, 0, ""},
+		{nil, 5 * time.Second, "idemtest: running burst: 1/3 trials done (0/2 scenarios done)\nidemtest: running retry\\x1b[31m: 0/1 trial done (0/2 scenarios done)\n"},
+		{&runner.Event{Kind: runner.EventScenarioEnd, Scenario: sc2, Result: &result.ScenarioResult{Scenario: sc2, Trials: 1}}, 0, ""},
+		{nil, 5 * time.Second, "idemtest: running burst: 1/3 trials done (1/2 scenarios done)\n"},
+	}
+	for i, s := range steps {
+		clock = clock.Add(s.advance)
+		before := buf.Len()
+		if s.ev != nil {
+			p.Event(*s.ev)
+		} else {
+			p.plainTick()
+		}
+		if got := buf.String()[before:]; got != s.want {
+			t.Errorf("step %d: printed %q, want %q", i+1, got, s.want)
+		}
+	}
+	p.Finish()
+	before := buf.Len()
+	p.plainTick() // a tick that lost the race with Finish
+	if got := buf.String()[before:]; got != "" {
+		t.Errorf("after Finish: printed %q, want nothing", got)
+	}
+}
+
+// TestProgressPlainNotOnTerminal: on a terminal the live line says it all; Plain adds nothing.
+func TestProgressPlainNotOnTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(&buf, 1, true, false, false, func() time.Time { return clock }, false)
+	defer p.Finish()
+	p.Plain(time.Hour, func(*scenario.Scenario) int { return 1 })
+	p.Event(runner.Event{Kind: runner.EventServiceStart, Service: "refundserver"})
+	before := buf.Len()
+	p.plainTick()
+	if got := buf.String()[before:]; got != "" {
+		t.Errorf("a tick on a terminal printed %q", got)
+	}
+}

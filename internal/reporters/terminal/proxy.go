@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 )
 
@@ -12,7 +13,7 @@ import (
 // finding, then FAIL, ERROR (the session failed), "nothing judged" (no mutating call) or PASS.
 func WriteProxy(w io.Writer, v agentverdict.Verdict) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "idemtest proxy: %d calls, %d mutating, %d with a fault injected\n", v.Calls, v.Mutating, v.Faults)
+	fmt.Fprintf(&b, "idemtest proxy: %s, %d mutating, %d with a fault injected\n", plural.Count(v.Calls, "call"), v.Mutating, v.Faults)
 	for _, f := range v.Findings {
 		mark := "!"
 		if f.Violation {
@@ -22,7 +23,7 @@ func WriteProxy(w io.Writer, v agentverdict.Verdict) error {
 	}
 	switch {
 	case v.Violations > 0:
-		fmt.Fprintf(&b, "FAIL: %d violation(s) by the agent\n", v.Violations)
+		fmt.Fprintf(&b, "FAIL: %s by the agent\n", plural.Count(v.Violations, "violation"))
 	case v.Error != "":
 	case v.Nothing() != "":
 		fmt.Fprintf(&b, "nothing judged: %s\n", v.Nothing())

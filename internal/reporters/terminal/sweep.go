@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
 
@@ -52,6 +53,6 @@ func SweepTable(w io.Writer, rep *sweep.Report, color bool) {
 		}
 	}
 	// The time goes to standard error (see cmd): the table is the same on every run.
-	writeTally(w, st, fmt.Sprintf("%d calls, %d faulty runs: %d ✓ %d ✗ %d ?",
-		len(rep.Calls), len(rep.Cells), counts[check.Pass], counts[check.Fail], counts[check.Inconclusive]), rep.Interrupted, rep.Failed())
+	writeTally(w, st, fmt.Sprintf("%s, %s: %d ✓ %d ✗ %d ?",
+		plural.Count(len(rep.Calls), "call"), plural.Count(len(rep.Cells), "faulty run"), counts[check.Pass], counts[check.Fail], counts[check.Inconclusive]), rep.Interrupted, rep.Failed())
 }

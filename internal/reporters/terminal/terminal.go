@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
 )
@@ -56,7 +57,7 @@ func Write(w io.Writer, rep *result.Report, opts Options) {
 
 // noneJudgedNote says that the exactly-once verdict judged none of a run's calls with a key.
 func noneJudgedNote(m result.Metrics) string {
-	return fmt.Sprintf("⚠ the exactly-once verdict judged none of the %d calls with a key: every tool called was declared idempotent or set verdict: off, so \"0 duplicate executions\" proves nothing; assert on sinks or probes", m.Keyed)
+	return fmt.Sprintf("⚠ the exactly-once verdict judged none of the %s with a key: every tool called was declared idempotent or set verdict: off, so \"0 duplicate executions\" proves nothing; assert on sinks or probes", plural.Count(m.Keyed, "call"))
 }
 
 // scenarioLine is the one-line result of a scenario.
@@ -72,7 +73,7 @@ func scenarioLine(st styles, r *result.ScenarioResult) string {
 	case result.Interrupted:
 		mark = st.skip.Render("⊘")
 	}
-	trials := fmt.Sprintf("%d/%d trials", r.TrialsPassed, r.Trials)
+	trials := fmt.Sprintf("%d/%d %s", r.TrialsPassed, r.Trials, plural.Noun(r.Trials, "trial"))
 	switch r.Status {
 	case result.Skipped:
 		trials = "skipped"
@@ -81,7 +82,7 @@ func scenarioLine(st styles, r *result.ScenarioResult) string {
 	}
 	line := fmt.Sprintf("%s %s  %s  %s", mark, reporters.Escape(r.Scenario.Name), st.dim.Render(trials), st.dim.Render(reporters.FormatDuration(r.Duration)))
 	if r.TrialsFailed > 0 && r.TrialsRun > 1 {
-		line += "  " + st.fail.Render(fmt.Sprintf("failed in %d/%d trials", r.TrialsFailed, r.TrialsRun))
+		line += "  " + st.fail.Render(fmt.Sprintf("failed in %d/%d %s", r.TrialsFailed, r.TrialsRun, plural.Noun(r.TrialsRun, "trial")))
 	}
 	if w := reporters.Weak(r); w != "" {
 		line += "  " + st.skip.Render("⚠ "+w)
@@ -113,12 +114,13 @@ func writeFailure(w io.Writer, st styles, r *result.ScenarioResult) {
 	}
 	if t := r.FailedTrial; t != nil {
 		if r.TrialsRun > 1 {
-			fmt.Fprintf(w, "  failed in %d of %d trials; the first:\n", r.TrialsFailed, r.TrialsRun)
+			fmt.Fprintf(w, "  failed in %d of %d %s; the first:\n", r.TrialsFailed, r.TrialsRun, plural.Noun(r.TrialsRun, "trial"))
 		}
-		fmt.Fprintf(w, "  trial %d of %d, session %s (rerun with --session %s --trials 1)\n", t.Index, r.Trials, reporters.Escape(t.Session), reporters.Escape(t.Session))
+		fmt.Fprintf(w, "  trial %d of %d, session %s\n", t.Index, r.Trials, reporters.Escape(t.Session))
 		if h := reporters.History(t); h != "" {
 			fmt.Fprint(w, reporters.IndentLines(h, "    "))
 		}
+		fmt.Fprintf(w, "  rerun: %s\n", reporters.Escape(reporters.Rerun(r, t)))
 	}
 }
 
