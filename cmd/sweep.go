@@ -28,6 +28,7 @@ type SweepOptions struct {
 	JUnit       string
 	JSON        string
 	Write       string
+	Force       bool
 	NoColor     bool
 }
 
@@ -68,6 +69,7 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a case per call and fault)")
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE`")
 	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
+	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	return c
 }
@@ -81,6 +83,9 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, reportfile.UnwrapPath(err))}
 	}
 	if err := opts.fromTrace(h); err != nil {
+		return err
+	}
+	if err := checkWriteDir(opts.Write); err != nil {
 		return err
 	}
 	sc, name, err := opts.resolve()
@@ -121,7 +126,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	werr := errors.Join(reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
-	}, red, nil), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
+	}, red, nil), writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), opts.inline(rep.Endpoint)))
 	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 

@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -101,6 +105,9 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if opts.Trials < 1 || opts.Trials > scenario.MaxTrials {
 		return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
 	}
+	if err := safefile.Dir(opts.Dir); err != nil {
+		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
+	}
 	sc, name, err := opts.resolve()
 	if err != nil {
 		return err
@@ -114,11 +121,47 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
-	if path := scaffold.Existing(files); path != "" && !opts.Force {
-		return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(path))}
+	paths, err := safefile.Write(opts.Dir, files, safefile.Options{
+		Force: opts.Force,
+		Warn:  func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "idemtest: %s\n", reporters.Escape(msg)) },
+		Wrote: func(path string) { fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(path)) },
+	})
+	if errors.Is(err, safefile.ErrExists) || errors.Is(err, safefile.ErrLink) {
+		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
 	}
-	if err := scaffold.Write(opts.Dir, files, func(path string) { fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(path)) }); err != nil {
+	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
+	var todo []string
+	for i, p := range paths {
+		if !files[i].Fixed && scaffold.HasPlaceholder(files[i].Data) {
+			todo = append(todo, p)
+		}
+	}
+	next := "idemtest run "
+	if opts.Config != "" {
+		next += "--config " + shellQuote(opts.Config) + " "
+	}
+	next += shellQuote(opts.Dir)
+	if len(todo) > 0 {
+		fmt.Fprintf(opts.IO.Out, "fill in the values marked %s…) in %s (idemtest validate %s lists each), then:\n",
+			scenario.Placeholder, reporters.Escape(strings.Join(todo, ", ")), reporters.Escape(shellQuote(opts.Dir)))
+	} else {
+		fmt.Fprintf(opts.IO.Out, "next:\n")
+	}
+	fmt.Fprintf(opts.IO.Out, "  %s\n", reporters.Escape(next))
+	if name == scenario.AdHocName {
+		cfg := shellQuote(filepath.Join(opts.Dir, scenario.ConfigName))
+		fmt.Fprintf(opts.IO.Out, "  idemtest check --config %s --endpoint %s\n", reporters.Escape(cfg), name)
+	}
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a printed command runs as
+// it is.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
