@@ -22,6 +22,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/verdict":  nil,
 		"internal/assert":   {"internal/verdict"},
 		"internal/outcome":  nil,
+		"internal/safefile": nil,
 	}
 	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis"}
 	seen := 0
