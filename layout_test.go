@@ -24,6 +24,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/outcome":  nil,
 		"internal/safejson": nil,
 		"internal/plural":   nil,
+		"internal/safefile": nil,
 	}
 	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis"}
 	seen := 0

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -130,6 +131,7 @@ func TestScripts(t *testing.T) {
 			"readtrace":  cmdReadTrace,
 			"jsonschema": cmdJSONSchema,
 			"rerunhint":  cmdRerunHint,
+			"serve":      cmdServe,
 		},
 	})
 }
@@ -382,4 +384,52 @@ func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s does not contain %q", args[0], args[1])
 	}
 	ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
+}
+
+// cmdServe starts the reference server over HTTP on a free loopback port until the script
+// ends: "serve NAME [REFUNDSERVER FLAGS...]" sets NAME_URL (http://127.0.0.1:PORT), for
+// commands given a server that idemtest does not start (--mcp-url, --http-url, --openapi URL).
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: serve NAME [REFUNDSERVER FLAGS...]")
+	}
+	bin, err := lookPath(ts.Getenv("PATH"), "refundserver")
+	ts.Check(err)
+	c := exec.Command(bin, append([]string{"--addr", "127.0.0.1:0"}, args[1:]...)...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := c.StderrPipe()
+	ts.Check(err)
+	ts.Check(c.Start())
+	ts.Defer(func() {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
+		_ = c.Wait()
+	})
+	// "refundserver: listening on http://ADDR (...)" is its first line.
+	addr := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 0, 512)
+		one := make([]byte, 1)
+		for len(buf) < cap(buf) {
+			if n, err := stderr.Read(one); n == 0 || err != nil {
+				break
+			}
+			if one[0] == '\n' {
+				break
+			}
+			buf = append(buf, one[0])
+		}
+		_, rest, _ := strings.Cut(string(buf), "listening on ")
+		url, _, _ := strings.Cut(rest, " ")
+		addr <- url
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case url := <-addr:
+		if !strings.HasPrefix(url, "http://127.0.0.1:") {
+			ts.Fatalf("refundserver did not say where it listens")
+		}
+		ts.Setenv(args[0]+"_URL", url)
+	case <-time.After(30 * time.Second):
+		ts.Fatalf("refundserver did not start within 30s")
+	}
 }

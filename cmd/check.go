@@ -37,6 +37,7 @@ type CheckOptions struct {
 	JUnit     string
 	JSON      string
 	Write     string
+	Force     bool
 	NoColor   bool
 }
 
@@ -77,6 +78,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a suite per tool, a case per check)")
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
+	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	return c
 }
@@ -95,6 +97,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
+	}
+	if err := checkWriteDir(opts.Write); err != nil {
+		return err
 	}
 	sc, name, inline, err := opts.checkEndpoint()
 	if err != nil {
@@ -139,7 +144,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) },
 	}, red, opts.IO.Out)
-	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, rep.Specs(), inline))
+	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), inline))
 	if err := reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr); err != nil || !rep.AllSkipped() {
 		return err
 	}

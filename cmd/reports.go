@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -10,9 +11,11 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/safefile"
 )
 
 // appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
@@ -69,16 +72,32 @@ func humanOut(s *iostreams.IOStreams, reports *reportfile.Set, noColor bool) (io
 }
 
 // writeScenarios saves the scenarios that ran to dir (check and sweep --write; "" saves none),
-// with the endpoint given on the command line (inline) that no config defines.
-func writeScenarios(s *iostreams.IOStreams, dir string, specs []*spec.Spec, inline map[string]any) error {
+// with the endpoint given on the command line (inline) that no config defines; existing files
+// are replaced only with force (--force).
+func writeScenarios(s *iostreams.IOStreams, dir string, force bool, specs []*spec.Spec, inline map[string]any) error {
 	if dir == "" {
 		return nil
 	}
-	paths, err := spec.Write(dir, specs, inline)
+	paths, err := spec.Write(dir, specs, inline, safefile.Options{
+		Force: force,
+		Warn:  func(msg string) { fmt.Fprintf(s.ErrOut, "idemtest: %s\n", reporters.Escape(msg)) },
+	})
 	if err == nil {
-		fmt.Fprintf(s.ErrOut, "wrote %s to %s\n", plural.Count(len(paths), "scenario"), dir)
+		fmt.Fprintf(s.ErrOut, "wrote %s to %s\n", plural.Count(len(paths), "scenario"), reporters.Escape(dir))
 	}
 	return err
+}
+
+// checkWriteDir refuses a --write DIR that is a link or passes through one before anything is
+// sent: bad input, exit 2.
+func checkWriteDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := safefile.Dir(dir); err != nil {
+		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
+	}
+	return nil
 }
 
 // reportExit is how run, check and sweep end once their reports are written: an interruption

@@ -32,6 +32,7 @@ type SweepOptions struct {
 	JUnit       string
 	JSON        string
 	Write       string
+	Force       bool
 	NoColor     bool
 	// UseTraceEndpoint runs the server the trace's header names, printed first: only on the
 	// user's explicit word, since a trace may come from someone else.
@@ -84,6 +85,7 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a case per call and fault)")
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
+	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	fl.BoolVar(&opts.UseTraceEndpoint, "use-trace-endpoint", false, "run the MCP server the trace's header names (printed first); only for a trace you trust")
 	fl.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "refuse a sweep of more than `N` runs (1 + 3 per mutating call, each replaying the whole trace)")
@@ -105,6 +107,9 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		return &exitError{ExitUsage, fmt.Errorf("%s: %w", opts.Trace, reportfile.UnwrapPath(err))}
 	}
 	if err := opts.fromTrace(h); err != nil {
+		return err
+	}
+	if err := checkWriteDir(opts.Write); err != nil {
 		return err
 	}
 	sc, name, err := opts.resolve()
@@ -152,7 +157,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	werr := errors.Join(reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
-	}, red, opts.IO.Out), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
+	}, red, opts.IO.Out), writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), opts.inline(rep.Endpoint)))
 	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
 }
 

@@ -2,8 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/runner"
+	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -116,6 +120,9 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if opts.Trials < 1 || opts.Trials > scenario.MaxTrials {
 		return &exitError{ExitUsage, fmt.Errorf("--trials must be from 1 to %d", scenario.MaxTrials)}
 	}
+	if err := safefile.Dir(opts.Dir); err != nil {
+		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
+	}
 	sc, name, err := opts.resolve()
 	if err != nil {
 		return err
@@ -129,11 +136,38 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
-	if path := scaffold.Existing(files); path != "" && !opts.Force {
-		return &exitError{ExitUsage, fmt.Errorf("%s exists; pass --force to overwrite it", reporters.Escape(path))}
+	paths, err := safefile.Write(opts.Dir, files, safefile.Options{
+		Force: opts.Force,
+		Warn:  func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "idemtest: %s\n", reporters.Escape(msg)) },
+		Wrote: func(path string) { fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(path)) },
+	})
+	if errors.Is(err, safefile.ErrExists) || errors.Is(err, safefile.ErrLink) {
+		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
 	}
-	if err := scaffold.Write(opts.Dir, files, func(path string) { fmt.Fprintf(opts.IO.Out, "wrote %s\n", reporters.Escape(path)) }); err != nil {
+	if err != nil {
 		return &exitError{ExitFailed, err}
+	}
+	var todo []string
+	for i, p := range paths {
+		if !files[i].Fixed && scaffold.HasPlaceholder(files[i].Data) {
+			todo = append(todo, p)
+		}
+	}
+	next := "idemtest run "
+	if opts.Config != "" {
+		next += "--config " + reporters.ShellQuote(opts.Config) + " "
+	}
+	next += reporters.ShellQuote(opts.Dir)
+	if len(todo) > 0 {
+		fmt.Fprintf(opts.IO.Out, "fill in the values marked %s…) in %s (idemtest validate %s lists each), then:\n",
+			scenario.Placeholder, reporters.Escape(strings.Join(todo, ", ")), reporters.Escape(reporters.ShellQuote(opts.Dir)))
+	} else {
+		fmt.Fprintf(opts.IO.Out, "next:\n")
+	}
+	fmt.Fprintf(opts.IO.Out, "  %s\n", reporters.Escape(next))
+	if name == scenario.AdHocName {
+		cfg := reporters.ShellQuote(filepath.Join(opts.Dir, scenario.ConfigName))
+		fmt.Fprintf(opts.IO.Out, "  idemtest check --config %s --endpoint %s\n", reporters.Escape(cfg), name)
 	}
 	return nil
 }

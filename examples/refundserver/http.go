@@ -21,7 +21,7 @@ const maxBody = 1 << 20
 // handler serves the tools over HTTP, the ledger, the health check and MCP at /mcp.
 func (s *service) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /tools/{name}", func(w http.ResponseWriter, r *http.Request) {
+	tools := func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
 			write(w, problem(http.StatusRequestEntityTooLarge, "body_too_large", err.Error()))
@@ -32,6 +32,17 @@ func (s *service) handler() http.Handler {
 		resp := s.call(r.Context(), tool, key, body)
 		s.logCall(tool, key, resp)
 		write(w, resp)
+	}
+	mux.HandleFunc("POST /tools/{name}", tools)
+	// Setting a status is idempotent by nature, which HTTP says with PUT: the OpenAPI document
+	// describes it so (POST is still served, for plain HTTP endpoints that POST every tool).
+	mux.HandleFunc("PUT /tools/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("name") != "set_account_status" {
+			w.Header().Set("Allow", http.MethodPost)
+			write(w, problem(http.StatusMethodNotAllowed, "method_not_allowed", "only set_account_status takes PUT"))
+			return
+		}
+		tools(w, r)
 	})
 	mux.HandleFunc("GET /refunds", func(w http.ResponseWriter, r *http.Request) {
 		list, err := s.store.Refunds(r.Context(), r.URL.Query().Get("accountId"))

@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,14 +9,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/openapi"
+	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
-
-// File is one file init writes: where, and what.
-type File struct {
-	Path string
-	Data []byte
-}
 
 // Project is what init scaffolds: a scenario for each mutating tool of an endpoint, in Dir.
 type Project struct {
@@ -29,19 +25,19 @@ type Project struct {
 	Trials int
 }
 
-// Files returns the files of the project for the endpoint's tools, as runner.Tools lists them.
-func (p Project) Files(tools []endpoints.ToolInfo) ([]File, error) {
-	var files []File
-	taken := map[string]bool{strings.ToLower(scenario.ConfigName): true}
+// Files returns the files of the project for the endpoint's tools, as runner.Tools lists them,
+// named for safefile.Write into Dir.
+func (p Project) Files(tools []endpoints.ToolInfo) ([]safefile.File, error) {
+	var files []safefile.File
 	for _, t := range tools {
 		if !t.Mutating {
 			continue
 		}
-		path := filepath.Join(p.Dir, FileName(t.Name, taken))
 		tool := t.Tool
 		// A tool the config names idempotent by nature is scaffolded as one that says so.
 		tool.Idempotent = tool.Idempotent || p.Def.IsNatural(t.Name)
-		files = append(files, File{path, Scenario(tool, Options{Endpoint: p.Endpoint, KeyArg: p.Def.Key.Arg, Fanout: p.Fanout, Trials: p.Trials})})
+		files = append(files, safefile.File{Name: t.Name, Ext: ".yaml",
+			Data: Scenario(tool, Options{Endpoint: p.Endpoint, KeyArg: p.Def.Key.Arg, Fanout: p.Fanout, Trials: p.Trials})})
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("endpoint %s has no mutating tools", p.Endpoint)
@@ -61,33 +57,26 @@ func (p Project) Files(tools []endpoints.ToolInfo) ([]File, error) {
 		if err != nil {
 			rel = wd
 		}
-		files = append(files, File{filepath.Join(p.Dir, scenario.ConfigName), Config(p.Endpoint, p.AdHoc, rel)})
+		var doc string
+		if p.AdHoc.OpenAPI != "" && !openapi.IsURL(p.AdHoc.OpenAPI) {
+			// The config names its document relative to itself.
+			if doc, err = filepath.Abs(p.AdHoc.OpenAPI); err != nil {
+				return nil, err
+			}
+			if r, err := filepath.Rel(abs, doc); err == nil {
+				doc = r
+			}
+		}
+		var natural []string
+		for _, t := range tools {
+			if t.Mutating && (t.Natural || t.Idempotent) {
+				natural = append(natural, t.Name)
+			}
+		}
+		files = append(files, safefile.File{Name: strings.TrimSuffix(scenario.ConfigName, ".yaml"), Ext: ".yaml", Fixed: true,
+			Data: Config(p.Endpoint, p.AdHoc, rel, doc, natural)})
 	}
 	return files, nil
-}
-
-// Existing returns the path of the first of files that exists already, or "".
-func Existing(files []File) string {
-	for _, f := range files {
-		if _, err := os.Stat(f.Path); err == nil {
-			return f.Path
-		}
-	}
-	return ""
-}
-
-// Write creates dir and writes the files to it, calling wrote after each.
-func Write(dir string, files []File, wrote func(path string)) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := os.WriteFile(f.Path, f.Data, 0o644); err != nil {
-			return err
-		}
-		wrote(f.Path)
-	}
-	return nil
 }
 
 // Inline is an endpoint given on the command line as the endpoints: entry of a scenario file,
@@ -114,4 +103,10 @@ func Inline(name string, a scenario.AdHoc) map[string]any {
 		ep = map[string]any{"http": map[string]any{"url": a.HTTPURL}, "mutating": a.Tools}
 	}
 	return map[string]any{name: ep}
+}
+
+// HasPlaceholder reports whether a file init wrote holds a value for the user to fill in (a
+// quoted scenario.Placeholder; the header comment that explains them is not one).
+func HasPlaceholder(data []byte) bool {
+	return bytes.Contains(data, []byte(`"`+scenario.Placeholder))
 }

@@ -1,7 +1,6 @@
 package scaffold
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -35,8 +34,8 @@ func TestInline(t *testing.T) {
 	}
 }
 
-// TestProjectFiles: a scenario for each mutating tool only, the ad hoc endpoint's config beside
-// them, and Existing finds a file already there.
+// TestProjectFiles: a scenario for each mutating tool only, and the ad hoc endpoint's config
+// beside them under its fixed name.
 func TestProjectFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := Project{Dir: dir, Endpoint: scenario.AdHocName, Def: &scenario.Endpoint{Key: scenario.KeySpec{Arg: "idempotencyKey"}},
@@ -50,19 +49,10 @@ func TestProjectFiles(t *testing.T) {
 	}
 	var names []string
 	for _, f := range files {
-		names = append(names, filepath.Base(f.Path))
+		names = append(names, f.Name+f.Ext)
 	}
-	if want := []string{"issue_refund.yaml", scenario.ConfigName}; !reflect.DeepEqual(names, want) {
-		t.Errorf("files %v, want %v", names, want)
-	}
-	if got := Existing(files); got != "" {
-		t.Errorf("Existing = %q before anything was written", got)
-	}
-	if err := os.WriteFile(files[1].Path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := Existing(files); got != files[1].Path {
-		t.Errorf("Existing = %q, want %q", got, files[1].Path)
+	if want := []string{"issue_refund.yaml", scenario.ConfigName}; !reflect.DeepEqual(names, want) || !files[1].Fixed {
+		t.Errorf("files %v, want %v, the config fixed", names, want)
 	}
 	if _, err := p.Files([]endpoints.ToolInfo{{Tool: endpoint.Tool{Name: "list_refunds"}}}); err == nil {
 		t.Error("an endpoint without mutating tools got files")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -53,7 +54,7 @@ type Retry struct {
 }
 
 // File is the name the scenario is written under.
-func (s *Spec) File() string { return safeName(s.Tool) + "." + s.Check + ".yaml" }
+func (s *Spec) File() string { return safefile.Stem(s.Tool+"."+s.Check) + ".yaml" }
 
 // Scenario builds the in-memory scenario, sharing base's endpoints, services, sinks and probes,
 // as the loader would build it from the written file.
@@ -208,15 +209,4 @@ func PlainArgs(v any) any {
 		return out
 	}
 	return v
-}
-
-func safeName(s string) string {
-	out := []rune{}
-	for _, r := range s {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' || r == '.' {
-			r = '_'
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }

@@ -3,31 +3,29 @@ package spec
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/idemtest/idemtest/internal/safefile"
 )
 
 // Write saves the scenarios the battery ran as ordinary scenario files under dir, one per tool
-// and check, and returns their paths. endpoints, when set, is written into every file (for an
-// endpoint given on the command line, which no config defines).
-func Write(dir string, specs []*Spec, endpoints map[string]any) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("write scenarios: %w", err)
-	}
-	var paths []string
+// and check, through safefile (o says whether existing files may be replaced), and returns their
+// paths. endpoints, when set, is written into every file (for an endpoint given on the command
+// line, which no config defines).
+func Write(dir string, specs []*Spec, endpoints map[string]any, o safefile.Options) ([]string, error) {
+	files := make([]safefile.File, 0, len(specs))
 	for _, s := range specs {
 		b, err := Marshal(s, endpoints)
 		if err != nil {
-			return paths, err
+			return nil, err
 		}
-		p := filepath.Join(dir, s.File())
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return paths, fmt.Errorf("write scenarios: %w", err)
-		}
-		paths = append(paths, p)
+		files = append(files, safefile.File{Name: s.Tool + "." + s.Check, Ext: ".yaml", Data: b})
+	}
+	paths, err := safefile.Write(dir, files, o)
+	if err != nil {
+		return paths, fmt.Errorf("write scenarios: %w", err)
 	}
 	return paths, nil
 }

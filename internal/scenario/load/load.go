@@ -285,6 +285,7 @@ func (l *loader) config(path string) (*config, yamlfile.Errors) {
 	}
 	f, root := l.read(path)
 	c := &config{ConfigFile: decode.Config(f, root)}
+	placeholders(f, root)
 	l.configs[path] = c
 	if len(f.Errs) > 0 {
 		c.broken = true
@@ -299,6 +300,7 @@ func (l *loader) scenario(path string, cfg *decode.ConfigFile) (*scenario.Scenar
 	if root == nil {
 		return nil, f.Errs
 	}
+	placeholders(f, root)
 	s := decode.Scenario(f, root, cfg, l.opts.AllowHosts)
 	if s == nil {
 		return nil, f.Errs
