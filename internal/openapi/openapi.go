@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -64,8 +63,12 @@ type Operation struct {
 // NoKeyDeclared is what is said of an operation that declares no idempotency key header.
 const NoKeyDeclared = "no idempotency key declared"
 
-// maxSpecBytes bounds a document read from a URL.
+// maxSpecBytes bounds what one load reads: the document and every document its $refs name,
+// together, from files and URLs alike.
 const maxSpecBytes = 64 << 20
+
+// loadTimeout bounds one load, the document and all its references.
+const loadTimeout = 60 * time.Second
 
 // IsURL reports whether source is an http or https URL rather than a file path.
 func IsURL(source string) bool {
@@ -94,7 +97,12 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Load reads the document at source (a file path or an http(s) URL) and maps it. URLs, the
 // document's and those of external $refs, are fetched through policy (nil: loopback only).
+// A fetched document references only documents of its own origin; a local one, files under its
+// own directory (regular files) and URLs. Loading ends with ctx, after loadTimeout, or once
+// maxSpecBytes have been read.
 func Load(ctx context.Context, source string, policy *netguard.Policy) (*Spec, error) {
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+	defer cancel()
 	var loc *url.URL
 	var data []byte
 	var err error
@@ -102,14 +110,16 @@ func Load(ctx context.Context, source string, policy *netguard.Policy) (*Spec, e
 		if loc, err = url.Parse(source); err != nil {
 			return nil, &Error{Source: source, Err: err}
 		}
-		data, err = fetch(ctx, policy, loc)
+		data, err = fetch(ctx, policy, loc, maxSpecBytes)
 	} else {
 		abs, aerr := filepath.Abs(source)
 		if aerr != nil {
 			return nil, &Error{Source: source, Err: aerr}
 		}
 		loc = &url.URL{Path: filepath.ToSlash(abs)}
-		data, err = os.ReadFile(source)
+		// The document itself is the file the user named: any kind of file (a pipe from
+		// <(curl …) too), size-capped; its references are held to regular files.
+		data, err = readRegular(ctx, abs, maxSpecBytes, false)
 	}
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
@@ -123,9 +133,7 @@ func Parse(data []byte, source string, base *url.URL) (*Spec, error) {
 	return parse(context.Background(), data, source, base, nil)
 }
 
-func fetch(ctx context.Context, policy *netguard.Policy, u *url.URL) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
+func fetch(ctx context.Context, policy *netguard.Policy, u *url.URL, limit int64) ([]byte, error) {
 	client := &http.Client{
 		Transport: policy.Transport(),
 		// A redirect could lead anywhere: the policy dials only allowed hosts, and a redirect
@@ -146,12 +154,12 @@ func fetch(ctx context.Context, policy *netguard.Policy, u *url.URL) ([]byte, er
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: status %d", u.Redacted(), resp.StatusCode)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxSpecBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxSpecBytes {
-		return nil, fmt.Errorf("GET %s: the document is larger than %d bytes", u.Redacted(), maxSpecBytes)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("GET %s: larger than %d bytes (a document and its references together are read up to %d bytes)", u.Redacted(), limit, maxSpecBytes)
 	}
 	return b, nil
 }
@@ -159,20 +167,15 @@ func fetch(ctx context.Context, policy *netguard.Policy, u *url.URL) ([]byte, er
 var lineCol = regexp.MustCompile(`line (\d+)(?:,? column (\d+))?`)
 
 func parse(ctx context.Context, data []byte, source string, base *url.URL, policy *netguard.Policy) (*Spec, error) {
+	refs, err := newRefReader(ctx, policy, base, len(data))
+	if err != nil {
+		return nil, &Error{Source: source, Err: err}
+	}
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-		if u.Scheme == "http" || u.Scheme == "https" {
-			return fetch(ctx, policy, u)
-		}
-		if u.Scheme != "" && u.Scheme != "file" {
-			return nil, fmt.Errorf("cannot read %s: only files and http(s) URLs", u.Redacted())
-		}
-		return os.ReadFile(filepath.FromSlash(u.Path))
-	}
+	loader.ReadFromURIFunc = refs.read
 	var doc *openapi3.T
-	var err error
 	if base != nil {
 		doc, err = loader.LoadFromDataWithPath(data, base)
 	} else {

@@ -155,7 +155,8 @@ type Call struct {
 	Sent     time.Time `json:"sent,omitzero"`
 	Answered time.Time `json:"answered,omitzero"`
 	// Result is the decoded answer, also when lose_response discarded it (for check's state
-	// comparisons); reports leave it out.
+	// comparisons); reports leave it out. In a released trial (Trial.Release) an answer larger
+	// than MaxAnswer is a CutAnswer.
 	Result any `json:"-"`
 	// Args are the arguments sent, without the key argument the endpoint adds; reports leave
 	// them out (a trace keeps them).

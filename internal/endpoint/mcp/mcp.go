@@ -45,6 +45,47 @@ type Config struct {
 	// MaxResponseBytes caps an answer (an HTTP body, an SSE stream, a stdio line); a larger one
 	// is an info outcome and the session carries on.
 	MaxResponseBytes int64
+	// Listing bounds tools/list (zero: DefaultListing).
+	Listing Listing
+}
+
+// Listing bounds how long and how far idemtest follows a server's tools/list pagination: a
+// server whose nextCursor never ends, or that lists without end, fails the listing with a
+// *ListError instead of holding the command for ever.
+type Listing struct {
+	// MaxPages caps the pages (tools/list requests).
+	MaxPages int
+	// MaxTools caps the tools listed, over all pages.
+	MaxTools int
+	// MaxBytes caps what is kept of the tools' definitions (names, descriptions, input
+	// schemas), over all pages.
+	MaxBytes int64
+	// Timeout caps the whole listing.
+	Timeout time.Duration
+}
+
+// DefaultListing is the bound of every listing: far above any real server (the largest seen
+// list a few hundred tools on a few pages), well below what would hold a CI job.
+var DefaultListing = Listing{MaxPages: 1000, MaxTools: 10000, MaxBytes: 64 << 20, Timeout: 60 * time.Second}
+
+// ListError is a tools/list that reached one of the Listing caps.
+type ListError struct {
+	// Server is the server's command or URL.
+	Server string
+	// Cap names the cap reached: "pages", "tools", "bytes" or "time".
+	Cap string
+	// Limit is the cap's value, as written in the message.
+	Limit string
+}
+
+func (e *ListError) Error() string {
+	what := map[string]string{
+		"pages": "its tools/list pagination did not end within " + e.Limit + " pages (nextCursor kept coming)",
+		"tools": "it listed more than " + e.Limit + " tools",
+		"bytes": "its tools' definitions took more than " + e.Limit,
+		"time":  "it did not finish listing its tools within " + e.Limit,
+	}[e.Cap]
+	return fmt.Sprintf("list tools of mcp server %s: stopped at idemtest's listing cap: %s", e.Server, what)
 }
 
 // DefaultConflictMatch recognises the usual wording of an in-flight duplicate.
@@ -81,6 +122,19 @@ func New(cfg Config) *Endpoint {
 	}
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = 10 << 20
+	}
+	d := DefaultListing
+	if cfg.Listing.MaxPages == 0 {
+		cfg.Listing.MaxPages = d.MaxPages
+	}
+	if cfg.Listing.MaxTools == 0 {
+		cfg.Listing.MaxTools = d.MaxTools
+	}
+	if cfg.Listing.MaxBytes == 0 {
+		cfg.Listing.MaxBytes = d.MaxBytes
+	}
+	if cfg.Listing.Timeout == 0 {
+		cfg.Listing.Timeout = d.Timeout
 	}
 	return &Endpoint{cfg: cfg}
 }
@@ -191,25 +245,64 @@ func (e *Endpoint) Tools(ctx context.Context) ([]endpoint.Tool, error) {
 	}
 	conn := e.conn
 	e.mu.Unlock()
-	tools := map[string]endpoint.Tool{}
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("list tools of %s: %w", e.describe(), err)
-		}
-		tool := endpoint.Tool{Name: t.Name, Description: t.Description}
-		if a := t.Annotations; a != nil {
-			tool.ReadOnly, tool.Idempotent, tool.Destructive = a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint
-		}
-		if m, ok := t.InputSchema.(map[string]any); ok {
-			tool.InputSchema = m
-		}
-		tool.TaskSupport = conn.taskSupport(t.Name)
-		tools[t.Name] = tool
+	tools, err := e.list(ctx, cs, conn)
+	if err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	e.tools = tools
 	e.mu.Unlock()
 	return sortedTools(tools), nil
+}
+
+// list follows the server's pagination within the Listing caps.
+func (e *Endpoint) list(ctx context.Context, cs *sdk.ClientSession, conn *losingConn) (map[string]endpoint.Tool, error) {
+	lim := e.cfg.Listing
+	lctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	capped := func(c string, limit any) error {
+		return &ListError{Server: e.describe(), Cap: c, Limit: fmt.Sprint(limit)}
+	}
+	tools := map[string]endpoint.Tool{}
+	var listed int
+	var kept int64
+	params := &sdk.ListToolsParams{}
+	for page := 1; ; page++ {
+		if page > lim.MaxPages {
+			return nil, capped("pages", lim.MaxPages)
+		}
+		res, err := cs.ListTools(lctx, params)
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+				return nil, capped("time", lim.Timeout)
+			}
+			return nil, fmt.Errorf("list tools of %s: %w", e.describe(), err)
+		}
+		for _, t := range res.Tools {
+			if listed++; listed > lim.MaxTools {
+				return nil, capped("tools", lim.MaxTools)
+			}
+			tool := endpoint.Tool{Name: t.Name, Description: t.Description}
+			if a := t.Annotations; a != nil {
+				tool.ReadOnly, tool.Idempotent, tool.Destructive = a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint
+			}
+			size := int64(len(t.Name) + len(t.Description))
+			if m, ok := t.InputSchema.(map[string]any); ok {
+				tool.InputSchema = m
+				b, _ := json.Marshal(m)
+				size += int64(len(b))
+			}
+			if kept += size; kept > lim.MaxBytes {
+				return nil, capped("bytes", fmt.Sprintf("%d bytes", lim.MaxBytes))
+			}
+			tool.TaskSupport = conn.taskSupport(t.Name)
+			tools[t.Name] = tool
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
 }
 
 func sortedTools(m map[string]endpoint.Tool) []endpoint.Tool {

@@ -19,7 +19,7 @@ const JSONVersion = 1
 
 // MaxJSONAnswer caps each answer kept in the JSON report, in bytes of compact JSON: a larger
 // answer is kept as the string of its first bytes, with answer_bytes saying how long it was.
-const MaxJSONAnswer = 4096
+const MaxJSONAnswer = result.MaxAnswer
 
 // The JSON report uses one time unit: instants are RFC 3339 timestamps (start), and every
 // duration and offset is a number of microseconds in a field ending in _us. A call's offsets
@@ -211,6 +211,9 @@ func capAnswer(v any) (any, int) {
 	}
 	if t, ok := v.(cutAnswer); ok {
 		return t.text, t.bytes
+	}
+	if t, ok := v.(result.CutAnswer); ok { // an answer of a trial the runner released
+		return t.Text, t.Bytes
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -1,0 +1,131 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pagingMCP is a real MCP server whose tools/list answers are written by page: page(n) returns
+// the tools of the n-th page (from 0) and its nextCursor, "" to end; nil page hangs until the
+// client goes away.
+func pagingMCP(t *testing.T, page func(n int) ([]map[string]any, string)) *httptest.Server {
+	t.Helper()
+	real := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testMCPServer(nil) }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Cursor string `json:"cursor"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		if msg.Method != "tools/list" {
+			real.ServeHTTP(w, r)
+			return
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(msg.Params.Cursor, "c"))
+		if page == nil {
+			<-r.Context().Done()
+			return
+		}
+		tools, next := page(n)
+		res := map[string]any{"tools": tools}
+		if next != "" {
+			res["nextCursor"] = next
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": res})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func pageTool(name, desc string) map[string]any {
+	return map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}}
+}
+
+// TestListingCaps: a server whose tools/list never ends fails the listing at a cap named in
+// the error, with the server; a server that pages properly lists every page.
+func TestListingCaps(t *testing.T) {
+	endless := func(perPage int, desc string) func(int) ([]map[string]any, string) {
+		return func(n int) ([]map[string]any, string) {
+			tools := make([]map[string]any, perPage)
+			for i := range tools {
+				tools[i] = pageTool(fmt.Sprintf("t%d_%d", n, i), desc)
+			}
+			return tools, fmt.Sprintf("c%d", n+1)
+		}
+	}
+	tests := []struct {
+		name    string
+		page    func(int) ([]map[string]any, string)
+		listing Listing
+		cap     string // "" for a listing that ends
+		tools   int
+	}{
+		{name: "three pages", page: func(n int) ([]map[string]any, string) {
+			next := fmt.Sprintf("c%d", n+1)
+			if n == 2 {
+				next = ""
+			}
+			return []map[string]any{pageTool(fmt.Sprintf("t%d", n), "")}, next
+		}, tools: 3},
+		// The default caps, as every command has them.
+		{name: "endless cursor", page: endless(1, ""), cap: "pages"},
+		{name: "endless tools", page: endless(100, ""), listing: Listing{MaxPages: 1 << 20, MaxTools: 500}, cap: "tools"},
+		{name: "giant definitions", page: endless(10, strings.Repeat("x", 64<<10)), listing: Listing{MaxPages: 1 << 20, MaxBytes: 1 << 20}, cap: "bytes"},
+		{name: "stalled page", listing: Listing{Timeout: 200 * time.Millisecond}, cap: "time"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := pagingMCP(t, tt.page)
+			ep := New(Config{URL: srv.URL, Listing: tt.listing})
+			t.Cleanup(func() { ep.Close() })
+			tools, err := ep.Tools(context.Background())
+			if tt.cap == "" {
+				if err != nil || len(tools) != tt.tools {
+					t.Fatalf("listed %d tools, err %v; want %d", len(tools), err, tt.tools)
+				}
+				return
+			}
+			var le *ListError
+			if !errors.As(err, &le) || le.Cap != tt.cap || le.Server != srv.URL {
+				t.Fatalf("err = %v, want the %s cap of %s", err, tt.cap, srv.URL)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestListingEndsWithCaller: the caller's context still ends a listing, and says so as itself,
+// not as a cap.
+func TestListingEndsWithCaller(t *testing.T) {
+	srv := pagingMCP(t, nil)
+	ep := New(Config{URL: srv.URL})
+	t.Cleanup(func() { ep.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := ep.connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go cancel()
+	_, err := ep.Tools(ctx)
+	var le *ListError
+	if err == nil || errors.As(err, &le) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package openapi
+
+import "os"
+
+// openFlags: elsewhere there are no FIFOs to block an open.
+const openFlags = os.O_RDONLY
