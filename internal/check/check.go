@@ -48,8 +48,9 @@ type Options struct {
 	// Only and Skip select checks by id.
 	Only, Skip []string
 	Profile    string
-	// Rounds and Budget bound the concurrent check per tool: it stops at the first double
-	// execution, after Rounds fan-outs or when Budget is spent, whichever comes first.
+	// Budget bounds the concurrent check per tool in time: it stops at the first double
+	// execution or when Budget is spent; Rounds, when above 0, also caps its fan-outs. The
+	// in-flight checks (timeout-retry, mismatch-in-flight) try give-up points for as long.
 	Rounds int
 	Budget time.Duration
 	// Fanout is the copies of each concurrent round (default 8).
@@ -132,9 +133,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if err != nil {
 		return nil, err
 	}
-	if opts.Rounds <= 0 {
-		opts.Rounds = 20
-	}
+	opts.Rounds = max(opts.Rounds, 0)
 	if opts.Budget <= 0 {
 		opts.Budget = 2 * time.Second
 	}

@@ -18,6 +18,9 @@ func (b *Battery) distinctKeys(t endpoints.ToolInfo, args map[string]any) *Cell 
 	if t.Natural {
 		return b.keyless(DistinctKeys)
 	}
+	if ok, why := b.keysWork(t, args); !ok {
+		return keysUnproven(DistinctKeys, why)
+	}
 	steps := append(b.Snap.Steps(call(t, "first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
 		spec.Step{Assert: "second.ok && !second.replayed"},
 		spec.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})

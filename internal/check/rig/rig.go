@@ -62,7 +62,8 @@ type extras struct {
 
 // Options are what the checks take of the command line (check.Options).
 type Options struct {
-	// Rounds, Budget and Fanout bound the concurrent check.
+	// Rounds (0: no cap), Budget and Fanout bound the concurrent check; Budget also bounds the
+	// give-up points the in-flight checks try.
 	Rounds int
 	Budget time.Duration
 	Fanout int
@@ -273,16 +274,14 @@ func (b *Rig) Partner(t endpoints.ToolInfo) (endpoints.ToolInfo, map[string]any,
 	return endpoints.ToolInfo{}, nil, false
 }
 
-// GiveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: half
-// the tool's shortest execution, at least 1ms. The call has then reached the server and is still
-// in flight, with as much time on either side for a busy machine to delay a call. A miss either
-// way that the check can see (the call answered before the give-up, or never run) only costs
-// another trial; one it cannot see (the next call reaching the server after the first finished,
-// which a naive server then replays or refuses) would pass a broken server, so the give-up is no
-// later than the middle.
+// GiveUp is the give-up of an in-flight check outside its sweep of give-up points (a scenario
+// built on its own): half the tool's shortest execution, at least 1ms.
 func (b *Rig) GiveUp(tool string) time.Duration {
 	return min(max(b.x.latency[tool]/2, time.Millisecond), 5*time.Second)
 }
+
+// Latency is the shortest execution of tool seen so far (0 before any).
+func (b *Rig) Latency(tool string) time.Duration { return b.x.latency[tool] }
 
 // noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
 // (or whose answer was discarded) and not replayed. The first call of a battery is often slow
