@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -148,6 +149,17 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if cfg == nil {
 		cfg = &scenario.CheckConfig{MissingKey: "reject", Tools: map[string]*scenario.CheckTool{}}
 	}
+	if cfg.Key != nil {
+		// check.key shapes the keys of the endpoint checked, for this battery only.
+		d := *def
+		d.Key.Format = *cfg.Key
+		def = &d
+		eps := maps.Clone(base.Endpoints)
+		eps[opts.Endpoint] = def
+		b := *base
+		b.Endpoints = eps
+		base = &b
+	}
 	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.Name, Checks: checks, Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
 
@@ -187,7 +199,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			var c *Cell
 			if why != "" {
 				row.Skipped = strings.ReplaceAll(why, "\n", " ")
-				c = &Cell{Check: id, Status: Skip, Reason: why}
+				c = &Cell{Check: id, Status: Skip, Reason: why, Details: b.SkipOutput}
 			} else {
 				c = b.Cell(id, t, args)
 			}

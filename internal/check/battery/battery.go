@@ -44,6 +44,9 @@ func (b *Battery) Cell(id string, t endpoints.ToolInfo, args map[string]any) *Ce
 		c = b.withEffects(b.run(id, t, args))
 	}
 	c.Duration = time.Since(start)
+	if c.Status != Pass && c.plan != nil {
+		c.Details = append(c.Details, c.plan.OutputLines()...)
+	}
 	if (id == Replay || id == LostResponse) && (b.keys == nil || !b.keys.work) {
 		b.keys = proofOf(c)
 	}

@@ -3,6 +3,7 @@ package rig
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/endpoints"
@@ -32,6 +33,8 @@ type Plan struct {
 	// effects and sink assertions hold when it does (errors-not-replayed: a "broken" call the
 	// server accepted executed as a call the effects expression may not see).
 	CountUnless string
+	// Output is what the services and stdio MCP servers wrote during the last run, by name.
+	Output map[string]string
 	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can show
 	// failed (another number of executions than Executions).
 	NeedsEvidence bool
@@ -53,7 +56,9 @@ func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	since := b.env.OutputSince(sc, serviceTail)
 	rep := b.env.Run(b.Ctx, []*scenario.Scenario{sc}, runner.Options{})
+	s.Output = since()
 	if rep.Err != nil {
 		return nil, rep.Err
 	}
@@ -63,6 +68,22 @@ func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	}
 	b.afterRun(s, rep.Scenarios[0])
 	return rep.Scenarios[0], nil
+}
+
+// serviceTail is how much of each service's output a cell shows.
+const serviceTail = 2048
+
+// OutputLines are what the services wrote during the plan's last run, as lines under a cell:
+// the server's own warning often names the cause.
+func (s *Plan) OutputLines() []string {
+	var out []string
+	for _, name := range sortedKeys(s.Output) {
+		out = append(out, "output of "+name+" during this check:")
+		for _, l := range strings.Split(s.Output[name], "\n") {
+			out = append(out, "  | "+l)
+		}
+	}
+	return out
 }
 
 // sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
@@ -108,7 +129,7 @@ func unless(guard, assertion string) string {
 	return guard + " || " + assertion
 }
 
-func sortedKeys(m map[string]int) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
