@@ -107,7 +107,11 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		cc.SpreadP50US, cc.SpreadMaxUS = quantiles(r.spreads)
 		s.Trials = savedRounds(c.Rounds)
 		if cc.Status == Fail {
-			cc.Reason = fmt.Sprintf("round %d: %s", c.Rounds, cc.Reason)
+			if b.Opts.Rounds > 0 {
+				cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.Opts.Rounds, cc.Reason)
+			} else {
+				cc.Reason = fmt.Sprintf("round %d: %s", c.Rounds, cc.Reason)
+			}
 		}
 		return cc
 	}
