@@ -16,12 +16,12 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(KeyScope)
 	}
-	if ok, why := b.keysWork(t, args); !ok {
-		return keysUnproven(KeyScope, why)
-	}
 	u, uargs, ok := b.Partner(t)
 	if !ok {
 		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
+	}
+	if ok, why := b.keysWork(t, args); !ok {
+		return keysUnproven(KeyScope, why)
 	}
 	other := spec.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.NewPlan(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
