@@ -72,8 +72,8 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (repeatable): "+strings.Join(check.IDs, ", "))
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "leave these checks out (repeatable)")
 	fl.StringVar(&opts.Profile, "profile", "ietf", "status codes expected of a refused call: ietf (400 missing, 409 in flight, 422 mismatch), stripe (400, 409, 400) or lenient (any 4xx)")
-	fl.IntVar(&opts.Rounds, "rounds", 20, "most same-key fan-outs per tool in the concurrent check")
-	fl.DurationVar(&opts.Budget, "budget", 2*time.Second, "time per tool after which the concurrent check stops starting rounds")
+	fl.IntVar(&opts.Rounds, "rounds", 0, "most same-key fan-outs per tool in the concurrent check (0: as many as --budget allows)")
+	fl.DurationVar(&opts.Budget, "budget", 2*time.Second, "time per tool and check after which the concurrent check stops starting rounds and the in-flight checks stop trying give-up points")
 	fl.IntVar(&opts.Fanout, "fanout", 8, "copies in each concurrent round")
 	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to `FILE` (a suite per tool, a case per check)")
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
@@ -92,8 +92,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(check.IDs, ", "))}
 		}
 	}
-	if opts.Rounds < 1 || opts.Budget <= 0 {
-		return &exitError{ExitUsage, errors.New("--rounds and --budget must be above zero")}
+	if opts.Rounds < 0 || opts.Budget <= 0 {
+		return &exitError{ExitUsage, errors.New("--rounds must not be negative and --budget must be above zero")}
 	}
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}

@@ -77,6 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
 	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
 	charges := fs.Bool("charges", false, "also serve create_charge, and accept issue_refund's chargeId (a multi-step session's example)")
+	keyFormat := fs.String("key-format", "any", "any, or uuid: refuse keys that are not UUIDs with 500 \"invalid idempotency key\" (as libraries that parse keys do)")
 	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
 	logLevel := fs.String("log-level", envOr("LOG_LEVEL", "warn"), "debug, info (a line per request), warn or error (env LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -98,6 +99,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
+	if *keyFormat != "any" && *keyFormat != "uuid" {
+		fmt.Fprintf(stderr, "refundserver: --key-format %q: want any or uuid\n", *keyFormat)
+		return 2
+	}
+
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL)
@@ -109,6 +115,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg := config{
 		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, DownstreamTimeout: *downstreamTimeout,
 		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"), Charges: *charges,
+		UUIDKeys: *keyFormat == "uuid",
 	}
 	if *traceChecks {
 		cfg.TraceChecks = stderr

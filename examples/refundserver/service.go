@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 )
@@ -23,6 +24,9 @@ const (
 	modeNaive  = "naive"
 	modeNone   = "none"
 )
+
+// uuidKey is what --key-format uuid accepts.
+var uuidKey = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // keyArg is the argument (and MCP _meta entry) that carries the idempotency key over MCP.
 const keyArg = "idempotencyKey"
@@ -37,6 +41,9 @@ type config struct {
 	DownstreamTimeout time.Duration
 	// Charges serves create_charge and lets issue_refund name the charge it refunds (chargeId).
 	Charges bool
+	// UUIDKeys refuses a key that is not a 36-character UUID, as libraries that parse keys do:
+	// 500 and a warning in the log (a check needs check.key: {format: uuid}).
+	UUIDKeys bool
 	// TraceChecks, when set, receives a line "check KEY UNIXNANO" each time a key is checked,
 	// for measuring how far apart duplicates reach the check (the benchmark uses it).
 	TraceChecks io.Writer
@@ -230,6 +237,10 @@ func (s *service) idempotent(ctx context.Context, tool, key string, m map[string
 	if key == "" {
 		return problem(http.StatusBadRequest, "idempotency_key_missing",
 			tool+" requires an Idempotency-Key header (or the idempotencyKey argument over MCP)")
+	}
+	if s.cfg.UUIDKeys && !uuidKey.MatchString(key) {
+		s.log.Warn("invalid idempotency key: want a UUID (36 characters)", "tool", tool, "key", key)
+		return problem(http.StatusInternalServerError, "invalid_idempotency_key", "invalid idempotency key")
 	}
 	fp := fingerprint(m)
 	// Keys are scoped per tool: the same key on another tool is another operation.

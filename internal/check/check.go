@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -48,8 +49,9 @@ type Options struct {
 	// Only and Skip select checks by id.
 	Only, Skip []string
 	Profile    string
-	// Rounds and Budget bound the concurrent check per tool: it stops at the first double
-	// execution, after Rounds fan-outs or when Budget is spent, whichever comes first.
+	// Budget bounds the concurrent check per tool in time: it stops at the first double
+	// execution or when Budget is spent; Rounds, when above 0, also caps its fan-outs. The
+	// in-flight checks (timeout-retry, mismatch-in-flight) try give-up points for as long.
 	Rounds int
 	Budget time.Duration
 	// Fanout is the copies of each concurrent round (default 8).
@@ -132,9 +134,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if err != nil {
 		return nil, err
 	}
-	if opts.Rounds <= 0 {
-		opts.Rounds = 20
-	}
+	opts.Rounds = max(opts.Rounds, 0)
 	if opts.Budget <= 0 {
 		opts.Budget = 2 * time.Second
 	}
@@ -148,6 +148,17 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	cfg := base.Check
 	if cfg == nil {
 		cfg = &scenario.CheckConfig{MissingKey: "reject", Tools: map[string]*scenario.CheckTool{}}
+	}
+	if cfg.Key != nil {
+		// check.key shapes the keys of the endpoint checked, for this battery only.
+		d := *def
+		d.Key.Format = *cfg.Key
+		def = &d
+		eps := maps.Clone(base.Endpoints)
+		eps[opts.Endpoint] = def
+		b := *base
+		b.Endpoints = eps
+		base = &b
 	}
 	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.Name, Checks: checks, Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
@@ -188,7 +199,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 			var c *Cell
 			if why != "" {
 				row.Skipped = strings.ReplaceAll(why, "\n", " ")
-				c = &Cell{Check: id, Status: Skip, Reason: why}
+				c = &Cell{Check: id, Status: Skip, Reason: why, Details: b.SkipOutput}
 			} else {
 				c = b.Cell(id, t, args)
 			}

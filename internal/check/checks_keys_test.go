@@ -105,7 +105,7 @@ func TestKeyChecks(t *testing.T) {
 		{name: "errors stored under the key", faults: keyFaults{cacheErrors: true},
 			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Fail, battery.Expiry: Pass},
 			reason: map[string]string{battery.ErrorsNotReplayed: "the corrected call got the refused call's error again"}},
-		{name: "keys forgotten too soon", faults: keyFaults{ttl: 50 * time.Millisecond},
+		{name: "keys forgotten too soon", faults: keyFaults{ttl: 150 * time.Millisecond},
 			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Pass, battery.Expiry: Fail},
 			reason: map[string]string{battery.Expiry: "after 200ms the key was not remembered"}},
 	}

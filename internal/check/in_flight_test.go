@@ -79,8 +79,8 @@ func TestInFlightNeedsTheCallInFlight(t *testing.T) {
 		reason []string
 	}{
 		battery.Replay:           {Pass, []string{"the retry got the stored answer"}},
-		battery.TimeoutRetry:     {Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "(3 trials, none with the first call in flight)"}},
-		battery.MismatchInFlight: {Inconclusive, []string{"the second payload may have reached the server first", "(3 trials, none with the first call in flight)"}},
+		battery.TimeoutRetry:     {Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "none with the first call in flight)"}},
+		battery.MismatchInFlight: {Inconclusive, []string{"the second payload may have reached the server first", "none with the first call in flight)"}},
 	}
 	seen := 0
 	for _, row := range rep.Rows {

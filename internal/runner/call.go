@@ -116,6 +116,9 @@ func (st *trialState) keyFor(step *scenario.Step, def *scenario.Endpoint, mutati
 		}
 	}
 	k := fmt.Sprintf("%s-%d", st.trial.Session, st.index)
+	if !def.Key.Format.IsZero() {
+		k = def.Key.Format.Key(st.trial.Session, st.index)
+	}
 	st.index++
 	return k, nil
 }

@@ -17,6 +17,10 @@ type CheckConfig struct {
 	// Tools holds per-tool settings by tool name; for a plain HTTP endpoint they also name the
 	// tools to check.
 	Tools map[string]*CheckTool
+	// Key, when set, is the shape of the keys check makes (check.key), for the endpoint checked;
+	// KeyPos is where it was written.
+	Key    *KeyFormat
+	KeyPos Pos
 	// KeyTTL is how long keys must be remembered (key_ttl): the expiry check retries after it.
 	// 0: the expiry check is skipped.
 	KeyTTL time.Duration

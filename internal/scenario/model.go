@@ -211,6 +211,8 @@ type KeySpec struct {
 	Arg    string
 	// Meta is the _meta entry of an MCP request.
 	Meta string
+	// Format is the shape of the keys idemtest makes (zero: <session>-<index>).
+	Format KeyFormat
 }
 
 // Service is a process started before the scenarios that use it and stopped after the run.

@@ -16,9 +16,10 @@ type Battery struct {
 	// contentDedup is set when a retry of the current tool answered like a second execution
 	// while the state showed one: the server deduplicates by content.
 	contentDedup bool
-	// giveUp, when set, is how long the in-flight checks wait in the trial being tried again
-	// (tryInFlight).
+	// giveUp, when set, is how long the in-flight checks wait in the trial being run (inFlight).
 	giveUp time.Duration
+	// keys is what replay or lost-response showed of the current tool's keys (keyProof).
+	keys *keyProof
 }
 
 // New is a battery on target that expects prof's status codes of refused calls.
@@ -29,14 +30,25 @@ func New(ctx context.Context, target rig.Target, opts rig.Options, prof Profile)
 // Prepare readies the battery for tool t (rig.Prepare): its arguments, or why it cannot be
 // checked.
 func (b *Battery) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
-	b.contentDedup = false
+	b.contentDedup, b.keys = false, nil
 	return b.Rig.Prepare(t)
 }
 
 // Cell runs check id on tool t, prepared with args, and decides its cell from every evidence.
 func (b *Battery) Cell(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
 	start := time.Now()
-	c := b.tryInFlight(id, t, args, b.withEffects(b.run(id, t, args)))
+	var c *Cell
+	if id == TimeoutRetry || id == MismatchInFlight {
+		c = b.inFlight(id, t, args)
+	} else {
+		c = b.withEffects(b.run(id, t, args))
+	}
 	c.Duration = time.Since(start)
+	if c.Status != Pass && c.plan != nil {
+		c.Details = append(c.Details, c.plan.OutputLines()...)
+	}
+	if (id == Replay || id == LostResponse) && (b.keys == nil || !b.keys.work) {
+		b.keys = proofOf(c)
+	}
 	return c
 }

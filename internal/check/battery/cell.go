@@ -71,17 +71,21 @@ var Profiles = []string{"ietf", "stripe", "lenient"}
 type Profile struct {
 	Name                      string
 	Missing, Mismatch, Flight int // 0: any 4xx
+	// RefusedForever is the cell of a retry after completion that is refused (409, in progress)
+	// on every attempt: the agent never learns the outcome. ✗ under ietf and stripe, whose
+	// retry after completion gets the stored result; ⚠ under lenient.
+	RefusedForever Status
 }
 
 // ProfileOf is the profile of a name ("" is ietf).
 func ProfileOf(name string) (Profile, error) {
 	switch name {
 	case "", "ietf":
-		return Profile{"ietf", 400, 422, 409}, nil
+		return Profile{"ietf", 400, 422, 409, Fail}, nil
 	case "stripe":
-		return Profile{"stripe", 400, 400, 409}, nil
+		return Profile{"stripe", 400, 400, 409, Fail}, nil
 	case "lenient":
-		return Profile{Name: "lenient"}, nil
+		return Profile{Name: "lenient", RefusedForever: Warn}, nil
 	}
 	return Profile{}, fmt.Errorf("unknown profile %q: use ietf, stripe or lenient", name)
 }

@@ -14,8 +14,10 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// concurrent repeats a same-key fan-out until a double execution is caught, the rounds are
-// done or the budget is spent. Only a round whose copies overlapped is evidence.
+// concurrent repeats a same-key fan-out until a double execution is caught or the budget is
+// spent (and, when --rounds is given, the rounds are done): the budget bounds time, not a round
+// count, since a narrow check-then-act window is caught by many rounds, not by a few. Only a
+// round whose copies overlapped is evidence.
 func (b *Battery) concurrent(t endpoints.ToolInfo, args map[string]any) *Cell {
 	burst := spec.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.Opts.Fanout, Expect: "any"}
 	steps := []spec.Step{burst}
@@ -28,17 +30,25 @@ func (b *Battery) concurrent(t endpoints.ToolInfo, args map[string]any) *Cell {
 	c := newCell(s)
 	var r rounds
 	deadline := time.Now().Add(b.Opts.Budget)
-	for c.Rounds < b.Opts.Rounds && (c.Rounds == 0 || time.Now().Before(deadline)) && b.Ctx.Err() == nil {
+	for (b.Opts.Rounds == 0 || c.Rounds < b.Opts.Rounds) && (c.Rounds == 0 || time.Now().Before(deadline)) && c.Rounds < maxRounds && b.Ctx.Err() == nil {
 		if cc := b.round(s, c, &r); cc != nil {
 			return cc
 		}
 	}
-	// Saved, the scenario runs the whole round budget: run then catches what check caught
+	// Saved, the scenario runs as many rounds as check did: run then catches what check caught
 	// about as often.
-	s.Trials = b.Opts.Rounds
+	s.Trials = savedRounds(c.Rounds)
 	b.burstVerdict(t, s, c, &r)
 	return c
 }
+
+// maxRounds bounds the rounds of one cell whatever the budget, so a fast server cannot make the
+// history of one cell grow without end.
+const maxRounds = 100000
+
+// savedRounds is the trials of a saved concurrent scenario: the rounds check ran, at least 20
+// (what a budget-bound check runs on a slow server is still worth repeating) and at most 1000.
+func savedRounds(n int) int { return min(max(n, 20), 1000) }
 
 // rounds is what the concurrent check's rounds showed so far.
 type rounds struct {
@@ -95,9 +105,13 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 	if cc != nil {
 		cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
 		cc.SpreadP50US, cc.SpreadMaxUS = quantiles(r.spreads)
-		s.Trials = b.Opts.Rounds
+		s.Trials = savedRounds(c.Rounds)
 		if cc.Status == Fail {
-			cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.Opts.Rounds, cc.Reason)
+			if b.Opts.Rounds > 0 {
+				cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.Opts.Rounds, cc.Reason)
+			} else {
+				cc.Reason = fmt.Sprintf("round %d: %s", c.Rounds, cc.Reason)
+			}
 		}
 		return cc
 	}

@@ -49,6 +49,13 @@ func (b *Battery) distinct(s *rig.Plan, t endpoints.ToolInfo, args map[string]an
 		c.Status, c.Reason = Pass, "two keys, two executions"
 	}
 	b.distinctEvidence(c, tr, t, args)
+	if c.Status == Pass {
+		// Two executions for two keys say something only of keys that work: a server that
+		// ignores them executes every call.
+		if ok, why := b.keysWork(t, args); !ok {
+			c.Status, c.Reason = Inconclusive, "two keys, two executions, but "+keysUnproven(DistinctKeys, why).Reason
+		}
+	}
 	if c.Status != Pass {
 		c.Details = details(res, tr)
 	}

@@ -28,6 +28,9 @@ func (b *Battery) errorsNotReplayed(t endpoints.ToolInfo, args map[string]any) *
 		spec.Step{Assert: "broken.ok || (retry.ok && !retry.replayed)"})
 	s.Comment = fmt.Sprintf("A call without %s, which the server refuses, then the corrected call with the same key: nothing executed, so nothing may be stored under the key, and the corrected call must execute.", field)
 	s.Executions = 1
+	// A broken call the server accepts executed, and the effects expression may not see it (it
+	// filters by the argument left out): the executions are then not counted.
+	s.CountUnless = "broken.ok"
 	j, done := b.judge(s, "", "retry")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -35,11 +38,18 @@ func (b *Battery) errorsNotReplayed(t endpoints.ToolInfo, args map[string]any) *
 	}
 	c.Evidence = byAnswers
 	br := history.Calls(tr, "broken")
+	if len(br) == 0 || br[0].Outcome != scenario.Fail {
+		// No refused call: what the effects and sinks counted is no evidence about this check.
+		s.EffectsLines, s.SinkNames, s.SinkLines = nil, nil, nil
+	}
 	switch {
 	case len(br) == 0:
 		c.Status, c.Reason = Inconclusive, "the call without "+field+" was not sent"
 	case br[0].Outcome == scenario.OK:
-		c.Status, c.Reason = Inconclusive, "the call without "+field+" succeeded, so there was no refused call to retry"
+		c.Status, c.Reason = Inconclusive, "the call without "+field+" succeeded, so there was no refused call to retry"+history.StatusNote(br[0])
+		if s.Effects != "" || s.SinksAsserted {
+			c.Reason += " (the declared effects and the sinks are not counted: that call executed, and an effects expression that filters by " + field + " cannot see it)"
+		}
 	case br[0].Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, "the outcome of the call without "+field+" is unknown"+history.StatusNote(br[0])
 	case r.Outcome == scenario.OK && r.Replayed:

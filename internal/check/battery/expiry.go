@@ -27,7 +27,7 @@ func (b *Battery) expiry(t endpoints.ToolInfo, args map[string]any) *Cell {
 	}
 	ttl := b.Config.KeyTTL
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args}
-	steps := b.Snap.WithState(first, spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})
+	steps := b.Snap.WithState(first, afterCompletion("first"))
 	steps = insertAt(steps, "retry", false, spec.Step{Sleep: ttl.String()})
 	s := b.NewPlan(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
 	s.Comment = "A call, then its retry with the same key after check.key_ttl: the key must still be remembered, so the retry must not execute again."

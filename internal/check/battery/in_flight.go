@@ -2,24 +2,35 @@ package battery
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
 )
 
-// inFlightTrials bounds the trials of a check whose first call must still be in flight at the
-// server when the next call arrives (timeout-retry, mismatch-in-flight). A trial in which it was
-// not (answered before idemtest gave up, or never run because the server dropped it when the
-// client gave up) judges nothing; on a busy machine the timing that missed once may land the
-// next time, so the check runs another trial, and the cell is ? only when none landed.
-const inFlightTrials = 3
-
 // neverRan explains a trial whose retry executed while the evidence shows one execution.
 const neverRan = "the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet"
 
-// giveUpOf is how long an in-flight check waits before giving up on a call of tool: half its
-// shortest execution (rig.GiveUp), or, in another trial, what the last one learnt.
+// maxGiveUps bounds the give-up points of one in-flight check (1ms … 2^15ms, past 30s).
+const maxGiveUps = 16
+
+// giveUpPoints are the times an in-flight check gives up on a call after, in the order it tries
+// them: 1ms, 2ms, 4ms … up to the tool's shortest measured execution. A server's race window
+// may open at any time while it works (a key check 1 ms in, a store just before the answer), so
+// one point in the middle of the execution misses a window near its start that a patient
+// hand-made retry finds; the points sweep the whole execution, geometrically so that a short
+// window near the start is tried as often as a long one.
+func giveUpPoints(execution time.Duration) []time.Duration {
+	out := []time.Duration{time.Millisecond}
+	for d := 2 * time.Millisecond; d < execution && len(out) < maxGiveUps; d *= 2 {
+		out = append(out, d)
+	}
+	return out
+}
+
+// giveUpOf is how long an in-flight check waits before giving up on a call of tool: the point
+// the current trial tries, else half its shortest execution (rig.GiveUp).
 func (b *Battery) giveUpOf(tool string) time.Duration {
 	if b.giveUp > 0 {
 		return b.giveUp
@@ -27,36 +38,69 @@ func (b *Battery) giveUpOf(tool string) time.Duration {
 	return b.GiveUp(tool)
 }
 
+// backoffOf is the first backoff of an in-flight check's retries: long enough that five
+// doubling attempts (31 backoffs) outlast the tool's execution three times over, so a correct
+// server that answers 409 while the first call works is waited out, whatever the give-up.
+func (b *Battery) backoffOf(tool string, giveUp time.Duration) time.Duration {
+	return max(2*giveUp, b.Latency(tool)/10)
+}
+
 // answeredFirst explains a first call that was answered although idemtest was to give up on it
-// after giveUp, and sets when another trial gives up: as soon when the answer took more than
-// twice as long (the machine was too busy for the client to give up in time: a server that
-// answered within giveUp would have been read sooner), half as soon when the server really was
-// about that fast (the shortest execution was measured on a loaded machine, or the tool
-// varies); no other trial at the shortest give-up, where the tool answers as fast as idemtest
-// can give up.
+// after giveUp: the trial judged nothing, and another give-up point may land.
 func (c *Cell) answeredFirst(first result.Call, giveUp time.Duration) string {
-	if giveUp <= time.Millisecond {
-		return fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up", giveUp, first.Outcome)
-	}
+	c.again = giveUp
 	if first.Duration > 2*giveUp {
-		c.again = giveUp
 		return fmt.Sprintf("the first call was answered (%s) after %s, though idemtest was to give up on it after %s: the machine was too busy to give up in time, so the client never did", first.Outcome, first.Duration.Round(time.Millisecond), giveUp)
 	}
-	c.again = max(giveUp/2, time.Millisecond)
 	return fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up", giveUp, first.Outcome)
 }
 
-// tryInFlight runs check id until a trial had its first call in flight, at most inFlightTrials
-// times: a cell whose trial missed (again is set) is decided again with the give-up it learnt.
-func (b *Battery) tryInFlight(id string, t endpoints.ToolInfo, args map[string]any, c *Cell) *Cell {
-	n := 1
-	for ; c.again > 0 && c.Status == Inconclusive && n < inFlightTrials; n++ {
-		b.giveUp = c.again
-		c = b.withEffects(b.run(id, t, args))
+// inFlight decides an in-flight check (timeout-retry, mismatch-in-flight): it runs trials at each
+// give-up point in turn until one catches a second execution (✗) or the budget is spent. A trial
+// whose first call was not in flight at the server (answered before the give-up, or never run)
+// judges nothing; the cell is ✓ (or ⚠) when some trial had it in flight and none caught
+// anything, and ? only when no trial did.
+func (b *Battery) inFlight(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
+	defer func() { b.giveUp = 0 }()
+	points := giveUpPoints(b.Latency(t.Name))
+	deadline := time.Now().Add(b.Opts.Budget)
+	var decided, last *Cell
+	trials, landed := 0, 0
+	for i := 0; ; i++ {
+		b.giveUp = points[i%len(points)]
+		c := b.withEffects(b.run(id, t, args))
+		trials++
+		switch {
+		case c.Status == Fail:
+			if trials > 1 {
+				c.Reason = fmt.Sprintf("trial %d, giving up after %s: %s", trials, b.giveUp, c.Reason)
+			}
+			return c
+		case c.Status == Skip:
+			return c
+		case c.Status == Inconclusive && c.again == 0 && decided == nil:
+			// Nothing another trial could change (the first call failed, no evidence at all).
+			return c
+		case c.Status == Inconclusive:
+			last = c
+		default:
+			decided = c
+			landed++
+		}
+		if !time.Now().Before(deadline) || b.Ctx.Err() != nil {
+			break
+		}
 	}
-	b.giveUp = 0
-	if n > 1 && c.Status == Inconclusive && c.again > 0 {
-		c.Reason += fmt.Sprintf(" (%d trials, none with the first call in flight)", n)
+	span := points[0].String()
+	if n := min(trials, len(points)); n > 1 {
+		span += "–" + points[n-1].String()
 	}
-	return c
+	if decided != nil {
+		decided.Reason += fmt.Sprintf(" (%d trials giving up after %s, %d with the first call in flight)", trials, span, landed)
+		return decided
+	}
+	if !strings.Contains(last.Reason, "trials") {
+		last.Reason += fmt.Sprintf(" (%d trials giving up after %s, none with the first call in flight)", trials, span)
+	}
+	return last
 }

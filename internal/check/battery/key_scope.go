@@ -20,6 +20,9 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if !ok {
 		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
 	}
+	if ok, why := b.keysWork(t, args); !ok {
+		return keysUnproven(KeyScope, why)
+	}
 	other := spec.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.NewPlan(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
 		spec.Step{ID: "first", CallTool: t.Name, Args: args}, other,
@@ -44,6 +47,11 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	first := history.Calls(tr, "first")
 	again := history.Calls(tr, "again")
 	switch {
+	case r.Outcome == scenario.OK && !r.Replayed && state.ErrorShaped(r.Result):
+		// An answer that reports an error is no execution of anyone's call, and not the first
+		// tool's answer either unless the server marks it as a replay.
+		c.Status = Inconclusive
+		c.Reason = u.Name + " with the key of the " + t.Name + " call answered with an error-shaped success" + history.StatusNote(r) + ": it is no evidence of whose call ran"
 	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && state.Equal(r.Result, first[0].Result))):
 		c.Status = Fail
 		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"

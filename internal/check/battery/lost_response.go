@@ -1,7 +1,6 @@
 package battery
 
 import (
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/endpoints"
 )
 
@@ -11,7 +10,7 @@ func (b *Battery) lostResponse(t endpoints.ToolInfo, args map[string]any) *Cell 
 	lost := call(t, "lost", args)
 	lost.LoseResponse, lost.Expect = true, "any"
 	s := b.NewPlan(t, LostResponse, "a retry after a lost response does not execute again",
-		b.Snap.WithState(lost, spec.Step{ID: "retry", RetryOf: "lost", Expect: "any"})...)
+		b.Snap.WithState(lost, afterCompletion("lost"))...)
 	s.Comment = "The server completes the call but its answer is lost; the retry with the same key must not execute again."
 	s.Executions = b.once(t)
 	return b.retry(LostResponse, t, s, "lost", b.noEvidence())

@@ -30,7 +30,7 @@ func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *C
 	other := spec.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
 	// Whether the retry executes again is replay's business; here only what the key holds.
 	again := spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
-		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
+		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	steps := insertAt(b.Snap.WithState(first, again), "first", true, other)
 	steps = append(append(steps, b.Snap.WholeAsserts(b.OneCall)...), spec.Step{Assert: "!other.ok"})
 	s := b.NewPlan(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)

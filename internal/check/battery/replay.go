@@ -1,6 +1,7 @@
 package battery
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/check/history"
@@ -14,11 +15,21 @@ import (
 // execute again.
 func (b *Battery) replay(t endpoints.ToolInfo, args map[string]any) *Cell {
 	s := b.NewPlan(t, Replay, "a sequential retry with the same key gets the stored answer",
-		b.Snap.WithState(call(t, "first", args), spec.Step{ID: "retry", RetryOf: "first", Expect: "any"})...)
+		b.Snap.WithState(call(t, "first", args), afterCompletion("first"))...)
 	s.Comment = "A call, then its retry with the same key: the retry must not execute again."
 	s.Executions = b.once(t)
 	return b.retry(Replay, t, s, "first", b.noEvidence())
 }
+
+// afterCompletion is the retry of a call that completed: it tries again on a conflict (a store
+// that lags behind the answer may refuse once), and a refusal on every attempt is for ever.
+func afterCompletion(of string) spec.Step {
+	return spec.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: &spec.Retry{Attempts: refusedAttempts, On: []string{"conflict"}, Backoff: "50ms"}}
+}
+
+// refusedAttempts is how many times a retry after completion is sent before a refusal (409, in
+// progress) counts as for ever: 50ms, 100ms and 200ms apart, 350ms in all.
+const refusedAttempts = 4
 
 // retry judges replay and lost-response (timeout-retry and expiry too): the retry of a completed
 // call must be answered with the stored result, not executed again.
@@ -51,6 +62,16 @@ func (b *Battery) retry(id string, t endpoints.ToolInfo, s *rig.Plan, first, nat
 	case r.Outcome == scenario.Fail && firstFailed(tr, first):
 		c.Status, c.Evidence = Inconclusive, byStatus
 		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + history.StatusNote(r) + " says nothing" + b.twice(s, first)
+	case r.Outcome == scenario.Fail && r.Conflict && id != TimeoutRetry && len(history.Calls(tr, "retry")) >= refusedAttempts:
+		// The first call completed: a retry refused as in progress on every attempt is refused
+		// for ever. timeout-retry's first call may still be working, so it stays a deviation.
+		c.Status, c.Evidence = b.prof.RefusedForever, byStatus
+		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s (%d attempts over 350ms): the agent can never learn the outcome", history.StatusNote(r), len(history.Calls(tr, "retry")))
+		if c.Status == Fail {
+			c.Reason += "; the " + b.prof.Name + " profile expects the stored result"
+		} else {
+			c.Reason += " (safe; ✗ under the ietf and stripe profiles)"
+		}
 	case r.Outcome == scenario.Fail:
 		c.Status, c.Evidence = Warn, byStatus
 		c.Reason = "the retry was refused" + history.StatusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"

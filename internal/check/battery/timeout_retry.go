@@ -17,7 +17,7 @@ func (b *Battery) timeoutRetry(t endpoints.ToolInfo, args map[string]any) *Cell 
 	timeout := b.giveUpOf(t.Name)
 	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
-		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: (2 * timeout).String()}}
+		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
 	steps := insertAt(b.Snap.WithState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
 	steps = append(steps, b.Snap.WholeAsserts(b.OneCall)...)

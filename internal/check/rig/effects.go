@@ -64,7 +64,7 @@ func (b *Rig) beforeRun(s *Plan) {
 	if src == "" || s.Executions < 0 || s.Effects != "" {
 		return
 	}
-	s.Effects = fmt.Sprintf("(%s) == %d", src, s.Executions)
+	s.Effects = unless(s.CountUnless, fmt.Sprintf("(%s) == %d", src, s.Executions))
 	at := len(s.Steps)
 	for at > 0 && s.Steps[at-1].Assert != "" {
 		at--

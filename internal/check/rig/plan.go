@@ -3,6 +3,7 @@ package rig
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/endpoints"
@@ -28,6 +29,12 @@ type Plan struct {
 	Effects      string
 	EffectsLines []string
 	Last         *result.ScenarioResult
+	// CountUnless, when set, is a condition under which the executions are not counted: the
+	// effects and sink assertions hold when it does (errors-not-replayed: a "broken" call the
+	// server accepted executed as a call the effects expression may not see).
+	CountUnless string
+	// Output is what the services and stdio MCP servers wrote during the last run, by name.
+	Output map[string]string
 	// NeedsEvidence marks an inconclusive cell that the declared effects or the sinks can show
 	// failed (another number of executions than Executions).
 	NeedsEvidence bool
@@ -41,7 +48,7 @@ func (b *Rig) NewPlan(t endpoints.ToolInfo, check, name string, steps ...spec.St
 // Exec runs one spec once through the runner.
 func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	if b.perCall != nil && s.Executions >= 0 && !s.SinksAsserted {
-		s.Steps = append(s.Steps, b.sinkAsserts(s.Executions)...)
+		s.Steps = append(s.Steps, b.sinkAsserts(s.Executions, s.CountUnless)...)
 		s.SinksAsserted = true
 	}
 	b.beforeRun(s)
@@ -49,7 +56,9 @@ func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	since := b.env.OutputSince(sc, serviceTail)
 	rep := b.env.Run(b.Ctx, []*scenario.Scenario{sc}, runner.Options{})
+	s.Output = since()
 	if rep.Err != nil {
 		return nil, rep.Err
 	}
@@ -61,11 +70,27 @@ func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	return rep.Scenarios[0], nil
 }
 
+// serviceTail is how much of each service's output a cell shows.
+const serviceTail = 2048
+
+// OutputLines are what the services wrote during the plan's last run, as lines under a cell:
+// the server's own warning often names the cause.
+func (s *Plan) OutputLines() []string {
+	var out []string
+	for _, name := range sortedKeys(s.Output) {
+		out = append(out, "output of "+name+" during this check:")
+		for _, l := range strings.Split(s.Output[name], "\n") {
+			out = append(out, "  | "+l)
+		}
+	}
+	return out
+}
+
 // sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
-func (b *Rig) sinkAsserts(n int) []spec.Step {
+func (b *Rig) sinkAsserts(n int, guard string) []spec.Step {
 	var out []spec.Step
 	for _, name := range sortedKeys(b.perCall) {
-		out = append(out, spec.Step{Assert: fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name])})
+		out = append(out, spec.Step{Assert: unless(guard, fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name]))})
 	}
 	return out
 }
@@ -96,7 +121,15 @@ func (b *Rig) Sinks() []string {
 	return sortedKeys(b.perCall)
 }
 
-func sortedKeys(m map[string]int) []string {
+// unless is an assertion that holds when guard does ("" : no guard).
+func unless(guard, assertion string) string {
+	if guard == "" {
+		return assertion
+	}
+	return guard + " || " + assertion
+}
+
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -39,6 +40,9 @@ type Rig struct {
 	// perCall is what one execution of the current tool sends to each sink that hears from it
 	// (nil: no sink evidence).
 	perCall map[string]int
+	// SkipOutput is what the services wrote during the plain call that skipped the current
+	// tool, as lines under its row.
+	SkipOutput []string
 	// x is what the rig learns across tools.
 	x extras
 }
@@ -62,7 +66,8 @@ type extras struct {
 
 // Options are what the checks take of the command line (check.Options).
 type Options struct {
-	// Rounds, Budget and Fanout bound the concurrent check.
+	// Rounds (0: no cap), Budget and Fanout bound the concurrent check; Budget also bounds the
+	// give-up points the in-flight checks try.
 	Rounds int
 	Budget time.Duration
 	Fanout int
@@ -103,6 +108,7 @@ func (b *Rig) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
 	if why == "" {
 		why = b.skipReason(t)
 	}
+	b.SkipOutput = nil
 	if why == "" {
 		why = b.probe(t, args)
 	}
@@ -172,12 +178,24 @@ func (b *Rig) probe(t endpoints.ToolInfo, args map[string]any) string {
 	if err != nil {
 		return "a plain call could not run: " + err.Error()
 	}
+	b.SkipOutput = s.OutputLines()
 	rs := history.Calls(history.Trial(res), "probe")
 	if len(rs) == 0 {
 		return "a plain call was not sent"
 	}
 	r := rs[len(rs)-1]
 	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
+	if r.Outcome != scenario.OK && (r.Outcome == scenario.Fail || r.Status >= 400) {
+		if why := b.keyRefused(t, args, r); why != "" {
+			return why
+		}
+	}
+	switch r.Outcome {
+	case scenario.Info:
+		if r.Status >= 500 {
+			return "a plain call was answered" + history.StatusNote(r) + answerNote(r) + ", whose outcome is unknown; nothing can be judged without a call that works" + fix
+		}
+	}
 	switch r.Outcome {
 	case scenario.Fail:
 		if changed, _ := b.Snap.ChangedAt(history.Trial(res), 0); len(changed) > 0 {
@@ -207,6 +225,67 @@ func (b *Rig) probe(t endpoints.ToolInfo, args map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// keyRefused tells a server that refuses the key's format apart from one that fails or hangs:
+// the plain call's answer mentions the key, or the same call without a key works. The reason
+// says so, with the fix (check.key: {format: uuid}); "" when the key is not the cause.
+func (b *Rig) keyRefused(t endpoints.ToolInfo, args map[string]any, r result.Call) string {
+	sent := "idemtest sent " + r.Key + " in the " + KeyWhere(b.Def)
+	if !b.Def.Key.Format.IsZero() {
+		sent += ", format " + b.Def.Key.Format.String()
+	}
+	fix := ": the server seems to refuse the key's format (" + sent + "); give the format it wants with check.key: {format: uuid} (or uuidv7, ulid, or a template such as \"ik_{random}\" with a length), or key: {…, format: …} on the endpoint"
+	if mentionsKey(r) {
+		return "a plain call was refused" + history.StatusNote(r) + answerNote(r) + ", and the answer is about the key" + fix
+	}
+	s := b.NewPlan(t, "probe", "one call without a key", spec.Step{ID: "nokey", CallTool: t.Name, Args: args, WithoutKey: true, Expect: "any"})
+	res, err := b.Exec(s)
+	if err != nil {
+		return ""
+	}
+	b.SkipOutput = append(b.SkipOutput, s.OutputLines()...)
+	if rs := history.Calls(history.Trial(res), "nokey"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
+		return "a plain call was refused" + history.StatusNote(r) + answerNote(r) + ", but the same call without a key succeeded" + fix
+	}
+	return ""
+}
+
+// maxAnswerNote bounds the server's answer quoted in a skip reason.
+const maxAnswerNote = 200
+
+// answerNote quotes a refused call's answer (its error, or its body), clipped: ": invalid
+// idempotency key".
+func answerNote(r result.Call) string {
+	text := answerText(r)
+	if text == "" || strings.Contains(history.StatusNote(r), text) {
+		return ""
+	}
+	if len(text) > maxAnswerNote {
+		text = text[:maxAnswerNote] + "…"
+	}
+	return ": " + strings.ReplaceAll(text, "\n", " ")
+}
+
+func answerText(r result.Call) string {
+	if r.Error != "" {
+		return r.Error
+	}
+	if r.Result == nil {
+		return ""
+	}
+	if s, ok := r.Result.(string); ok {
+		return s
+	}
+	raw, _ := json.Marshal(r.Result)
+	return string(raw)
+}
+
+// mentionsKey reports whether a refused call's answer is about its idempotency key.
+func mentionsKey(r result.Call) bool {
+	text := strings.ToLower(answerText(r))
+	return strings.Contains(text, "idempotency") || strings.Contains(text, "idempotent") ||
+		strings.Contains(text, "key") && (strings.Contains(text, "invalid") || strings.Contains(text, "format") || strings.Contains(text, "malformed") || strings.Contains(text, "uuid"))
 }
 
 // Control calls the tool once with a fresh key: a refusal says something about keys only when
@@ -273,16 +352,14 @@ func (b *Rig) Partner(t endpoints.ToolInfo) (endpoints.ToolInfo, map[string]any,
 	return endpoints.ToolInfo{}, nil, false
 }
 
-// GiveUp is how long timeout-retry and mismatch-in-flight wait before giving up on a call: half
-// the tool's shortest execution, at least 1ms. The call has then reached the server and is still
-// in flight, with as much time on either side for a busy machine to delay a call. A miss either
-// way that the check can see (the call answered before the give-up, or never run) only costs
-// another trial; one it cannot see (the next call reaching the server after the first finished,
-// which a naive server then replays or refuses) would pass a broken server, so the give-up is no
-// later than the middle.
+// GiveUp is the give-up of an in-flight check outside its sweep of give-up points (a scenario
+// built on its own): half the tool's shortest execution, at least 1ms.
 func (b *Rig) GiveUp(tool string) time.Duration {
 	return min(max(b.x.latency[tool]/2, time.Millisecond), 5*time.Second)
 }
+
+// Latency is the shortest execution of tool seen so far (0 before any).
+func (b *Rig) Latency(tool string) time.Duration { return b.x.latency[tool] }
 
 // noteLatency remembers the shortest execution of a tool seen so far: a call that was answered
 // (or whose answer was discarded) and not replayed. The first call of a battery is often slow

@@ -35,7 +35,11 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 	n := notes{w: w}
 	for _, row := range rep.Rows {
 		if row.Skipped != "" {
-			n.add(fmt.Sprintf("%s %s: skipped: %s", symbolStyle(st, check.Skip).Render("–"), row.Tool, row.Skipped), nil)
+			var details []string
+			if len(row.Cells) > 0 {
+				details = row.Cells[0].Details // what the services wrote during the plain call
+			}
+			n.add(fmt.Sprintf("%s %s: skipped: %s", symbolStyle(st, check.Skip).Render("–"), row.Tool, row.Skipped), details)
 			continue
 		}
 		for _, c := range row.Cells {

@@ -47,6 +47,16 @@ func (f *file) checkSection(n *yaml.Node, cfg *ConfigFile) *scenario.CheckConfig
 			f.Errf(v, hint, "check.missing_key must be reject or accept, got %q", c.MissingKey)
 		}
 	}
+	if v := m["key"]; v != nil {
+		if km, ok := f.fields(v, "check.key", schema.CheckKey); ok {
+			if km["format"] == nil {
+				f.Errf(v, "key: {format: uuid} (or uuidv7, ulid, a template with {random} and a length)", "check.key needs a format")
+			} else {
+				kf := f.keyFormat(km, "check.key")
+				c.Key, c.KeyPos = &kf, f.Pos(v)
+			}
+		}
+	}
 	if v := m["key_ttl"]; v != nil {
 		c.KeyTTL = f.Duration(v, "check.key_ttl")
 	}

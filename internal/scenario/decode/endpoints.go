@@ -79,14 +79,43 @@ func (f *file) endpoint(name string, n *yaml.Node) *scenario.Endpoint {
 	return ep
 }
 
+// keyFormat decodes the format: and length: of a key spec (what names it: key, check.key); the
+// zero format when neither is written.
+func (f *file) keyFormat(km map[string]*yaml.Node, what string) scenario.KeyFormat {
+	fn, ln := km["format"], km["length"]
+	if fn == nil {
+		if ln != nil {
+			f.Errf(ln, "add format: \"ik_{random}\" (a template that length: fills)", "%s.length needs a format", what)
+		}
+		return scenario.KeyFormat{}
+	}
+	length := 0
+	if ln != nil {
+		length = f.Int(ln, what+".length", 1, scenario.MaxKeyLength)
+	}
+	kf, err := scenario.ParseKeyFormat(f.Str(fn, what+".format"), length)
+	if err != nil {
+		f.Errf(fn, "", "%s.%v", what, err)
+	}
+	return kf
+}
+
 // endpointCommon decodes key, mutating, allow_hosts, compare and natural.
 func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, isMCP bool) {
 	if v := m["key"]; v != nil {
 		km, ok := f.fields(v, "key", schema.Key)
 		if ok {
+			carriers := len(km)
+			for _, k := range []string{"format", "length"} {
+				if km[k] != nil {
+					carriers--
+				}
+			}
+			format := f.keyFormat(km, "key")
+			defer func() { ep.Key.Format = format }()
 			switch {
-			case len(km) != 1:
-				f.Errf(v, "write key: {header: Idempotency-Key}, key: {arg: idempotencyKey} or key: {meta: idempotencyKey}", "key needs exactly one of header, arg or meta")
+			case carriers != 1:
+				f.Errf(v, "write key: {header: Idempotency-Key}, key: {arg: idempotencyKey} or key: {meta: idempotencyKey}, with format: if the server wants one", "key needs exactly one of header, arg or meta")
 			case km["header"] != nil:
 				if isMCP {
 					f.Errf(km["header"], "use arg or meta for an MCP endpoint", "key.header is only for http endpoints")

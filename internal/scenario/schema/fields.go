@@ -107,6 +107,8 @@ var (
 		{"header", kString, false, ""},
 		{"arg", kString, false, ""},
 		{"meta", kString, false, ""},
+		{"format", kString, false, "the shape of the keys idemtest makes: uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}"},
+		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it"},
 	}}
 	Compare = Section{"endpoint/properties/compare", []field{
 		{"ignore", kList, false, "dotted paths of answer fields that change on every answer (requestId, meta.at), left out of the verdict's comparisons"},
@@ -170,9 +172,14 @@ var (
 
 	Check = Section{"check", []field{
 		{"missing_key", kString, false, "a mutating call without a key must be rejected with a 4xx (reject, default) or is only reported (accept)"},
+		{"key", kMapping, false, "the shape of the keys check makes, for a server that accepts only some: {format: uuid} (or uuidv7, ulid, a template with {random} and a length)"},
 		{"key_ttl", kDuration, false, "how long keys must be remembered: the expiry check retries after this long (without it, expiry is skipped)"},
 		{"snapshot", kList, false, "read-only calls whose answers are the server's state, read before and after each retry (instead of the read-only tools found by listing)"},
 		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check"},
+	}}
+	CheckKey = Section{"check/properties/key", []field{
+		{"format", kString, true, "uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}"},
+		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it"},
 	}}
 	CheckSnapshot = Section{"check/properties/snapshot/items", []field{
 		{"tool", kString, true, "a read-only tool of the endpoint"},
@@ -235,7 +242,7 @@ var sections = map[string]Section{
 	"service": Service, "ready": Ready,
 	"sink": Sink, "route": Route, "respond": Respond,
 	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe,
-	"check": Check, "check tool": CheckTool, "check snapshot": CheckSnapshot,
+	"check": Check, "check tool": CheckTool, "check snapshot": CheckSnapshot, "check key": CheckKey,
 	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
 }
 
