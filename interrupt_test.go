@@ -495,3 +495,43 @@ func writeTestFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// TestInterruptWhileFetchingSpec: a command reading an OpenAPI document from a server that
+// never answers stops at the first SIGINT, with 130 and nothing else to say, whichever command
+// it is (tools, check, init, sweep all resolve their endpoint the same way).
+func TestInterruptWhileFetchingSpec(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int64
+	hold := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(hold); srv.Close() })
+	spec := "http://" + ln.Addr().String() + "/openapi.json"
+	for _, args := range [][]string{
+		{"tools", "--openapi", spec},
+		{"check", "--no-color", "--openapi", spec, "--http-url", "http://127.0.0.1:1/{tool}"},
+		{"init", "--openapi", spec, "--dir", "gate"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			before := asked.Load()
+			r := startIdemtest(t, t.TempDir(), args...)
+			r.waitFor("the document to be asked for", func() bool { return asked.Load() > before })
+			r.signal(syscall.SIGINT)
+			if code := r.exitCode(30 * time.Second); code != 130 {
+				t.Errorf("exit code %d, want 130; output:\n%s", code, r.out.String())
+			}
+			if strings.Contains(r.out.String(), "context canceled") {
+				t.Errorf("the interrupt is reported as an error:\n%s", r.out.String())
+			}
+		})
+	}
+}

@@ -101,7 +101,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err := checkWriteDir(opts.Write); err != nil {
 		return err
 	}
-	sc, name, inline, err := opts.checkEndpoint()
+	sc, name, inline, err := opts.checkEndpoint(ctx)
 	if err != nil {
 		return err
 	}
@@ -154,22 +154,33 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 // checkEndpoint resolves the endpoint as tools and init do, and adds the config's check:
 // section; for an endpoint given on the command line it also returns the endpoint's definition
 // for the scenarios --write saves, which no config defines.
-func (o *CheckOptions) checkEndpoint() (*scenario.Scenario, string, map[string]any, error) {
+func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, string, map[string]any, error) {
 	if o.Endpoint != "" {
-		sc, name, err := o.resolve()
+		sc, name, err := o.resolve(ctx)
 		return sc, name, nil, err
 	}
-	cfg, err := load.Config(".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
-	if err != nil {
-		return nil, "", nil, err
+	type loaded struct {
+		cfg *scenario.Scenario
+		err error
 	}
+	l, err := untilDone(ctx, func() loaded {
+		cfg, err := load.Config(".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		return loaded{cfg, err}
+	})
+	if err != nil {
+		return nil, "", nil, silentExit(ExitInterrupted)
+	}
+	if l.err != nil {
+		return nil, "", nil, l.err
+	}
+	cfg := l.cfg
 	if o.HTTPURL != "" && o.OpenAPI == "" && len(o.Tools) == 0 && cfg.Check != nil {
 		for n := range cfg.Check.Tools {
 			o.Tools = append(o.Tools, n)
 		}
 		sort.Strings(o.Tools)
 	}
-	sc, name, err := o.resolve()
+	sc, name, err := o.resolve(ctx)
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -39,8 +40,41 @@ func (o *EndpointOptions) flags(c *cobra.Command) {
 	_ = c.RegisterFlagCompletionFunc("endpoint", completeEndpoints(&o.Config))
 }
 
-// resolve returns a step-less scenario holding the endpoint, and the endpoint's name.
-func (o *EndpointOptions) resolve() (*scenario.Scenario, string, error) {
+// resolve returns a step-less scenario holding the endpoint, and the endpoint's name. Resolving
+// may read a config and an OpenAPI document (over the network, too): the first signal ends the
+// wait at once, with ctx's error, whatever that read is doing.
+func (o *EndpointOptions) resolve(ctx context.Context) (*scenario.Scenario, string, error) {
+	type resolved struct {
+		sc   *scenario.Scenario
+		name string
+		err  error
+	}
+	r, err := untilDone(ctx, func() resolved {
+		sc, name, err := o.resolveNow()
+		return resolved{sc, name, err}
+	})
+	if err != nil {
+		return nil, "", silentExit(ExitInterrupted)
+	}
+	return r.sc, r.name, r.err
+}
+
+// untilDone runs f and returns what it returns, or ctx's error as soon as ctx is done. f is left
+// to finish on its own then: what it reads is bounded (sizes, a deadline), and the command is
+// about to exit.
+func untilDone[T any](ctx context.Context, f func() T) (T, error) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+func (o *EndpointOptions) resolveNow() (*scenario.Scenario, string, error) {
 	if o.Endpoint != "" {
 		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
 			return nil, "", &exitError{ExitUsage, errors.New("give --endpoint or an ad hoc endpoint, not both")}

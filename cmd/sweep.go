@@ -112,7 +112,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if err := checkWriteDir(opts.Write); err != nil {
 		return err
 	}
-	sc, name, err := opts.resolve()
+	sc, name, err := opts.resolve(ctx)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func NewCmdTools(f *Factory, runF func(context.Context, *ToolsOptions) error) *c
 }
 
 func runTools(ctx context.Context, opts *ToolsOptions) error {
-	sc, name, err := opts.resolve()
+	sc, name, err := opts.resolve(ctx)
 	if err != nil {
 		return err
 	}
@@ -66,6 +66,9 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 	}
 	defer reports.Close()
 	tools, err := runner.Tools(ctx, sc, name)
+	if ctx.Err() != nil {
+		return silentExit(ExitInterrupted)
+	}
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}
@@ -123,12 +126,15 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err := safefile.Dir(opts.Dir); err != nil {
 		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
 	}
-	sc, name, err := opts.resolve()
+	sc, name, err := opts.resolve(ctx)
 	if err != nil {
 		return err
 	}
 	opts.IO.Redact(redact.New(sc.Secrets))
 	tools, err := runner.Tools(ctx, sc, name)
+	if ctx.Err() != nil {
+		return silentExit(ExitInterrupted)
+	}
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -22,6 +23,9 @@ type Set struct {
 	// OpenAPI document needs no server then. Set it before the first Get.
 	ListOnly bool
 
+	// ctx is the run's: the first signal cancels what building an endpoint reads (an OpenAPI
+	// document fetched from its URL). A Set lives as long as that run.
+	ctx   context.Context
 	env   func(*scenario.Scenario) map[string]any
 	mu    sync.Mutex
 	built map[string]endpoint.Endpoint
@@ -31,10 +35,10 @@ type Set struct {
 	stderr map[string]*proc.Tail
 }
 
-// New returns an empty Set; env gives a scenario's template environment (its services and
-// sinks), which the endpoints' templates are rendered in.
-func New(env func(*scenario.Scenario) map[string]any) *Set {
-	return &Set{env: env, built: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
+// New returns an empty Set for the run of ctx; env gives a scenario's template environment (its
+// services and sinks), which the endpoints' templates are rendered in.
+func New(ctx context.Context, env func(*scenario.Scenario) map[string]any) *Set {
+	return &Set{ctx: ctx, env: env, built: map[string]endpoint.Endpoint{}, stderr: map[string]*proc.Tail{}}
 }
 
 // Get returns the endpoint of sc called name, and its definition. The endpoint is built on
@@ -163,7 +167,7 @@ func (s *Set) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoint.
 			return nil, err
 		}
 	}
-	spec, err := openAPI(def, rd.str, rd.checkHost, rd.allow)
+	spec, err := openAPI(s.ctx, def, rd.str, rd.checkHost, rd.allow)
 	if err != nil {
 		return nil, err
 	}

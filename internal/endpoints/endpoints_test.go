@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ services:
 		t.Fatal(err)
 	}
 	host := "127.0.0.1:1"
-	s := New(func(*scenario.Scenario) map[string]any {
+	s := New(context.Background(), func(*scenario.Scenario) map[string]any {
 		return map[string]any{"services": map[string]any{"api": map[string]any{"host": host}}}
 	})
 	defer s.Close()

@@ -13,7 +13,7 @@ import (
 
 // openAPI returns the endpoint's OpenAPI document, nil when its tools are configured by hand: the
 // one loaded with the config (a file), else read now from its URL through the outbound policy.
-func openAPI(def *scenario.Endpoint, str func(*assert.Template, string) (string, error), checkHost func(string) error, allow []string) (*openapi.Spec, error) {
+func openAPI(ctx context.Context, def *scenario.Endpoint, str func(*assert.Template, string) (string, error), checkHost func(string) error, allow []string) (*openapi.Spec, error) {
 	h := def.HTTP
 	if h.Spec != nil || h.OpenAPI == nil {
 		return h.Spec, nil
@@ -25,7 +25,7 @@ func openAPI(def *scenario.Endpoint, str func(*assert.Template, string) (string,
 	if err := checkHost(src); err != nil {
 		return nil, err
 	}
-	spec, err := openapi.Load(context.Background(), src, netguard.New(allow))
+	spec, err := openapi.Load(ctx, src, netguard.New(allow))
 	if err != nil {
 		return nil, fmt.Errorf("%sendpoint %s: %w", where(h.OpenAPIPos), def.Name, err)
 	}

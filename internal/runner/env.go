@@ -54,7 +54,7 @@ func StartWith(ctx context.Context, list []*scenario.Scenario, onEvent func(Even
 		sks.close()
 		return nil, err
 	}
-	r := &runner{svcs: svcs, sinks: sks, endpoints: endpoints.New(svcs.TemplateEnv)}
+	r := &runner{svcs: svcs, sinks: sks, endpoints: endpoints.New(ctx, svcs.TemplateEnv)}
 	r.probes = probe.New(r.probeTool)
 	return &Env{r: r}, nil
 }
