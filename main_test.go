@@ -127,6 +127,7 @@ func TestScripts(t *testing.T) {
 			"module":     cmdModule,
 			"normalize":  cmdNormalize,
 			"readtrace":  cmdReadTrace,
+			"instances":  cmdInstances,
 		},
 	})
 }
