@@ -133,6 +133,7 @@ func TestScripts(t *testing.T) {
 			"jsonschema": cmdJSONSchema,
 			"rerunhint":  cmdRerunHint,
 			"serve":      cmdServe,
+			"instances":  cmdInstances,
 		},
 	})
 }

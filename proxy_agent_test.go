@@ -80,6 +80,9 @@ func cmdReadTrace(ts *testscript.TestScript, neg bool, args []string) {
 		if c.Fault != "" {
 			b.WriteString(" fault=" + c.Fault)
 		}
+		if c.Instance != nil {
+			fmt.Fprintf(&b, " instance=%d", c.Instance.Index)
+		}
 		fmt.Fprintf(&b, " args=%s\n", c.Args)
 	}
 	ts.Stdout().Write([]byte(b.String()))

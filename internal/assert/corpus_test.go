@@ -178,6 +178,12 @@ var corpus = []struct {
 	{`nokey.result.code == "idempotency_key_missing"`, true},
 	{`session`, "9f2c4e1a7b3d"},
 	{`first.key`, "9f2c4e1a7b3d-0"},
+	// examples/replicas
+	{`retry.ok`, true},
+	{`burst.ok >= 1`, true},
+	{`payment_processor.refunds.count({key: first.key}) == 1`, false}, // the recorded refund is the burst's
+	{`payment_processor.refunds.count({key: burst.key}) == 1`, true},
+	{`payment_processor.refunds.count({accountId: "acct_" + session})`, 1},
 }
 
 // TestCorpus compiles every corpus expression against the environment the loader declares and

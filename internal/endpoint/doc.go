@@ -12,4 +12,10 @@
 // all are released, and the result says how far apart they left and whether they overlapped.
 //
 //	fo := endpoint.Fanout(ctx, ep, req, endpoint.FanoutOptions{Copies: 16, Sync: endpoint.SyncLastByte})
+//
+// An endpoint served by several instances (DESIGN §11) is an InstanceSet: its caller picks the
+// instance of each call, and of each fan-out copy with FanoutOptions.Targets.
+//
+//	set := endpoint.NewReplicas([]endpoint.Endpoint{a, b}, []endpoint.Instance{{Index: 1, URL: ua}, {Index: 2, URL: ub}})
+//	res := set.Member(1).Call(ctx, req) // the retry, on instance 2
 package endpoint

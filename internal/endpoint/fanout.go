@@ -37,6 +37,10 @@ type FanoutOptions struct {
 	StaggerMin, StaggerMax time.Duration
 	// Rand draws the offsets; nil uses a fresh source.
 	Rand *rand.Rand
+	// Targets, when set, holds the endpoint of each copy (an instance of a set, DESIGN §11);
+	// otherwise every copy goes to the endpoint given. Single-packet ignores it: its copies
+	// are streams of one connection.
+	Targets []Endpoint
 }
 
 // FanoutResult is what the copies did and the evidence that they raced.
@@ -79,7 +83,11 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 	pg.SetLimit(64)
 	for i := range n {
 		pg.Go(func() error {
-			prepared[i] = ep.Prepare(ctx, req, popts)
+			target := ep
+			if i < len(opts.Targets) {
+				target = opts.Targets[i]
+			}
+			prepared[i] = target.Prepare(ctx, req, popts)
 			return nil
 		})
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/idemtest/idemtest/internal/assert"
@@ -53,21 +55,172 @@ func (s *Set) Get(sc *scenario.Scenario, name string) (endpoint.Endpoint, *scena
 	if ep, ok := s.built[cacheKey]; ok {
 		return ep, def, nil
 	}
-	rd := endpointRender{name: name, env: env, allow: allow}
-	var ep endpoint.Endpoint
-	var err error
-	if def.MCP != nil {
-		var cfg mcp.Config
-		if cfg, err = rd.mcpConfig(def); err != nil {
+	variants := instances(def, endpointRender{name: name, env: env, allow: allow})
+	if len(variants) == 1 {
+		ep, err := s.build(variants[0].def, variants[0].rd, cacheKey)
+		if err != nil {
 			return nil, def, err
 		}
-		ep = mcp.New(cfg)
-		s.stderr[cacheKey] = cfg.Stderr
-	} else if ep, err = s.httpEndpoint(def, rd); err != nil {
-		return nil, def, err
+		s.built[cacheKey] = ep
+		return ep, def, nil
 	}
+	members := make([]endpoint.Endpoint, 0, len(variants))
+	named := make([]endpoint.Instance, 0, len(variants))
+	for i, v := range variants {
+		// The first instance's standard error is the endpoint's, for reports.
+		key := cacheKey
+		if i > 0 {
+			key = fmt.Sprintf("%s#%d", cacheKey, i+1)
+		}
+		ep, err := s.build(v.def, v.rd, key)
+		if err != nil {
+			for _, m := range members {
+				m.Close()
+			}
+			return nil, def, err
+		}
+		members = append(members, ep)
+		named = append(named, endpoint.Instance{Index: i + 1, URL: v.address})
+	}
+	ep := endpoint.NewReplicas(members, named)
 	s.built[cacheKey] = ep
 	return ep, def, nil
+}
+
+// build builds one endpoint (one instance) from its definition, rendered by rd.
+func (s *Set) build(def *scenario.Endpoint, rd endpointRender, key string) (endpoint.Endpoint, error) {
+	if def.MCP != nil {
+		cfg, err := rd.mcpConfig(def)
+		if err != nil {
+			return nil, err
+		}
+		s.stderr[key] = cfg.Stderr
+		return mcp.New(cfg), nil
+	}
+	return s.httpEndpoint(def, rd)
+}
+
+// variant is one instance of an endpoint: the definition and rendering that build it, and the
+// address that names it.
+type variant struct {
+	def     *scenario.Endpoint
+	rd      endpointRender
+	address string
+}
+
+// instances returns the instances of an endpoint: one per entry of its urls:, one per replica
+// of a service its URL (or stdio command) names, or the endpoint alone. An instance of a
+// replicated service sees that replica as services.NAME.
+func instances(def *scenario.Endpoint, rd endpointRender) []variant {
+	one := []variant{{def: def, rd: rd}}
+	var urls []*assert.Template
+	switch {
+	case def.HTTP != nil:
+		urls = def.HTTP.URLs
+	case def.MCP != nil:
+		urls = def.MCP.URLs
+	}
+	if len(urls) > 0 {
+		out := make([]variant, len(urls))
+		for i, u := range urls {
+			d := *def
+			if def.HTTP != nil {
+				h := *def.HTTP
+				h.URL, h.URLs = u, nil
+				d.HTTP = &h
+			} else {
+				m := *def.MCP
+				m.URL, m.URLs = u, nil
+				d.MCP = &m
+			}
+			r := rd
+			r.name = fmt.Sprintf("%s (instance %d)", rd.name, i+1)
+			addr, _ := r.str(u, "url")
+			out[i] = variant{def: &d, rd: r, address: addr}
+		}
+		return out
+	}
+	envs := replicaEnvs(rd.env)
+	if envs == nil {
+		return one
+	}
+	out := make([]variant, len(envs))
+	distinct := map[string]bool{}
+	for i, env := range envs {
+		r := rd
+		r.env = env
+		r.name = fmt.Sprintf("%s (instance %d)", rd.name, i+1)
+		addr, err := address(def, r)
+		if err != nil {
+			// The single endpoint's build reports it.
+			return one
+		}
+		distinct[addr] = true
+		out[i] = variant{def: def, rd: r, address: addr}
+	}
+	if len(distinct) < 2 {
+		// The endpoint names no replicated service: its instances would all be one server.
+		return one
+	}
+	return out
+}
+
+// address renders what names an instance: its URL, or its stdio command line.
+func address(def *scenario.Endpoint, rd endpointRender) (string, error) {
+	var ts []*assert.Template
+	switch {
+	case def.HTTP != nil:
+		ts = []*assert.Template{def.HTTP.URL}
+	case def.MCP != nil && def.MCP.URL != nil:
+		ts = []*assert.Template{def.MCP.URL}
+	case def.MCP != nil:
+		ts = def.MCP.Command
+	}
+	parts := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		v, err := rd.str(t, "url")
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, " "), nil
+}
+
+// replicaEnvs returns, when a service of env has replicas, one environment per replica in
+// which services.NAME is that replica of each such service; nil when none has.
+func replicaEnvs(env map[string]any) []map[string]any {
+	svcs, _ := env["services"].(map[string]any)
+	n := 0
+	for _, v := range svcs {
+		if m, ok := v.(map[string]any); ok {
+			if l, ok := m["replicas"].([]any); ok {
+				n = max(n, len(l))
+			}
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	out := make([]map[string]any, n)
+	for i := range n {
+		e := maps.Clone(env)
+		s := make(map[string]any, len(svcs))
+		for name, v := range svcs {
+			s[name] = v
+			if m, ok := v.(map[string]any); ok {
+				if l, ok := m["replicas"].([]any); ok && len(l) > 0 {
+					s[name] = l[i%len(l)]
+				}
+			}
+		}
+		e["services"] = s
+		out[i] = e
+	}
+	return out
 }
 
 // endpointKey says which endpoint of a run a scenario's definition is. Scenarios share an

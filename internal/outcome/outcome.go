@@ -37,3 +37,22 @@ const (
 
 // Syncs lists the sync modes.
 var Syncs = []Sync{SyncBarrier, SyncLastByte, SyncSinglePacket}
+
+// Spread is how the calls to an endpoint with several instances are spread over them
+// (DESIGN §11).
+type Spread string
+
+const (
+	// SpreadRoundRobin: each new key goes to the next instance, and each later call with a key
+	// (a fan-out copy, a retry, a retry_of step) to the instance after the one the key last went
+	// to, so a retry never lands where its previous attempt did. The default for a set.
+	SpreadRoundRobin Spread = "round-robin"
+	// SpreadSame: every call goes to the first instance.
+	SpreadSame Spread = "same"
+	// SpreadRandom: each call goes to an instance drawn from a source seeded with the trial's
+	// session, so a run pinned with --session spreads its calls the same way again.
+	SpreadRandom Spread = "random"
+)
+
+// Spreads lists the spread modes.
+var Spreads = []Spread{SpreadRoundRobin, SpreadSame, SpreadRandom}

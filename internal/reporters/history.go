@@ -19,8 +19,22 @@ func History(t *result.Trial) string {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tcopy\tattempt\tkey\toutcome\tstatus\treplayed\tms\terror")
+	// An instance column when the calls went to an endpoint of several instances (DESIGN §11).
+	instances := slices.ContainsFunc(t.Calls, func(c result.Call) bool { return c.Instance != nil })
+	if instances {
+		fmt.Fprintln(tw, "step\tcopy\tattempt\tinstance\tkey\toutcome\tstatus\treplayed\tms\terror")
+	} else {
+		fmt.Fprintln(tw, "step\tcopy\tattempt\tkey\toutcome\tstatus\treplayed\tms\terror")
+	}
 	for _, c := range t.Calls {
+		attempt := fmt.Sprint(c.Attempt)
+		if instances {
+			inst := "-"
+			if c.Instance != nil {
+				inst = fmt.Sprint(c.Instance.Index)
+			}
+			attempt += "\t" + inst
+		}
 		cp := "-"
 		if c.Copy > 0 {
 			cp = fmt.Sprint(c.Copy)
@@ -36,7 +50,7 @@ func History(t *result.Trial) string {
 		if key == "" {
 			key = "(none)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t%.1f\t%s\n", Escape(c.Step), cp, c.Attempt, Escape(key), c.Outcome, status, c.Replayed,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%.1f\t%s\n", Escape(c.Step), cp, attempt, Escape(key), c.Outcome, status, c.Replayed,
 			float64(c.Duration.Microseconds())/1000, OneLine(c.Error, 80))
 	}
 	tw.Flush()
@@ -58,6 +72,9 @@ func callName(c result.Call) string {
 	}
 	if c.Attempt > 1 {
 		name += fmt.Sprintf(" attempt %d", c.Attempt)
+	}
+	if c.Instance != nil {
+		name += fmt.Sprintf(" on instance %d", c.Instance.Index)
 	}
 	return name
 }

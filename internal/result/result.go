@@ -3,6 +3,7 @@ package result
 import (
 	"time"
 
+	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -133,16 +134,19 @@ func StepError(step *scenario.Step, err error) *Failure {
 
 // Call is one request in a trial's history.
 type Call struct {
-	Step     string           `json:"step"`
-	Tool     string           `json:"tool"`
-	Endpoint string           `json:"endpoint"`
-	Copy     int              `json:"copy"`
-	Attempt  int              `json:"attempt"`
-	Key      string           `json:"key"`
-	Outcome  scenario.Outcome `json:"outcome"`
-	Status   int              `json:"status"`
-	Replayed bool             `json:"replayed"`
-	Conflict bool             `json:"conflict"`
+	Step     string `json:"step"`
+	Tool     string `json:"tool"`
+	Endpoint string `json:"endpoint"`
+	// Instance is the instance of an endpoint of several that the call went to (DESIGN §11),
+	// nil for an endpoint of one.
+	Instance *endpoint.Instance `json:"instance,omitempty"`
+	Copy     int                `json:"copy"`
+	Attempt  int                `json:"attempt"`
+	Key      string             `json:"key"`
+	Outcome  scenario.Outcome   `json:"outcome"`
+	Status   int                `json:"status"`
+	Replayed bool               `json:"replayed"`
+	Conflict bool               `json:"conflict"`
 	// Lost marks a response the harness discarded (lose_response); Outcome is then info and
 	// Status what the server really answered.
 	Lost bool `json:"lost,omitempty"`

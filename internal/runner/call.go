@@ -55,7 +55,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 	req := endpoint.Request{Tool: step.Tool, Args: args, Key: key, Timeout: step.Timeout, LoseResponse: step.LoseResponse}
 
 	if step.Fanout > 1 {
-		return r.fanout(ctx, st, step, ep, req)
+		return r.fanout(ctx, st, step, ep, def, req)
 	}
 	var res endpoint.Result
 	attempts := 0
@@ -63,8 +63,13 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		attempts++
 		// A lost response is lost once: the retry loop hears the later attempts' answers.
 		req.LoseResponse = step.LoseResponse && attempts == 1
-		res = ep.Call(ctx, req)
-		r.record(st, step, 0, attempts, key, res)
+		// Each attempt picks its instance: with round-robin, a retry goes to another one.
+		target, inst := ep, (*endpoint.Instance)(nil)
+		if eps, insts := st.spread.targets(ep, def, key, 1); eps != nil {
+			target, inst = eps[0], insts[0]
+		}
+		res = target.Call(ctx, req)
+		r.record(st, step, 0, attempts, key, res, inst)
 		if step.Retry == nil || attempts >= step.Retry.Attempts || !shouldRetry(step.Retry, res) || ctx.Err() != nil {
 			break
 		}
@@ -160,9 +165,9 @@ func describeResult(res endpoint.Result) string {
 }
 
 // record appends a call to the trial's history and the metrics.
-func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result) {
+func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, key string, res endpoint.Result, inst *endpoint.Instance) {
 	c := result.Call{
-		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Copy: copy, Attempt: attempt, Key: key,
+		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Instance: inst, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
 		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: res.Discarded,
@@ -204,8 +209,13 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	if def := st.sc.Endpoints[step.Endpoint]; def != nil {
 		ignore = def.Ignore
 	}
+	// The instance does not scope the key: the verdict is per key across every instance.
+	instance := 0
+	if inst != nil {
+		instance = inst.Index
+	}
 	st.judged = append(st.judged, verdict.Call{
-		Key: key, Endpoint: step.Endpoint, Tool: step.Tool, Step: step.ID, Copy: copy, Attempt: attempt,
+		Key: key, Endpoint: step.Endpoint, Tool: step.Tool, Step: step.ID, Copy: copy, Attempt: attempt, Instance: instance,
 		OK:   res.Outcome == endpoint.OK || (res.Lost && res.Discarded == endpoint.OK),
 		Lost: res.Lost, Replayed: res.Replayed, Answer: res.Result, Ignore: ignore, Exempt: st.exempt[step.ID] != "", Args: st.args[step.ID],
 	})

@@ -13,11 +13,27 @@ import (
 
 // fanout prepares every copy (own connection, bytes encoded), releases them together and
 // records how far apart they left and whether they raced at all.
-func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step, ep endpoint.Endpoint, req endpoint.Request) *result.Failure {
+func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step, ep endpoint.Endpoint, def *scenario.Endpoint, req endpoint.Request) *result.Failure {
 	n := step.Fanout
-	fo := endpoint.Fanout(ctx, ep, req, endpoint.FanoutOptions{
-		Copies: n, Sync: step.Sync, StaggerMin: step.StaggerMin, StaggerMax: step.StaggerMax,
-	})
+	opts := endpoint.FanoutOptions{Copies: n, Sync: step.Sync, StaggerMin: step.StaggerMin, StaggerMax: step.StaggerMax}
+	// Each copy goes to its instance; single-packet's copies are streams of one connection, so
+	// all of them go to one instance.
+	sends := n
+	if step.Sync == endpoint.SyncSinglePacket {
+		sends = 1
+	}
+	targets, insts := st.spread.targets(ep, def, req.Key, sends)
+	switch {
+	case targets == nil:
+	case sends == 1:
+		ep = targets[0]
+		for len(insts) < n {
+			insts = append(insts, insts[0])
+		}
+	default:
+		opts.Targets = targets
+	}
+	fo := endpoint.Fanout(ctx, ep, req, opts)
 	if ctx.Err() != nil {
 		return result.StepFailure(result.FailError, step, "interrupted")
 	}
@@ -40,7 +56,11 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		return &us
 	}
 	for i, res := range fo.Results {
-		r.record(st, step, i+1, 1, req.Key, res)
+		var inst *endpoint.Instance
+		if insts != nil {
+			inst = insts[i]
+		}
+		r.record(st, step, i+1, 1, req.Key, res, inst)
 		c := assert.CopyResult{CallResult: callResult(res, req.Key, 1), OffsetUS: float64(fo.Offsets[i].Nanoseconds()) / 1000}
 		// When this copy left and when its answer began, from the first copy's release.
 		c.ReleasedUS, c.AnsweredUS = since(res.Sent), since(res.Answered)

@@ -29,7 +29,9 @@ type trialState struct {
 	metrics *result.Metrics
 	res     *result.ScenarioResult
 	paths   *pathTracker
-	mu      sync.Mutex
+	// spread picks the instance of each call to an endpoint of several.
+	spread spreader
+	mu     sync.Mutex
 }
 
 func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res *result.ScenarioResult, paths *pathTracker) *result.Trial {
@@ -45,6 +47,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		metrics: &res.Metrics,
 		res:     res,
 		paths:   paths,
+		spread:  spreader{session: t.Session},
 	}
 	defer func() { t.Duration = time.Since(start) }()
 	// The verdict judges whatever the trial sent, however it ended.

@@ -143,6 +143,11 @@ type Endpoint struct {
 	Natural []string
 	// URLPos is where the endpoint's URL (or OpenAPI document) is written, for the host policy.
 	URLPos Pos
+	// URLsPos are where each entry of urls: is written, for the host policy.
+	URLsPos []Pos
+	// Spread is how calls are spread over the endpoint's instances when it has several (urls:,
+	// or a URL naming a service with replicas); "" means round-robin.
+	Spread outcome.Spread
 }
 
 // IsMutating reports whether tool gets an idempotency key, when the config says; an MCP
@@ -172,7 +177,10 @@ func (e *Endpoint) IsNatural(tool string) bool {
 // HTTPEndpoint is a JSON-over-HTTP tool server.
 type HTTPEndpoint struct {
 	// URL may contain {tool} and {{ }} parts (services.NAME.port).
-	URL     *assert.Template
+	URL *assert.Template
+	// URLs, instead of URL, name the instances of a deployment idemtest does not start: one
+	// endpoint of several instances.
+	URLs    []*assert.Template
 	Method  string
 	Headers map[string]*assert.Template
 	// Timeout bounds every call that sets no timeout of its own.
@@ -191,10 +199,13 @@ type HTTPEndpoint struct {
 
 // MCPEndpoint is an MCP server, started as a command (stdio) or reached at a streamable HTTP URL.
 type MCPEndpoint struct {
-	Command     []*assert.Template
-	Env         map[string]*assert.Template
-	Dir         string
-	URL         *assert.Template
+	Command []*assert.Template
+	Env     map[string]*assert.Template
+	Dir     string
+	URL     *assert.Template
+	// URLs, instead of URL, name the instances of a streamable HTTP server idemtest does not
+	// start, each called on an MCP session of its own.
+	URLs        []*assert.Template
 	Headers     map[string]*assert.Template
 	Timeout     time.Duration
 	InitTimeout time.Duration
@@ -223,6 +234,9 @@ type Service struct {
 	Env     map[string]*assert.Template
 	Dir     string
 	Ready   Ready
+	// Replicas is how many processes of the service run, each with its own {{ port }} and
+	// {{ replica }} (1 to Replicas); at least 1.
+	Replicas int
 	// Config is the file that declared it; services are shared by identity (file, name).
 	Config string
 }
@@ -234,6 +248,9 @@ type Ready struct {
 	Log     string
 	Timeout time.Duration
 }
+
+// MaxReplicas bounds a service's replicas.
+const MaxReplicas = 64
 
 // MaxFanout bounds a fan-out step's copies.
 const MaxFanout = 1000

@@ -22,14 +22,25 @@ type service struct {
 	def   *scenario.Service
 	owner *scenario.Scenario
 	port  int
-	cmd   *exec.Cmd
-	out   *proc.Tail
-	done  chan struct{}
+	// replica is the process's place among its service's replicas, from 1.
+	replica int
+	cmd     *exec.Cmd
+	out     *proc.Tail
+	done    chan struct{}
 	// exitErr is set when the process has exited; stopping marks an exit we asked for.
 	mu       sync.Mutex
 	exitErr  error
 	exited   bool
 	stopping bool
+}
+
+// name is how reports and events call the process: the service's name, with "#N" for replica
+// N of a service with several.
+func (s *service) name() string {
+	if s.def.Replicas > 1 {
+		return fmt.Sprintf("%s#%d", s.def.Name, s.replica)
+	}
+	return s.def.Name
 }
 
 // freePort asks the kernel for an unused loopback port.
@@ -47,7 +58,7 @@ func (s *service) start(env map[string]any) error {
 	for _, t := range s.def.Command {
 		v, err := t.Eval(env)
 		if err != nil {
-			return fmt.Errorf("service %s (%s): command: %w", s.def.Name, s.def.Pos, err)
+			return fmt.Errorf("service %s (%s): command: %w", s.name(), s.def.Pos, err)
 		}
 		argv = append(argv, fmt.Sprint(v))
 	}
@@ -58,7 +69,7 @@ func (s *service) start(env map[string]any) error {
 	for k, t := range s.def.Env {
 		v, err := t.Eval(env)
 		if err != nil {
-			return fmt.Errorf("service %s (%s): env %s: %w", s.def.Name, s.def.Pos, k, err)
+			return fmt.Errorf("service %s (%s): env %s: %w", s.name(), s.def.Pos, k, err)
 		}
 		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
 	}
@@ -71,13 +82,13 @@ func (s *service) start(env map[string]any) error {
 	// service wrote before it.
 	w, err := s.out.Writer()
 	if err != nil {
-		return fmt.Errorf("service %s (%s): %w", s.def.Name, s.def.Pos, err)
+		return fmt.Errorf("service %s (%s): %w", s.name(), s.def.Pos, err)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	err = cmd.Start()
 	w.Close() // the service holds its own copy
 	if err != nil {
-		return fmt.Errorf("service %s (%s): start %q: %w", s.def.Name, s.def.Pos, argv[0], err)
+		return fmt.Errorf("service %s (%s): start %q: %w", s.name(), s.def.Pos, argv[0], err)
 	}
 	s.cmd = cmd
 	go func() {
@@ -101,7 +112,7 @@ func (s *service) died() error {
 	if s.exitErr != nil {
 		status = s.exitErr.Error()
 	}
-	return fmt.Errorf("service %s stopped unexpectedly (%s); its last output:\n%s", s.def.Name, status, indent(s.out.String()))
+	return fmt.Errorf("service %s stopped unexpectedly (%s); its last output:\n%s", s.name(), status, indent(s.out.String()))
 }
 
 func (s *service) waitReady(ctx context.Context, env map[string]any) error {
@@ -114,7 +125,7 @@ func (s *service) waitReady(ctx context.Context, env map[string]any) error {
 	case r.HTTP != nil:
 		v, err := r.HTTP.Eval(env)
 		if err != nil {
-			return fmt.Errorf("service %s: ready.http: %w", s.def.Name, err)
+			return fmt.Errorf("service %s: ready.http: %w", s.name(), err)
 		}
 		u := fmt.Sprint(v)
 		what = "answering " + u
@@ -130,7 +141,7 @@ func (s *service) waitReady(ctx context.Context, env map[string]any) error {
 	case r.TCP != nil:
 		v, err := r.TCP.Eval(env)
 		if err != nil {
-			return fmt.Errorf("service %s: ready.tcp: %w", s.def.Name, err)
+			return fmt.Errorf("service %s: ready.tcp: %w", s.name(), err)
 		}
 		addr := fmt.Sprint(v)
 		what = "accepting connections on " + addr
@@ -159,7 +170,7 @@ func (s *service) waitReady(ctx context.Context, env map[string]any) error {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return fmt.Errorf("service %s (%s) was not ready within %s (waiting for it to be %s); its output:\n%s",
-					s.def.Name, s.def.Pos, r.Timeout, what, indent(s.out.String()))
+					s.name(), s.def.Pos, r.Timeout, what, indent(s.out.String()))
 			}
 			return ctx.Err()
 		case <-tick.C:

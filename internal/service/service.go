@@ -21,7 +21,9 @@ const slowStop = time.Second
 
 // Set is the services of one run, started before the scenarios and stopped after.
 type Set struct {
-	byKey    map[string]*service
+	// byKey holds each service's processes, one per replica in replica order.
+	byKey    map[string][]*service
+	all      []*service
 	sinkURLs func(*scenario.Scenario) map[string]any
 	onEvent  func(Event)
 }
@@ -39,37 +41,40 @@ func serviceKey(s *scenario.Service) string { return s.Config + "\x00" + s.Name 
 // templates of its services; onEvent, when set, is told as each service starts, becomes ready
 // and, at Stop, stops.
 func Start(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenario.Scenario) map[string]any, onEvent func(Event)) (*Set, error) {
-	ss := &Set{byKey: map[string]*service{}, sinkURLs: sinkURLs, onEvent: onEvent}
-	var order []*service
+	ss := &Set{byKey: map[string][]*service{}, sinkURLs: sinkURLs, onEvent: onEvent}
 	for _, sc := range list {
 		for _, def := range sc.Services {
 			k := serviceKey(def)
 			if ss.byKey[k] != nil {
 				continue
 			}
-			port, err := freePort()
-			if err != nil {
-				return nil, fmt.Errorf("service %s: find a free port: %w", def.Name, err)
+			for r := 1; r <= max(def.Replicas, 1); r++ {
+				port, err := freePort()
+				if err != nil {
+					return nil, fmt.Errorf("service %s: find a free port: %w", def.Name, err)
+				}
+				// The first scenario that uses the service names what its templates see.
+				s := &service{def: def, port: port, replica: r, out: proc.NewTail(64 << 10), done: make(chan struct{}), owner: sc}
+				ss.byKey[k] = append(ss.byKey[k], s)
+				ss.all = append(ss.all, s)
 			}
-			// The first scenario that uses the service names what its templates see.
-			s := &service{def: def, port: port, out: proc.NewTail(64 << 10), done: make(chan struct{}), owner: sc}
-			ss.byKey[k] = s
-			order = append(order, s)
 		}
 	}
+	// Every replica is started and ready before the first trial: a set that is half up would
+	// send the retries to a refused connection, not to the other instance.
 	var wg sync.WaitGroup
-	errs := make([]error, len(order))
-	for i, s := range order {
+	errs := make([]error, len(ss.all))
+	for i, s := range ss.all {
 		if err := s.start(ss.envFor(s)); err != nil {
 			errs[i] = err
 			continue
 		}
-		ss.emit(Event{Kind: Started, Service: s.def.Name})
+		ss.emit(Event{Kind: Started, Service: s.name()})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if errs[i] = s.waitReady(ctx, ss.envFor(s)); errs[i] == nil {
-				ss.emit(Event{Kind: Ready, Service: s.def.Name})
+				ss.emit(Event{Kind: Ready, Service: s.name()})
 			}
 		}()
 	}
@@ -85,6 +90,7 @@ func Start(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenar
 func (ss *Set) envFor(s *service) map[string]any {
 	env := ss.TemplateEnv(s.owner)
 	env["port"] = s.port
+	env["replica"] = s.replica
 	return env
 }
 
@@ -95,15 +101,32 @@ func (ss *Set) TemplateEnv(sc *scenario.Scenario) map[string]any {
 	sinks := map[string]any{}
 	if ss != nil {
 		for name, def := range sc.Services {
-			if s := ss.byKey[serviceKey(def)]; s != nil {
-				svcs[name] = map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port)}
+			reps := ss.byKey[serviceKey(def)]
+			if len(reps) == 0 {
+				continue
 			}
+			// services.NAME is the first replica (what a probe reads); an endpoint that names
+			// the service has an instance per replica (package endpoints reads "replicas").
+			svc := replicaEnv(reps[0])
+			if len(reps) > 1 {
+				all := make([]any, len(reps))
+				for i, s := range reps {
+					all[i] = replicaEnv(s)
+				}
+				svc["replicas"] = all
+			}
+			svcs[name] = svc
 		}
 		if ss.sinkURLs != nil {
 			sinks = ss.sinkURLs(sc)
 		}
 	}
-	return map[string]any{"services": svcs, "sinks": sinks, "port": 0}
+	return map[string]any{"services": svcs, "sinks": sinks, "port": 0, "replica": 0}
+}
+
+// replicaEnv is what templates see of one process of a service.
+func replicaEnv(s *service) map[string]any {
+	return map[string]any{"port": s.port, "url": fmt.Sprintf("http://127.0.0.1:%d", s.port), "replica": s.replica}
 }
 
 // Stop stops every service: SIGTERM to its process group, SIGKILL after the grace period.
@@ -112,7 +135,7 @@ func (ss *Set) Stop() {
 		return
 	}
 	var wg sync.WaitGroup
-	for _, s := range ss.byKey {
+	for _, s := range ss.all {
 		if s.cmd == nil {
 			continue
 		}
@@ -122,12 +145,12 @@ func (ss *Set) Stop() {
 			s.mu.Lock()
 			s.stopping = true
 			s.mu.Unlock()
-			ss.emit(Event{Kind: Stopping, Service: s.def.Name})
+			ss.emit(Event{Kind: Stopping, Service: s.name()})
 			slow := time.AfterFunc(slowStop, func() {
 				select {
 				case <-s.done:
 				default:
-					ss.emit(Event{Kind: SlowStop, Service: s.def.Name, SlowAfter: slowStop, Grace: stopGrace})
+					ss.emit(Event{Kind: SlowStop, Service: s.name(), SlowAfter: slowStop, Grace: stopGrace})
 				}
 			})
 			defer slow.Stop()
@@ -145,8 +168,8 @@ func (ss *Set) Marks(sc *scenario.Scenario) map[string]int64 {
 	}
 	out := map[string]int64{}
 	for _, def := range sc.Services {
-		if s := ss.byKey[serviceKey(def)]; s != nil {
-			out[def.Name] = s.out.Mark()
+		for _, s := range ss.byKey[serviceKey(def)] {
+			out[s.name()] = s.out.Mark()
 		}
 	}
 	return out
@@ -161,12 +184,10 @@ func (ss *Set) Tails(sc *scenario.Scenario, marks map[string]int64, n int) map[s
 	}
 	out := map[string]string{}
 	for _, def := range sc.Services {
-		s := ss.byKey[serviceKey(def)]
-		if s == nil {
-			continue
-		}
-		if text := strings.TrimRight(proc.LastBytes(s.out.Since(marks[def.Name]), n), "\n"); text != "" {
-			out[def.Name] = text
+		for _, s := range ss.byKey[serviceKey(def)] {
+			if text := strings.TrimRight(proc.LastBytes(s.out.Since(marks[s.name()]), n), "\n"); text != "" {
+				out[s.name()] = text
+			}
 		}
 	}
 	return out
@@ -177,7 +198,7 @@ func (ss *Set) Dead() error {
 	if ss == nil {
 		return nil
 	}
-	for _, s := range ss.byKey {
+	for _, s := range ss.all {
 		if err := s.died(); err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 // tmpl compiles a template of a service's settings.
 func tmpl(t *testing.T, s string) *assert.Template {
 	t.Helper()
-	tp, err := assert.CompileTemplate(s, assert.Env{"port": 0, "services": map[string]any{}, "sinks": map[string]any{}})
+	tp, err := assert.CompileTemplate(s, assert.Env{"port": 0, "replica": 0, "services": map[string]any{}, "sinks": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +144,66 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("a running service is dead: %v", err)
 	}
 
-	s := set.byKey[serviceKey(sc.Services["svc"])]
+	s := set.byKey[serviceKey(sc.Services["svc"])][0]
 	proc.Kill(s.cmd.Process.Pid)
 	<-s.done
 	if err := set.Dead(); err == nil || !strings.Contains(err.Error(), "service svc stopped unexpectedly (signal: killed)") {
 		t.Errorf("after the kill: %v", err)
+	}
+}
+
+// TestReplicas: a service with replicas runs one process per replica, each on its own port and
+// told its replica number, all ready before Start returns; templates see the first replica as
+// services.NAME and every replica under services.NAME.replicas; Stop stops every process.
+func TestReplicas(t *testing.T) {
+	sc := scenarioWith(t, []string{"sh", "-c", "echo replica {{ replica }} port {{ port }}; exec sleep 60"},
+		scenario.Ready{Log: "^replica", Timeout: time.Minute}, nil)
+	sc.Services["svc"].Replicas = 3
+	var evs events
+	set, err := Start(context.Background(), []*scenario.Scenario{sc}, nil, evs.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := set.byKey[serviceKey(sc.Services["svc"])]
+	t.Cleanup(func() {
+		set.Stop()
+		for _, s := range procs {
+			select {
+			case <-s.done:
+			default:
+				t.Errorf("replica %d still running after Stop", s.replica)
+			}
+		}
+	})
+	if len(procs) != 3 {
+		t.Fatalf("%d processes, want 3", len(procs))
+	}
+	svc := set.TemplateEnv(sc)["services"].(map[string]any)["svc"].(map[string]any)
+	reps, _ := svc["replicas"].([]any)
+	if len(reps) != 3 {
+		t.Fatalf("services.svc.replicas = %v, want 3 entries", svc["replicas"])
+	}
+	ports := map[int]bool{}
+	tails := set.Tails(sc, nil, 2048)
+	for i, r := range reps {
+		m := r.(map[string]any)
+		port := m["port"].(int)
+		ports[port] = true
+		if m["replica"] != i+1 {
+			t.Errorf("replica %d says it is %v", i+1, m["replica"])
+		}
+		name := fmt.Sprintf("svc#%d", i+1)
+		if got, want := tails[name], fmt.Sprintf("replica %d port %d", i+1, port); got != want {
+			t.Errorf("output of %s = %q, want %q", name, got, want)
+		}
+		if !strings.Contains(evs.String(), "service-ready "+name) {
+			t.Errorf("events %s: %s was not reported ready", &evs, name)
+		}
+	}
+	if len(ports) != 3 {
+		t.Errorf("replicas share ports: %v", reps)
+	}
+	if svc["port"] != reps[0].(map[string]any)["port"] {
+		t.Errorf("services.svc.port = %v, want the first replica's", svc["port"])
 	}
 }

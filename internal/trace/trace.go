@@ -88,6 +88,8 @@ type Call struct {
 	Trial    int    `json:"trial,omitempty"`
 	Step     string `json:"step,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
+	// Instance is the instance of an endpoint of several that the call went to (DESIGN §11).
+	Instance *endpoint.Instance `json:"instance,omitempty"`
 }
 
 // Writer appends calls to a trace. It is safe for concurrent use.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -17,6 +18,9 @@ type Call struct {
 	// Step, Copy and Attempt say which call this was, for the explanation.
 	Step          string
 	Copy, Attempt int
+	// Instance is the instance of an endpoint of several the call went to (from 1), 0 for an
+	// endpoint of one. It does not scope the key: every instance must honour every key.
+	Instance int
 	// OK reports that the server's answer was a success, whether or not the agent heard it.
 	OK bool
 	// Lost marks an answer discarded by lose_response: idemtest read it, the agent did not.
@@ -234,7 +238,36 @@ func (v Violation) Message() string {
 		}
 		return fmt.Sprintf("key %s: a replay differs from the first answer (%s)", v.Key, v.Tool)
 	}
-	return fmt.Sprintf("key %s executed %d times (%s)", v.Key, v.Executions, v.Tool)
+	return fmt.Sprintf("key %s executed %d times (%s)%s", v.Key, v.Executions, v.Tool, v.onInstances())
+}
+
+// instances lists the distinct instances the executions ran on, in the order they ran; nil
+// for an endpoint of one instance.
+func (v Violation) instances() []int {
+	var out []int
+	for _, a := range v.Answers {
+		if a.Instance > 0 && !slices.Contains(out, a.Instance) {
+			out = append(out, a.Instance)
+		}
+	}
+	return out
+}
+
+// onInstances says where the executions ran, when the endpoint has several instances:
+// ": on instance 1 and instance 2".
+func (v Violation) onInstances() string {
+	in := v.instances()
+	switch len(in) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(": each on instance %d", in[0])
+	}
+	names := make([]string, len(in))
+	for i, n := range in {
+		names[i] = fmt.Sprintf("instance %d", n)
+	}
+	return ": on " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Hint is a one-line guess at the server-side cause of a violation, from its kind and from how
@@ -244,6 +277,10 @@ func (v Violation) Hint() string {
 	switch {
 	case v.Kind == ReplayDiffers:
 		return "the server builds the answer again on replay: store the first answer (status and body) with the key and return it unchanged"
+	case len(v.instances()) > 1 && v.concurrent():
+		return "the instances do not share one atomic check-and-store: reserve the key in a store every instance uses (INSERT … ON CONFLICT DO NOTHING, SET NX), not in process memory or under a process-local lock"
+	case len(v.instances()) > 1:
+		return "the instances do not share their keys: one did not find the key another had stored; keep keys in a store every instance reads (Redis, the database), not in process memory"
 	case v.concurrent():
 		return "the server's check-and-store is not atomic: reserve the key (INSERT … ON CONFLICT DO NOTHING, SET NX) before executing, and answer 409 to a duplicate in flight"
 	}
@@ -311,6 +348,9 @@ func label(c Call) string {
 	}
 	if c.Attempt > 1 {
 		l += fmt.Sprintf(" attempt %d", c.Attempt)
+	}
+	if c.Instance > 0 {
+		l += fmt.Sprintf(" on instance %d", c.Instance)
 	}
 	if c.Lost {
 		l += " (lost)"

@@ -193,6 +193,14 @@ func TestHint(t *testing.T) {
 			{Key: "k", Step: "first", OK: true, Answer: answer(1)},
 			{Key: "k", Step: "retry", OK: true, Replayed: true, Answer: answer(2)},
 		}, "builds the answer again on replay"},
+		{"a retry on another instance", []Call{
+			{Key: "k", Step: "first", OK: true, Answer: answer(1), Instance: 1},
+			{Key: "k", Step: "retry", OK: true, Answer: answer(2), Instance: 2},
+		}, "the instances do not share their keys"},
+		{"copies of one fan-out on two instances", []Call{
+			{Key: "k", Step: "burst", Copy: 1, OK: true, Answer: answer(1), Instance: 1},
+			{Key: "k", Step: "burst", Copy: 2, OK: true, Answer: answer(2), Instance: 2},
+		}, "do not share one atomic check-and-store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := Judge(tc.calls)
@@ -229,5 +237,55 @@ func TestLookupReadsDifferPaths(t *testing.T) {
 		if reflect.DeepEqual(Lookup(a, p), Lookup(b, p)) {
 			t.Errorf("Differ reported %q, but both values read the same there", p)
 		}
+	}
+}
+
+// TestInstances: the verdict is per key across the instances of an endpoint, and a violation
+// names the instances its executions ran on.
+func TestInstances(t *testing.T) {
+	answer := func(id string) map[string]any { return map[string]any{"refundId": id} }
+	for _, tc := range []struct {
+		name       string
+		calls      []Call
+		message    string // "" when the key is clean
+		explainHas string
+	}{
+		{name: "a retry executed again on another instance", calls: []Call{
+			{Key: "k", Tool: "issue_refund", Step: "first", Attempt: 1, OK: true, Answer: answer("re_1"), Instance: 1},
+			{Key: "k", Tool: "issue_refund", Step: "retry", Attempt: 1, OK: true, Answer: answer("re_2"), Instance: 2},
+		}, message: "key k executed 2 times (issue_refund): on instance 1 and instance 2", explainHas: "retry on instance 2"},
+		{name: "a replay from another instance is one execution", calls: []Call{
+			{Key: "k", Tool: "issue_refund", Step: "first", Attempt: 1, OK: true, Answer: answer("re_1"), Instance: 1},
+			{Key: "k", Tool: "issue_refund", Step: "retry", Attempt: 1, OK: true, Replayed: true, Answer: answer("re_1"), Instance: 2},
+		}},
+		{name: "three executions on two instances", calls: []Call{
+			{Key: "k", Tool: "t", Step: "burst", Copy: 1, OK: true, Answer: answer("a"), Instance: 2},
+			{Key: "k", Tool: "t", Step: "burst", Copy: 2, OK: true, Answer: answer("b"), Instance: 1},
+			{Key: "k", Tool: "t", Step: "burst", Copy: 3, OK: true, Answer: answer("c"), Instance: 2},
+		}, message: "key k executed 3 times (t): on instance 2 and instance 1", explainHas: "burst copy 2 on instance 1"},
+		{name: "twice on one instance", calls: []Call{
+			{Key: "k", Tool: "t", Step: "first", OK: true, Answer: answer("a"), Instance: 1},
+			{Key: "k", Tool: "t", Step: "again", OK: true, Answer: answer("b"), Instance: 1},
+		}, message: "key k executed 2 times (t): each on instance 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := Judge(tc.calls)
+			if tc.message == "" {
+				if len(j.Violations) != 0 {
+					t.Fatalf("violations %+v, want none", j.Violations)
+				}
+				return
+			}
+			if len(j.Violations) != 1 {
+				t.Fatalf("violations %+v, want one", j.Violations)
+			}
+			v := j.Violations[0]
+			if got := v.Message(); got != tc.message {
+				t.Errorf("message %q, want %q", got, tc.message)
+			}
+			if ex := strings.Join(v.Explain(), "\n"); !strings.Contains(ex, tc.explainHas) {
+				t.Errorf("explanation %s\nwant it to contain %q", ex, tc.explainHas)
+			}
+		})
 	}
 }

@@ -82,6 +82,10 @@ func Details(res *result.ScenarioResult, t *result.Trial, limit int) []string {
 		if c.Copy > 0 {
 			step = fmt.Sprintf("%s copy %d", c.Step, c.Copy)
 		}
+		if c.Instance != nil {
+			// An endpoint of several instances: where each call went (DESIGN §11).
+			step += fmt.Sprintf(" @%d", c.Instance.Index)
+		}
 		key := c.Key
 		if key == "" {
 			key = "(no key)"

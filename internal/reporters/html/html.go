@@ -398,5 +398,8 @@ func callLabel(c result.Call) string {
 	if c.Attempt > 1 {
 		l += fmt.Sprintf(" attempt %d", c.Attempt)
 	}
+	if c.Instance != nil {
+		l += fmt.Sprintf(" @%d", c.Instance.Index)
+	}
 	return l
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/safejson"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -125,18 +126,21 @@ type JSONTrial struct {
 
 // JSONCall is one request: what was sent, what came back and when, from the trial's start.
 type JSONCall struct {
-	Step     string           `json:"step"`
-	Tool     string           `json:"tool"`
-	Endpoint string           `json:"endpoint"`
-	Copy     int              `json:"copy"`
-	Attempt  int              `json:"attempt"`
-	Key      string           `json:"key"`
-	Args     map[string]any   `json:"arguments"`
-	Outcome  scenario.Outcome `json:"outcome"`
-	Status   int              `json:"status"`
-	Replayed bool             `json:"replayed"`
-	Conflict bool             `json:"conflict"`
-	Lost     bool             `json:"lost"`
+	Step     string `json:"step"`
+	Tool     string `json:"tool"`
+	Endpoint string `json:"endpoint"`
+	// Instance is the instance of an endpoint of several that the call went to: its index
+	// (from 1) and URL. Absent for an endpoint of one instance.
+	Instance *endpoint.Instance `json:"instance,omitempty"`
+	Copy     int                `json:"copy"`
+	Attempt  int                `json:"attempt"`
+	Key      string             `json:"key"`
+	Args     map[string]any     `json:"arguments"`
+	Outcome  scenario.Outcome   `json:"outcome"`
+	Status   int                `json:"status"`
+	Replayed bool               `json:"replayed"`
+	Conflict bool               `json:"conflict"`
+	Lost     bool               `json:"lost"`
 	// Discarded is the outcome the answer lose_response discarded had (ok when it executed).
 	Discarded scenario.Outcome `json:"discarded,omitempty"`
 	Error     string           `json:"error,omitempty"`
@@ -191,7 +195,7 @@ func jsonTrial(t *result.Trial, cut bool) JSONTrial {
 		return &v
 	}
 	for _, c := range t.Calls {
-		jc := JSONCall{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Copy: c.Copy, Attempt: c.Attempt, Key: c.Key,
+		jc := JSONCall{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Instance: c.Instance, Copy: c.Copy, Attempt: c.Attempt, Key: c.Key,
 			Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
 			Discarded: c.Discarded, Error: c.Error, StartUS: us(c.Start.Sub(t0)), SentUS: at(c.Sent), AnsweredUS: at(c.Answered), DurationUS: us(c.Duration)}
 		if jc.Args == nil {
@@ -396,7 +400,7 @@ func runnerTrial(jt JSONTrial) *result.Trial {
 		if s, ok := c.Answer.(string); ok && c.AnswerBytes > 0 {
 			c.Answer = cutAnswer{s, c.AnswerBytes}
 		}
-		t.Calls = append(t.Calls, result.Call{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Copy: c.Copy, Attempt: c.Attempt,
+		t.Calls = append(t.Calls, result.Call{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Instance: c.Instance, Copy: c.Copy, Attempt: c.Attempt,
 			Key: c.Key, Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
 			Discarded: c.Discarded, Error: c.Error, Start: jt.Start.Add(fromUS(c.StartUS)), Duration: fromUS(c.DurationUS), Sent: at(c.SentUS),
 			Answered: at(c.AnsweredUS), Result: c.Answer})

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -8,8 +9,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // configEnv is what {{ }} in endpoint and service settings may use.
@@ -52,11 +55,20 @@ func (f *file) endpoint(name string, n *yaml.Node) *scenario.Endpoint {
 			f.Errf(hm["method"], "remove method:; each operation has its own", "method: has no effect with openapi: (http endpoint %s)", name)
 		}
 	}
-	if hm["url"] == nil {
+	switch {
+	case hm["urls"] != nil:
+		if hm["url"] != nil {
+			f.Errf(hm["urls"], "write url: for one instance, urls: [URL1, URL2] for several", "http endpoint %s has both url: and urls:", name)
+		}
+		if h.OpenAPI != nil {
+			f.Errf(hm["urls"], "remove urls:, or openapi: and name the tools' URL with {tool}", "urls: is not supported with openapi: (http endpoint %s)", name)
+		}
+		h.URLs = f.instanceURLs(ep, hm["urls"], "http: {urls: [http://10.0.0.1:8080/tools/{tool}, http://10.0.0.2:8080/tools/{tool}]}")
+	case hm["url"] == nil:
 		if h.OpenAPI == nil {
 			f.Errf(m["http"], "add url: http://127.0.0.1:8080/tools/{tool}, or openapi: FILE|URL", "http endpoint %s needs url:", name)
 		}
-	} else {
+	default:
 		h.URL = f.Template(hm["url"], "url", configEnv())
 		f.checkURL(hm["url"], "url")
 		ep.URLPos = f.Pos(hm["url"])
@@ -154,6 +166,49 @@ func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, is
 	if v := m["natural"]; v != nil {
 		ep.Natural = f.Strings(v, "natural")
 	}
+	if v := m["spread"]; v != nil {
+		if sp, ok := yamlfile.Choice(f.File, v, "spread", outcome.Spreads,
+			"spread is round-robin (a retry or a fan-out copy goes to the next instance), same (every call to the first) or random (seeded by the trial)"); ok {
+			ep.Spread = sp
+		}
+	}
+}
+
+// instanceURLs decodes urls: (a non-empty list of URL templates, one per instance), each URL
+// checked as url: is.
+func (f *file) instanceURLs(ep *scenario.Endpoint, n *yaml.Node, example string) []*assert.Template {
+	ep.URLPos = f.Pos(n)
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		f.Errf(n, "write "+example, "urls must be a non-empty list of URLs, got %s", yamlfile.KindName(n))
+		return nil
+	}
+	if len(n.Content) > scenario.MaxReplicas {
+		f.Errf(n, fmt.Sprintf("name at most %d instances", scenario.MaxReplicas), "urls has %d entries", len(n.Content))
+		return nil
+	}
+	out := make([]*assert.Template, 0, len(n.Content))
+	for _, u := range n.Content {
+		if u.Kind != yaml.ScalarNode {
+			f.Errf(u, "write "+example, "each entry of urls must be a URL, got %s", yamlfile.KindName(u))
+			continue
+		}
+		out = append(out, f.Template(u, "urls", configEnv()))
+		ep.URLsPos = append(ep.URLsPos, f.Pos(u))
+		f.checkURL(u, "urls")
+		f.checkServiceRefs(u)
+	}
+	return out
+}
+
+// countSet counts the keys of m that are set.
+func countSet(m map[string]*yaml.Node, keys ...string) int {
+	n := 0
+	for _, k := range keys {
+		if m[k] != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // mcpEndpoint decodes an endpoint's mcp: section (a command or a url).
@@ -165,9 +220,11 @@ func (f *file) mcpEndpoint(ep *scenario.Endpoint, n *yaml.Node) *scenario.MCPEnd
 	}
 	e := scenario.NewMCPEndpoint()
 	switch {
-	case (m["command"] == nil) == (m["url"] == nil):
-		f.Errf(n, "write mcp: {command: [node, server.js]} or mcp: {url: http://127.0.0.1:3000/mcp}", "mcp endpoint %s needs one of command or url", name)
+	case countSet(m, "command", "url", "urls") != 1:
+		f.Errf(n, "write mcp: {command: [node, server.js]}, mcp: {url: http://127.0.0.1:3000/mcp} or mcp: {urls: [URL1, URL2]}", "mcp endpoint %s needs one of command, url or urls", name)
 		return nil
+	case m["urls"] != nil:
+		e.URLs = f.instanceURLs(ep, m["urls"], "mcp: {urls: [http://10.0.0.1:3000/mcp, http://10.0.0.2:3000/mcp]}")
 	case m["command"] != nil:
 		c := m["command"]
 		if c.Kind != yaml.SequenceNode || len(c.Content) == 0 {

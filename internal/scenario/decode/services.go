@@ -44,8 +44,11 @@ func (f *file) service(name string, n *yaml.Node, source string) *scenario.Servi
 	if !ok {
 		return nil
 	}
-	s := &scenario.Service{Name: name, Pos: f.Pos(n), Config: source, Ready: scenario.Ready{Timeout: 60 * time.Second}}
-	f.NamesHint = []string{"port", "services.NAME.port", "sinks.NAME.url"}
+	s := &scenario.Service{Name: name, Pos: f.Pos(n), Config: source, Ready: scenario.Ready{Timeout: 60 * time.Second}, Replicas: 1}
+	f.NamesHint = []string{"port", "replica", "services.NAME.port", "sinks.NAME.url"}
+	if v := m["replicas"]; v != nil {
+		s.Replicas = f.Int(v, "replicas", 1, scenario.MaxReplicas)
+	}
 	if m["command"] == nil {
 		f.Errf(n, `add command: [go, run, ./server, --addr, "127.0.0.1:{{ port }}"]`, "service %s needs command:", name)
 	} else {
@@ -53,7 +56,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *scenario.Servi
 			f.Errf(m["command"], `write the command as a list: [go, run, ./server]`, "command must be a list of strings")
 		} else {
 			for _, c := range m["command"].Content {
-				s.Command = append(s.Command, f.Template(c, "command", configEnv()))
+				s.Command = append(s.Command, f.Template(c, "command", serviceEnv()))
 				f.checkServiceRefs(c)
 			}
 			if len(s.Command) == 0 {
@@ -62,7 +65,7 @@ func (f *file) service(name string, n *yaml.Node, source string) *scenario.Servi
 		}
 	}
 	if v := m["env"]; v != nil {
-		s.Env = f.TemplateMap(v, "env", "env", configEnv(), f.checkServiceRefs)
+		s.Env = f.TemplateMap(v, "env", "env", serviceEnv(), f.checkServiceRefs)
 	}
 	if v := m["dir"]; v != nil {
 		s.Dir = f.Dir(v)
@@ -72,12 +75,12 @@ func (f *file) service(name string, n *yaml.Node, source string) *scenario.Servi
 		if ok {
 			kinds := 0
 			if x := rm["http"]; x != nil {
-				s.Ready.HTTP = f.Template(x, "ready.http", configEnv())
+				s.Ready.HTTP = f.Template(x, "ready.http", serviceEnv())
 				f.checkURL(x, "ready.http")
 				kinds++
 			}
 			if x := rm["tcp"]; x != nil {
-				s.Ready.TCP = f.Template(x, "ready.tcp", configEnv())
+				s.Ready.TCP = f.Template(x, "ready.tcp", serviceEnv())
 				kinds++
 			}
 			if x := rm["log"]; x != nil {
@@ -96,6 +99,14 @@ func (f *file) service(name string, n *yaml.Node, source string) *scenario.Servi
 		}
 	}
 	return s
+}
+
+// serviceEnv is what {{ }} in a service's settings may use: the config's names, and the
+// replica the process is (1 to replicas).
+func serviceEnv() assert.Env {
+	env := configEnv()
+	env["replica"] = 0
+	return env
 }
 
 // checkRefs reports services.NAME and sinks.NAME references to names not defined.

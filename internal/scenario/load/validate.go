@@ -81,21 +81,26 @@ func validate(f *yamlfile.File, s *scenario.Scenario, hosts []string, missing *e
 	for name := range used {
 		ep := s.Endpoints[name]
 		var u *assert.Template
+		var urls []*assert.Template
 		switch {
 		case ep.HTTP != nil:
-			u = ep.HTTP.URL
-			if u == nil && ep.HTTP.Spec == nil {
+			u, urls = ep.HTTP.URL, ep.HTTP.URLs
+			if u == nil && urls == nil && ep.HTTP.Spec == nil {
 				u = ep.HTTP.OpenAPI // a document read from a URL when the endpoint is used
 			}
 		case ep.MCP != nil:
-			u = ep.MCP.URL
+			u, urls = ep.MCP.URL, ep.MCP.URLs
 		}
-		if u == nil {
-			continue
+		targets, at := urls, ep.URLsPos
+		if u != nil {
+			targets, at = []*assert.Template{u}, []scenario.Pos{ep.URLPos}
 		}
-		if err := scenario.CheckHost(u.Source, append(hosts, ep.AllowHosts...)); err != nil {
-			f.ErrAt(ep.URLPos, fmt.Sprintf("idemtest sends duplicate mutating calls; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, scenario.ConfigName, err.Host),
-				"endpoint %s: %v", name, err)
+		// Every instance of a set is checked: the policy applies to each URL a call may go to.
+		for i, t := range targets {
+			if err := scenario.CheckHost(t.Source, append(hosts, ep.AllowHosts...)); err != nil {
+				f.ErrAt(at[min(i, len(at)-1)], fmt.Sprintf("idemtest sends duplicate mutating calls; allow this host with allow_hosts: [%s] in %s or --allow-host %s", err.Host, scenario.ConfigName, err.Host),
+					"endpoint %s: %v", name, err)
+			}
 		}
 	}
 	checkProbeHosts(f, s, hosts)

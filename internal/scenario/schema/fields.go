@@ -83,9 +83,11 @@ var (
 		{"allow_hosts", kList, false, ""},
 		{"compare", kMapping, false, ""},
 		{"natural", kList, false, "tools idempotent by nature: their answers are not judged by the verdict"},
+		{"spread", kString, false, "how calls are spread over the endpoint's instances (urls:, or a service with replicas): round-robin (default: a retry or a fan-out copy goes to the next instance), same or random (seeded by the trial)"},
 	}}
 	HTTPEndpoint = Section{"endpoint/properties/http", []field{
 		{"url", kTemplate, false, "{tool} is replaced with the tool name; with openapi, the base URL that overrides the document's servers"},
+		{"urls", kList, false, "instead of url: the URLs of several instances of one deployment, each call going to one of them (see spread)"},
 		{"method", kString, false, ""},
 		{"headers", kStringMap, false, ""},
 		{"timeout", kDuration, false, ""},
@@ -97,6 +99,7 @@ var (
 		{"env", kStringMap, false, ""},
 		{"dir", kString, false, ""},
 		{"url", kString, false, ""},
+		{"urls", kList, false, "instead of url: the streamable HTTP URLs of several instances of one server, each with an MCP session of its own (see spread)"},
 		{"headers", kStringMap, false, ""},
 		{"timeout", kDuration, false, ""},
 		{"init_timeout", kDuration, false, ""},
@@ -119,6 +122,7 @@ var (
 		{"env", kStringMap, false, ""},
 		{"dir", kString, false, ""},
 		{"ready", kMapping, false, ""},
+		{"replicas", kInteger, false, "how many processes of the service to start, each with its own {{ port }} and {{ replica }} (1 to N); an endpoint whose URL names the service then has N instances"},
 	}}
 	Ready = Section{"service/properties/ready", []field{
 		{"http", kString, false, ""},

@@ -24,7 +24,7 @@ func (f *File) expandEnv(n *yaml.Node, lookup func(string) (string, bool)) {
 // every value is.
 var (
 	secretKeys     = map[string]bool{"url": true, "dsn": true, "http": true}
-	secretSections = map[string]bool{"headers": true, "env": true}
+	secretSections = map[string]bool{"headers": true, "env": true, "urls": true}
 )
 
 func (f *File) expandNode(n *yaml.Node, lookup func(string) (string, bool), secret bool) {
