@@ -104,6 +104,9 @@ type JSONFailure struct {
 	Explanation []string           `json:"explanation,omitempty"`
 	// Verdict states each exactly-once violation of the trial with its likely cause.
 	Verdict []string `json:"verdict,omitempty"`
+	// Violation and Tool name a verdict failure's violation (its identity in a baseline).
+	Violation string `json:"violation,omitempty"`
+	Tool      string `json:"tool,omitempty"`
 	// ServiceOutput is what each service wrote while the failing trial ran, by name.
 	ServiceOutput map[string]string `json:"service_output,omitempty"`
 }
@@ -170,7 +173,7 @@ func jsonFailure(f *result.Failure) *JSONFailure {
 		return nil
 	}
 	return &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
 }
 
 func jsonTrial(t *result.Trial, cut bool) JSONTrial {
@@ -374,7 +377,7 @@ func runnerFailure(f *JSONFailure) *result.Failure {
 		return nil
 	}
 	return &result.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
 }
 
 func runnerTrial(jt JSONTrial) *result.Trial {

@@ -60,6 +60,7 @@ var (
 		{"sinks", kMapping, false, ""},
 		{"probes", kMapping, false, ""},
 		{"check", kMapping, false, ""},
+		{"coverage", kMapping, false, ""},
 	}}
 	Scenario = Section{"", []field{
 		{"name", kString, true, ""},
@@ -174,6 +175,9 @@ var (
 		{"snapshot", kList, false, "read-only calls whose answers are the server's state, read before and after each retry (instead of the read-only tools found by listing)"},
 		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check"},
 	}}
+	Coverage = Section{"coverage", []field{
+		{"exempt", kStringMap, false, "mutating tools that --require-coverage does not ask a scenario or check for, each with the reason, which reports print: {create_charge: tested by the payments suite}"},
+	}}
 	CheckSnapshot = Section{"check/properties/snapshot/items", []field{
 		{"tool", kString, true, "a read-only tool of the endpoint"},
 		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session"},
@@ -235,7 +239,7 @@ var sections = map[string]Section{
 	"service": Service, "ready": Ready,
 	"sink": Sink, "route": Route, "respond": Respond,
 	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe,
-	"check": Check, "check tool": CheckTool, "check snapshot": CheckSnapshot,
+	"check": Check, "coverage": Coverage, "check tool": CheckTool, "check snapshot": CheckSnapshot,
 	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
 }
 
