@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
@@ -68,6 +69,8 @@ type Report struct {
 	Start       time.Time     `json:"start"`
 	Duration    time.Duration `json:"duration_ns"`
 	Interrupted bool          `json:"interrupted,omitempty"`
+	// Regressions classifies the ✗ runs against --baseline (set by the command).
+	Regressions *baseline.Result `json:"regressions,omitempty"`
 }
 
 // Failed reports whether any run diverged from run 0, or run 0 is no baseline: it executed a key

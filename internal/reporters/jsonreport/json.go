@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/safejson"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -27,7 +28,9 @@ const MaxJSONAnswer = 4096
 
 // JSONReport is the machine-readable report: every trial of every scenario with every call.
 type JSONReport struct {
-	Version         int            `json:"version"`
+	Version int `json:"version"`
+	// Report is the command whose report this is ("run"), as a baseline checks.
+	Report          string         `json:"report"`
 	Tool            string         `json:"tool"`
 	IdemtestVersion string         `json:"idemtest_version"`
 	Start           time.Time      `json:"start"`
@@ -36,6 +39,10 @@ type JSONReport struct {
 	Error           string         `json:"error,omitempty"`
 	Summary         JSONSummary    `json:"summary"`
 	Scenarios       []JSONScenario `json:"scenarios"`
+	// Regressions classifies the failures against --baseline.
+	Regressions *baseline.Result `json:"regressions,omitempty"`
+	// Coverage lists each endpoint's mutating tools no scenario called.
+	Coverage []result.Coverage `json:"coverage,omitempty"`
 }
 
 // JSONSummary counts scenarios by status and sums the metrics. A run whose services did not
@@ -227,7 +234,7 @@ func capAnswer(v any) (any, int) {
 }
 
 func generate(rep *result.Report, version string) JSONReport {
-	out := JSONReport{Version: JSONVersion, Tool: "idemtest", IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
+	out := JSONReport{Version: JSONVersion, Report: "run", Tool: "idemtest", Regressions: rep.Regressions, Coverage: rep.Coverage, IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
 		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}}
 	if rep.Err != nil {
 		out.Error = rep.Err.Error()
@@ -299,7 +306,8 @@ func Read(r io.Reader) (*result.Report, error) {
 	if in.Version != JSONVersion {
 		return nil, fmt.Errorf("read json report: format version %d, want %d", in.Version, JSONVersion)
 	}
-	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted}
+	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted,
+		Regressions: in.Regressions, Coverage: in.Coverage}
 	if in.Error != "" {
 		rep.Err = reportError(in.Error)
 	}
