@@ -129,6 +129,7 @@ func TestScripts(t *testing.T) {
 			"normalize":  cmdNormalize,
 			"readtrace":  cmdReadTrace,
 			"jsonschema": cmdJSONSchema,
+			"jsonget":    cmdJSONGet,
 		},
 	})
 }
