@@ -12,12 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -38,6 +40,7 @@ type CheckOptions struct {
 	JSON      string
 	Write     string
 	NoColor   bool
+	GateOptions
 }
 
 // NewCmdCheck builds idemtest check; runF replaces the action in tests.
@@ -78,6 +81,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	opts.gateFlags(fl, true)
 	return c
 }
 
@@ -95,6 +99,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
+	}
+	if err := opts.loadBaseline(baseline.Check); err != nil {
+		return err
 	}
 	sc, name, inline, err := opts.checkEndpoint()
 	if err != nil {
@@ -134,13 +141,29 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitFailed, err}
 		}
 	}
+	writeJSON := func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) }
+	var gerr error
+	if !rep.Interrupted {
+		if opts.RequireCoverage {
+			rep.Coverage = checkCoverage(rep, sc)
+		}
+		rep.Regressions, gerr = opts.classify(baseline.Check, red, writeJSON)
+	}
 	terminal.CheckMatrix(out, rep, color)
+	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
-		JSON:  func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) },
+		JSON:  writeJSON,
 	}, red, opts.IO.Out)
-	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, rep.Specs(), inline))
-	if err := reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr); err != nil || !rep.AllSkipped() {
+	werr = errors.Join(werr, gerr, writeScenarios(opts.IO, opts.Write, rep.Specs(), inline))
+	if !rep.Interrupted {
+		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
+	}
+	if opts.RequireCoverage && result.Gaps(rep.Coverage) && !rep.Interrupted {
+		fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", result.GapsError(rep.Coverage))
+	}
+	failed := opts.gateFailed(rep.Failed(), rep.Regressions, rep.Coverage)
+	if err := reportExit(opts.IO, rep.Interrupted, failed, werr); err != nil || !rep.AllSkipped() {
 		return err
 	}
 	return &exitError{ExitFailed, errors.New("no tool could be judged: every check was skipped (the reasons are above), so check proved nothing")}
@@ -170,4 +193,34 @@ func (o *CheckOptions) checkEndpoint() (*scenario.Scenario, string, map[string]a
 	}
 	sc.Check = cfg.Check
 	return sc, name, o.inline(name), nil
+}
+
+// checkCoverage lists the mutating tools the battery judged nothing of: a tool left out with its
+// reason, or one whose every check was skipped (with the first reason). The config's
+// coverage.exempt moves a tool to exempt with its reason. Every row of the battery is a mutating
+// tool (check finds them as run does).
+func checkCoverage(rep *check.Report, sc *scenario.Scenario) []result.Coverage {
+	cov := result.Coverage{Endpoint: rep.Endpoint, Mutating: len(rep.Rows), Uncovered: []result.Uncovered{}}
+	for _, row := range rep.Rows {
+		reason := row.Skipped
+		judged := false
+		for _, c := range row.Cells {
+			if c.Status != check.Skip {
+				judged = true
+				break
+			}
+			if reason == "" {
+				reason = c.Check + " skipped: " + c.Reason
+			}
+		}
+		if judged && row.Skipped == "" {
+			continue
+		}
+		if sc.Coverage != nil && sc.Coverage.Exempt[row.Tool] != "" {
+			cov.Exempt = append(cov.Exempt, result.Uncovered{Tool: row.Tool, Reason: sc.Coverage.Exempt[row.Tool]})
+			continue
+		}
+		cov.Uncovered = append(cov.Uncovered, result.Uncovered{Tool: row.Tool, Reason: reason})
+	}
+	return []result.Coverage{cov}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
@@ -29,6 +30,7 @@ type SweepOptions struct {
 	JSON        string
 	Write       string
 	NoColor     bool
+	GateOptions
 }
 
 // NewCmdSweep builds idemtest sweep; runF replaces the action in tests.
@@ -69,10 +71,14 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	opts.gateFlags(fl, false)
 	return c
 }
 
 func runSweep(ctx context.Context, opts *SweepOptions) error {
+	if err := opts.loadBaseline(baseline.Sweep); err != nil {
+		return err
+	}
 	h, calls, err := trace.ReadFile(opts.Trace)
 	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
 		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
@@ -117,13 +123,22 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		}
 		return &exitError{ExitFailed, err}
 	}
+	writeJSON := func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) }
+	var gerr error
+	if !rep.Interrupted {
+		rep.Regressions, gerr = opts.classify(baseline.Sweep, red, writeJSON)
+	}
 	terminal.SweepTable(out, rep, color)
+	terminal.Gate(out, rep.Regressions, nil, color)
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := errors.Join(reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
-		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
-	}, red, opts.IO.Out), writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
-	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
+		JSON:  writeJSON,
+	}, red, opts.IO.Out), gerr, writeScenarios(opts.IO, opts.Write, rep.Specs(), opts.inline(rep.Endpoint)))
+	if !rep.Interrupted {
+		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
+	}
+	return reportExit(opts.IO, rep.Interrupted, opts.gateFailed(rep.Failed(), rep.Regressions, nil), werr)
 }
 
 // fromTrace takes the endpoint from the trace's header when no flag names one: the MCP server
