@@ -22,6 +22,8 @@ type GateOptions struct {
 	FailOn          string
 	UpdateBaseline  bool
 	RequireCoverage bool
+	// Coverage reports the untested mutating tools without failing on them (run only).
+	Coverage bool
 	// base is the baseline read before anything was sent (nil: none, or --update-baseline
 	// creating it).
 	base *baseline.Report
@@ -32,6 +34,7 @@ func (g *GateOptions) gateFlags(fl *pflag.FlagSet, coverage bool) {
 	fl.StringVar(&g.FailOn, "fail-on", "", "with --baseline: fail on `new` failures only (default) or on any failure")
 	fl.BoolVar(&g.UpdateBaseline, "update-baseline", false, "write the current JSON report to the --baseline file (the gate's verdict is unchanged)")
 	if coverage {
+		fl.BoolVar(&g.Coverage, "coverage", false, "list each endpoint's mutating tools no scenario called (it lists every endpoint's tools, starting a stdio MCP server no scenario uses), without failing on them")
 		fl.BoolVar(&g.RequireCoverage, "require-coverage", false, "fail when a mutating tool of an endpoint was not tested (coverage.exempt in idemtest.yaml lists exceptions, with reasons)")
 	}
 }

@@ -196,7 +196,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
 // first service starting to the last one stopping, every call on out with -v, and the trace.
 func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runtrace.Tracer) *result.Report {
-	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast, Coverage: true}
+	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast, Coverage: opts.Coverage || opts.RequireCoverage}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
 	if opts.Verbose {
