@@ -134,6 +134,7 @@ func TestScripts(t *testing.T) {
 			"rerunhint":  cmdRerunHint,
 			"serve":      cmdServe,
 			"instances":  cmdInstances,
+			"jsonget":    cmdJSONGet,
 		},
 	})
 }

@@ -12,12 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -39,6 +41,7 @@ type CheckOptions struct {
 	Write     string
 	Force     bool
 	NoColor   bool
+	GateOptions
 }
 
 // NewCmdCheck builds idemtest check; runF replaces the action in tests.
@@ -80,6 +83,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
 	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	opts.gateFlags(fl, true)
 	return c
 }
 
@@ -99,6 +103,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
 	}
 	if err := checkWriteDir(opts.Write); err != nil {
+		return err
+	}
+	if err := opts.loadBaseline(baseline.Check); err != nil {
 		return err
 	}
 	sc, name, inline, err := opts.checkEndpoint(ctx)
@@ -139,13 +146,29 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitFailed, err}
 		}
 	}
+	writeJSON := func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) }
+	var gerr error
+	if !rep.Interrupted {
+		if opts.RequireCoverage {
+			rep.Coverage = checkCoverage(rep, sc)
+		}
+		rep.Regressions, gerr = opts.classify(baseline.Check, red, writeJSON)
+	}
 	terminal.CheckMatrix(out, rep, color)
+	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
-		JSON:  func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) },
+		JSON:  writeJSON,
 	}, red, opts.IO.Out)
-	werr = errors.Join(werr, writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), inline))
-	if err := reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr); err != nil || !rep.AllSkipped() {
+	werr = errors.Join(werr, gerr, writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), inline))
+	if !rep.Interrupted {
+		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
+	}
+	if opts.RequireCoverage && result.Gaps(rep.Coverage) && !rep.Interrupted {
+		fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", result.GapsError(rep.Coverage))
+	}
+	failed := opts.gateFailed(rep.Failed(), rep.Regressions, rep.Coverage)
+	if err := reportExit(opts.IO, rep.Interrupted, failed, werr); err != nil || !rep.AllSkipped() {
 		return err
 	}
 	return &exitError{ExitFailed, errors.New("no tool could be judged: every check was skipped (the reasons are above), so check proved nothing")}
@@ -186,4 +209,34 @@ func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, s
 	}
 	sc.Check = cfg.Check
 	return sc, name, o.inline(name), nil
+}
+
+// checkCoverage lists the mutating tools the battery judged nothing of: a tool left out with its
+// reason, or one whose every check was skipped (with the first reason). The config's
+// coverage.exempt moves a tool to exempt with its reason. Every row of the battery is a mutating
+// tool (check finds them as run does).
+func checkCoverage(rep *check.Report, sc *scenario.Scenario) []result.Coverage {
+	cov := result.Coverage{Endpoint: rep.Endpoint, Mutating: len(rep.Rows), Uncovered: []result.Uncovered{}}
+	for _, row := range rep.Rows {
+		reason := row.Skipped
+		judged := false
+		for _, c := range row.Cells {
+			if c.Status != check.Skip {
+				judged = true
+				break
+			}
+			if reason == "" {
+				reason = c.Check + " skipped: " + c.Reason
+			}
+		}
+		if judged && row.Skipped == "" {
+			continue
+		}
+		if sc.Coverage != nil && sc.Coverage.Exempt[row.Tool] != "" {
+			cov.Exempt = append(cov.Exempt, result.Uncovered{Tool: row.Tool, Reason: sc.Coverage.Exempt[row.Tool]})
+			continue
+		}
+		cov.Uncovered = append(cov.Uncovered, result.Uncovered{Tool: row.Tool, Reason: reason})
+	}
+	return []result.Coverage{cov}
 }

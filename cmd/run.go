@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/github"
@@ -45,6 +46,7 @@ type RunOptions struct {
 	FailFast   bool
 	Verbose    bool
 	NoColor    bool
+	GateOptions
 }
 
 // NewCmdRun builds idemtest run; runF replaces the action in tests.
@@ -90,6 +92,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failing scenario")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	opts.gateFlags(fl, true)
 	_ = c.RegisterFlagCompletionFunc("tag", completeTags(&opts.Config))
 	return c
 }
@@ -107,6 +110,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if re, err = regexp.Compile(opts.Run); err != nil {
 			return &exitError{ExitUsage, fmt.Errorf("--run: %v", err)}
 		}
+	}
+	if err := opts.loadBaseline(baseline.Run); err != nil {
+		return err
 	}
 	list, err := load.Scenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
 	interrupted := ctx.Err() != nil
@@ -153,15 +159,25 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	}
 
+	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }
+	var gerr error
+	if !rep.Interrupted {
+		rep.Regressions, gerr = opts.classify(baseline.Run, red, writeJSON)
+	}
 	terminal.Write(out, rep, terminal.Options{Color: color, Verbose: opts.Verbose})
+	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
 	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
 		github.Annotate(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
 	}
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.Write(w, rep) },
-		JSON:  func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) },
+		JSON:  writeJSON,
 		HTML:  func(w io.Writer) error { return html.Write(w, rep, opts.Version) },
 	}, red, opts.IO.Out)
+	werr = errors.Join(werr, gerr)
+	if !rep.Interrupted {
+		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
+	}
 	if tracer != nil && werr == nil {
 		werr = tracer.Err()
 	}
@@ -170,13 +186,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
 		}
 	}
-	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
+	failed := opts.gateFailed(rep.Failed(), rep.Regressions, rep.Coverage)
+	if opts.RequireCoverage && result.Gaps(rep.Coverage) && !rep.Interrupted {
+		fmt.Fprintf(opts.IO.ErrOut, "idemtest: %v\n", result.GapsError(rep.Coverage))
+	}
+	return reportExit(opts.IO, rep.Interrupted, failed, werr)
 }
 
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
 // first service starting to the last one stopping, every call on out with -v, and the trace.
 func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runtrace.Tracer) *result.Report {
-	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast}
+	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast, Coverage: opts.Coverage || opts.RequireCoverage}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
 	progress.Plain(plainEvery(opts.IO.Getenv("IDEMTEST_PROGRESS_EVERY")), func(sc *scenario.Scenario) int {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
@@ -39,6 +40,7 @@ type SweepOptions struct {
 	UseTraceEndpoint bool
 	// MaxRuns refuses a sweep of more runs (each replays the whole trace).
 	MaxRuns int
+	GateOptions
 }
 
 // defaultMaxRuns is the most runs a sweep makes without --max-runs: 1 + 3 × 166 mutating calls.
@@ -89,12 +91,16 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	fl.BoolVar(&opts.UseTraceEndpoint, "use-trace-endpoint", false, "run the MCP server the trace's header names (printed first); only for a trace you trust")
 	fl.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "refuse a sweep of more than `N` runs (1 + 3 per mutating call, each replaying the whole trace)")
+	opts.gateFlags(fl, false)
 	return c
 }
 
 func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if opts.MaxRuns < 1 {
 		return &exitError{ExitUsage, fmt.Errorf("--max-runs %d: want at least 1", opts.MaxRuns)}
+	}
+	if err := opts.loadBaseline(baseline.Sweep); err != nil {
+		return err
 	}
 	h, calls, err := trace.ReadFileContext(ctx, opts.Trace)
 	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
@@ -152,13 +158,22 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		}
 		return &exitError{ExitFailed, err}
 	}
+	writeJSON := func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) }
+	var gerr error
+	if !rep.Interrupted {
+		rep.Regressions, gerr = opts.classify(baseline.Sweep, red, writeJSON)
+	}
 	terminal.SweepTable(out, rep, color)
+	terminal.Gate(out, rep.Regressions, nil, color)
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := errors.Join(reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
-		JSON:  func(w io.Writer) error { return jsonreport.WriteSweep(w, rep, opts.Version) },
-	}, red, opts.IO.Out), writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), opts.inline(rep.Endpoint)))
-	return reportExit(opts.IO, rep.Interrupted, rep.Failed(), werr)
+		JSON:  writeJSON,
+	}, red, opts.IO.Out), gerr, writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), opts.inline(rep.Endpoint)))
+	if !rep.Interrupted {
+		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
+	}
+	return reportExit(opts.IO, rep.Interrupted, opts.gateFailed(rep.Failed(), rep.Regressions, nil), werr)
 }
 
 // fromTrace checks that the command line or the config names the server to sweep. A trace's

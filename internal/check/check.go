@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -84,6 +86,11 @@ type Report struct {
 	Duration  time.Duration `json:"duration_ns"`
 	// Interrupted is set when the battery was cancelled before the end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Regressions classifies the ✗ cells against --baseline (set by the command).
+	Regressions *baseline.Result `json:"regressions,omitempty"`
+	// Coverage lists the mutating tools the battery skipped (set by the command with
+	// --require-coverage).
+	Coverage []result.Coverage `json:"coverage,omitempty"`
 }
 
 // Failed reports whether any cell is ✗.

@@ -3,6 +3,7 @@ package result
 import (
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -28,6 +29,11 @@ type Report struct {
 	Interrupted bool
 	// Err is a run-level error (a service that did not start); scenarios did not run.
 	Err error
+	// Regressions classifies the failures against a baseline (nil without --baseline).
+	Regressions *baseline.Result
+	// Coverage lists, per endpoint, the mutating tools no scenario called (nil when not
+	// computed).
+	Coverage []Coverage
 }
 
 // Failed reports whether anything failed or errored.
@@ -104,6 +110,10 @@ type Failure struct {
 	// on the server ("key k executed 16 times (issue_refund) — the server's check-and-store is
 	// not atomic: …"), for reports to lead with whatever else failed the trial.
 	Verdict []string
+	// Violation and Tool name the exactly-once violation of a verdict failure ("double-execution"
+	// on "issue_refund"): with the kind and step, the failure's identity in a baseline.
+	Violation string
+	Tool      string
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
 }

@@ -25,6 +25,9 @@ type Options struct {
 	FailFast bool
 	// OnEvent, when set, is told about progress; it is called from several goroutines.
 	OnEvent func(Event)
+	// Coverage, when set, lists in the report the mutating tools no scenario called, before
+	// the services stop (Env.Coverage).
+	Coverage bool
 }
 
 // Select keeps the scenarios that have one of tags (any when tags is empty) and whose name
@@ -88,7 +91,11 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *result.R
 		return rep
 	}
 	defer env.Close()
-	return env.Run(ctx, list, opts)
+	rep := env.Run(ctx, list, opts)
+	if opts.Coverage && !rep.Interrupted && ctx.Err() == nil {
+		rep.Coverage = env.Coverage(ctx, list, rep)
+	}
+	return rep
 }
 
 // Run runs scenarios on the environment's services, sinks and endpoints; it does not stop them.

@@ -83,6 +83,7 @@ func (r *runner) judge(st *trialState) {
 			first := j.Violations[0]
 			step := st.step(st.judged[first.First].Step)
 			f := result.StepFailure(result.FailVerdict, step, verdictLine(first))
+			f.Violation, f.Tool = string(first.Kind), first.Tool
 			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:])...), lines...)
 			f.Verdict = said
 			t.Failure, t.Passed = f, false
@@ -92,6 +93,7 @@ func (r *runner) judge(st *trialState) {
 		// unless the step sets verdict: off or the tool is declared idempotent by nature.
 		step := st.step(st.judged[j.Unprovable[0].First].Step)
 		f := result.StepFailure(result.FailVerdict, step, lines[0])
+		f.Violation, f.Tool = "unprovable", j.Unprovable[0].Tool
 		f.Explanation = lines[1:]
 		f.Verdict = said
 		t.Failure, t.Passed = f, false

@@ -29,6 +29,13 @@ type CheckConfig struct {
 	Snapshot []*CheckSnapshot
 }
 
+// CoverageConfig is the config's coverage: section: the mutating tools --require-coverage does
+// not ask a scenario or check for, each with its reason (by tool name, on every endpoint).
+type CoverageConfig struct {
+	Pos    Pos
+	Exempt map[string]string
+}
+
 // CheckSnapshot is one read-only call under check.snapshot.
 type CheckSnapshot struct {
 	// Pos is where the tool is named.

@@ -35,6 +35,8 @@ type Scenario struct {
 	Config string
 	// Check is the config's check: section (only for commands that load the config alone).
 	Check *CheckConfig
+	// Coverage is the config's coverage: section (nil when it has none).
+	Coverage *CoverageConfig
 	// Secrets are what reports must not show: values from the environment in the URLs,
 	// headers, DSNs and process environments of the scenario and its config, and URL passwords.
 	Secrets *redact.Secrets

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
@@ -99,6 +100,8 @@ type Report struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 	// sweeper builds the cells' scenarios again for Specs.
 	sweeper *sweeper
+	// Regressions classifies the ✗ runs against --baseline (set by the command).
+	Regressions *baseline.Result `json:"regressions,omitempty"`
 }
 
 // Failed reports whether any run diverged from run 0, or run 0 is no baseline: it executed a key

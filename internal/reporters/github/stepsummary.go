@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
@@ -36,7 +37,7 @@ func stepSummary(rep *result.Report) string {
 		}
 	}
 	mark := "✅"
-	if rep.Failed() {
+	if failed := rep.Failed(); (rep.Regressions == nil && failed) || (rep.Regressions != nil && rep.Regressions.Failed()) {
 		mark = "❌"
 	}
 	if rep.Interrupted {
@@ -54,6 +55,7 @@ func stepSummary(rep *result.Report) string {
 	fmt.Fprintf(&b, "|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %s | %s | %d |\n\n", passed, bad, m.DuplicateExecutions, m.ReplaysDiffer,
 		reporters.Rate(m.Replayed, m.Repeats()), reporters.Rate(m.Conflicts, m.Keyed), m.Calls)
+	b.WriteString(gateSummary(rep.Regressions, rep.Coverage))
 	if len(failing) == 0 {
 		return b.String()
 	}
@@ -114,4 +116,43 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// gateSummary is the gate's part of the job summary (DESIGN §12): the baseline line, then the
+// new, known and fixed failures in that order, then each endpoint's untested mutating tools and
+// exemptions with their reasons. Empty without a baseline or coverage.
+func gateSummary(res *baseline.Result, cov []result.Coverage) string {
+	var b strings.Builder
+	if res != nil {
+		fmt.Fprintf(&b, "**%s**\n\n", mdText(res.Line()))
+		for _, g := range []struct {
+			name string
+			list []baseline.Failure
+		}{{"New", res.New}, {"Known", res.Known}, {"Fixed", res.Fixed}} {
+			if len(g.list) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "%s (%d):\n\n", g.name, len(g.list))
+			for _, f := range g.list {
+				fmt.Fprintf(&b, "- %s\n", mdText(f.String()))
+			}
+			b.WriteString("\n")
+		}
+	}
+	for _, c := range cov {
+		switch {
+		case c.Error != "":
+			fmt.Fprintf(&b, "**Coverage:** endpoint %s: its tools could not be listed: %s\n\n", mdText(c.Endpoint), mdText(c.Error))
+		case len(c.Uncovered) > 0:
+			var names []string
+			for _, u := range c.Uncovered {
+				names = append(names, mdText(u.Tool))
+			}
+			fmt.Fprintf(&b, "**Coverage:** endpoint %s: %d of %d mutating tools not tested: %s\n\n", mdText(c.Endpoint), len(c.Uncovered), c.Mutating, strings.Join(names, ", "))
+		}
+		for _, e := range c.Exempt {
+			fmt.Fprintf(&b, "**Coverage:** endpoint %s: %s exempt: %s\n\n", mdText(c.Endpoint), mdText(e.Tool), mdText(e.Reason))
+		}
+	}
+	return b.String()
 }

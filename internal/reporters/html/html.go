@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
@@ -45,6 +46,20 @@ type htmlReport struct {
 	ReplayRate, ConflictRate, Summary   string
 	Scenarios                           []htmlScenario
 	FailedScenarios, DuplicateScenarios int
+	// Gate is the baseline's line and groups, new first, and the coverage lines (DESIGN §12).
+	Gate *htmlGate
+}
+
+// htmlGate is the gate's part of the report.
+type htmlGate struct {
+	Line     string
+	Groups   []htmlGateGroup
+	Coverage []string
+}
+
+type htmlGateGroup struct {
+	Name     string
+	Failures []string
 }
 
 type htmlScenario struct {
@@ -104,7 +119,7 @@ type htmlCall struct {
 }
 
 func generate(rep *result.Report, version string) htmlReport {
-	out := htmlReport{Version: version, Start: rep.Start.UTC().Format(time.RFC3339), Duration: reporters.FormatDuration(rep.Duration),
+	out := htmlReport{Gate: gateOf(rep), Version: version, Start: rep.Start.UTC().Format(time.RFC3339), Duration: reporters.FormatDuration(rep.Duration),
 		Interrupted: rep.Interrupted, Summary: reporters.Summary(rep)}
 	if rep.Err != nil {
 		out.Err = reporters.EscapeText(rep.Err.Error())
@@ -402,4 +417,44 @@ func callLabel(c result.Call) string {
 		l += fmt.Sprintf(" @%d", c.Instance.Index)
 	}
 	return l
+}
+
+// gateOf is what the gate adds to the report, or nil without a baseline or coverage.
+func gateOf(rep *result.Report) *htmlGate {
+	if rep.Regressions == nil && len(rep.Coverage) == 0 {
+		return nil
+	}
+	g := &htmlGate{}
+	if res := rep.Regressions; res != nil {
+		g.Line = res.Line()
+		for _, grp := range []struct {
+			name string
+			list []baseline.Failure
+		}{{"new", res.New}, {"known", res.Known}, {"fixed", res.Fixed}} {
+			if len(grp.list) == 0 {
+				continue
+			}
+			hg := htmlGateGroup{Name: grp.name}
+			for _, f := range grp.list {
+				hg.Failures = append(hg.Failures, f.String())
+			}
+			g.Groups = append(g.Groups, hg)
+		}
+	}
+	for _, c := range rep.Coverage {
+		switch {
+		case c.Error != "":
+			g.Coverage = append(g.Coverage, "endpoint "+c.Endpoint+": its tools could not be listed: "+c.Error)
+		case len(c.Uncovered) > 0:
+			var names []string
+			for _, u := range c.Uncovered {
+				names = append(names, u.Tool)
+			}
+			g.Coverage = append(g.Coverage, fmt.Sprintf("endpoint %s: %d of %d mutating tools not tested: %s", c.Endpoint, len(c.Uncovered), c.Mutating, strings.Join(names, ", ")))
+		}
+		for _, e := range c.Exempt {
+			g.Coverage = append(g.Coverage, "endpoint "+c.Endpoint+": "+e.Tool+" exempt: "+e.Reason)
+		}
+	}
+	return g
 }

@@ -10,17 +10,21 @@ import (
 // WriteCheck writes the battery as JSON.
 func WriteCheck(w io.Writer, rep *check.Report, version string) error {
 	return encode(w, struct {
+		Kind    string `json:"report"`
+		Format  int    `json:"version"`
 		Version string `json:"idemtest_version"`
 		Failed  bool   `json:"failed"`
 		*check.Report
-	}{version, rep.Failed(), rep})
+	}{"check", JSONVersion, version, rep.Failed(), rep})
 }
 
 // WriteSweep writes a sweep as JSON.
 func WriteSweep(w io.Writer, rep *sweep.Report, version string) error {
 	return encode(w, struct {
+		Kind    string `json:"report"`
+		Format  int    `json:"version"`
 		Version string `json:"idemtest_version"`
 		Failed  bool   `json:"failed"`
 		*sweep.Report
-	}{version, rep.Failed(), rep})
+	}{"sweep", JSONVersion, version, rep.Failed(), rep})
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/safejson"
@@ -28,7 +29,9 @@ const MaxJSONAnswer = result.MaxAnswer
 
 // JSONReport is the machine-readable report: every trial of every scenario with every call.
 type JSONReport struct {
-	Version         int            `json:"version"`
+	Version int `json:"version"`
+	// Report is the command whose report this is ("run"), as a baseline checks.
+	Report          string         `json:"report"`
 	Tool            string         `json:"tool"`
 	IdemtestVersion string         `json:"idemtest_version"`
 	Start           time.Time      `json:"start"`
@@ -37,6 +40,10 @@ type JSONReport struct {
 	Error           string         `json:"error,omitempty"`
 	Summary         JSONSummary    `json:"summary"`
 	Scenarios       []JSONScenario `json:"scenarios"`
+	// Regressions classifies the failures against --baseline.
+	Regressions *baseline.Result `json:"regressions,omitempty"`
+	// Coverage lists each endpoint's mutating tools no scenario called.
+	Coverage []result.Coverage `json:"coverage,omitempty"`
 }
 
 // JSONSummary counts scenarios by status and sums the metrics. A run whose services did not
@@ -108,6 +115,9 @@ type JSONFailure struct {
 	Explanation []string           `json:"explanation,omitempty"`
 	// Verdict states each exactly-once violation of the trial with its likely cause.
 	Verdict []string `json:"verdict,omitempty"`
+	// Violation and Tool name a verdict failure's violation (its identity in a baseline).
+	Violation string `json:"violation,omitempty"`
+	Tool      string `json:"tool,omitempty"`
 	// ServiceOutput is what each service wrote while the failing trial ran, by name.
 	ServiceOutput map[string]string `json:"service_output,omitempty"`
 }
@@ -177,7 +187,7 @@ func jsonFailure(f *result.Failure) *JSONFailure {
 		return nil
 	}
 	return &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
 }
 
 func jsonTrial(t *result.Trial, cut bool) JSONTrial {
@@ -234,7 +244,7 @@ func capAnswer(v any) (any, int) {
 }
 
 func generate(rep *result.Report, version string) JSONReport {
-	out := JSONReport{Version: JSONVersion, Tool: "idemtest", IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
+	out := JSONReport{Version: JSONVersion, Report: "run", Tool: "idemtest", Regressions: rep.Regressions, Coverage: rep.Coverage, IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
 		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}}
 	if rep.Err != nil {
 		out.Error = rep.Err.Error()
@@ -306,7 +316,8 @@ func Read(r io.Reader) (*result.Report, error) {
 	if in.Version != JSONVersion {
 		return nil, fmt.Errorf("read json report: format version %d, want %d", in.Version, JSONVersion)
 	}
-	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted}
+	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted,
+		Regressions: in.Regressions, Coverage: in.Coverage}
 	if in.Error != "" {
 		rep.Err = reportError(in.Error)
 	}
@@ -384,7 +395,7 @@ func runnerFailure(f *JSONFailure) *result.Failure {
 		return nil
 	}
 	return &result.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
 }
 
 func runnerTrial(jt JSONTrial) *result.Trial {

@@ -5,9 +5,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
+
+// KnownFailure is the skipped message of a failure the baseline lists: JUnit has no "known"
+// state, and a skip is what CI parsers show without failing the build.
+const KnownFailure = "known failure (baseline)"
 
 // WriteCheck writes the battery as JUnit XML: a testsuite per tool, a testcase per check.
 // ✗ is a failure, – and ? are skipped (with why), ⚠ passes with its deviation in system-out.
@@ -19,7 +24,7 @@ func WriteCheck(w io.Writer, rep *check.Report) error {
 		for _, c := range row.Cells {
 			total += c.Duration.Seconds()
 			suite.addCell(JUnitTestCase{Name: c.Check, Classname: clean(rep.Endpoint + "." + row.Tool), Time: seconds(c.Duration)},
-				c.Status, c.Reason, c.Details, c.Check)
+				c.Status, c.Reason, c.Details, c.Check, rep.Regressions.IsKnown(baseline.CheckSubject(row.Tool, c.Check)))
 		}
 		suite.Time = fmt.Sprintf("%.3f", total)
 		root.add(suite)
@@ -41,21 +46,26 @@ func WriteSweep(w io.Writer, rep *sweep.Report) error {
 		if c == rep.Baseline {
 			name, class = "run 0: the trace replayed without a fault", rep.Endpoint
 		}
-		suite.addCell(JUnitTestCase{Name: clean(name), Classname: clean(class), Time: seconds(c.Duration)}, c.Status, c.Reason, c.Details, c.Fault)
+		known := rep.Regressions.IsKnown(baseline.SweepSubject(c.Seq, c.Tool, c.Fault))
+		suite.addCell(JUnitTestCase{Name: clean(name), Classname: clean(class), Time: seconds(c.Duration)}, c.Status, c.Reason, c.Details, c.Fault, known)
 	}
 	root.add(suite)
 	return encode(w, root)
 }
 
 // addCell adds a check or sweep testcase, filled from a cell's status: ✗ is a failure (typed by
-// failType), – and ? are skipped with why, ✓ and ⚠ pass with their reason in system-out.
-func (s *JUnitTestSuite) addCell(tc JUnitTestCase, status check.Status, reason string, details []string, failType string) {
+// failType) unless the baseline knows it (known: skipped, KnownFailure), – and ? are skipped
+// with why, ✓ and ⚠ pass with their reason in system-out.
+func (s *JUnitTestSuite) addCell(tc JUnitTestCase, status check.Status, reason string, details []string, failType string, known bool) {
 	text := clean(strings.Join(append([]string{reason}, details...), "\n"))
-	switch status {
-	case check.Fail:
+	switch {
+	case status == check.Fail && known:
+		tc.Skipped = &JUnitMessage{Message: KnownFailure, Text: text}
+		s.Skipped++
+	case status == check.Fail:
 		tc.Failure = &JUnitMessage{Message: clean(reason), Type: failType, Text: text}
 		s.Failures++
-	case check.Skip, check.Inconclusive:
+	case status == check.Skip || status == check.Inconclusive:
 		tc.Skipped = &JUnitMessage{Message: clean(status.Symbol() + " " + reason)}
 		s.Skipped++
 	default:

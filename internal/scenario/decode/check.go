@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"strings"
+
 	"fmt"
 	"sort"
 
@@ -130,4 +132,25 @@ func (f *file) snapshots(n *yaml.Node) []*scenario.CheckSnapshot {
 		out = append(out, s)
 	}
 	return out
+}
+
+// coverageSection decodes the config's coverage: section: exempt maps a mutating tool to the
+// reason --require-coverage does not ask for it, which must be given.
+func (f *file) coverageSection(n *yaml.Node) *scenario.CoverageConfig {
+	m, ok := f.fields(n, "coverage", schema.Coverage)
+	if !ok {
+		return nil
+	}
+	c := &scenario.CoverageConfig{Pos: f.Pos(n), Exempt: map[string]string{}}
+	if v := m["exempt"]; v != nil {
+		for _, kv := range f.Entries(v, "coverage.exempt") {
+			reason := f.Str(kv[1], "coverage.exempt."+kv[0].Value)
+			if strings.TrimSpace(reason) == "" {
+				f.Errf(kv[1], "say why the tool needs no scenario: {"+kv[0].Value+": tested by the payments suite}", "coverage.exempt.%s has no reason", kv[0].Value)
+				continue
+			}
+			c.Exempt[kv[0].Value] = reason
+		}
+	}
+	return c
 }

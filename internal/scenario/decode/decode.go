@@ -63,6 +63,7 @@ type ConfigFile struct {
 	Probes      map[string]*scenario.Probe
 	AllowHosts  []string
 	Check       *scenario.CheckConfig
+	Coverage    *scenario.CoverageConfig
 	// Secrets are the values from the environment and the URL passwords the file holds.
 	Secrets *redact.Secrets
 }
@@ -85,6 +86,9 @@ func Config(yf *yamlfile.File, root *yaml.Node) *ConfigFile {
 	f.sections(m, c)
 	if n := m["check"]; n != nil {
 		c.Check = f.checkSection(n, c)
+	}
+	if n := m["coverage"]; n != nil {
+		c.Coverage = f.coverageSection(n)
 	}
 	f.checkRefs(c.Services, c.Sinks)
 	return c
@@ -125,6 +129,7 @@ func Scenario(yf *yamlfile.File, root *yaml.Node, cfg *ConfigFile, allowHosts []
 		cfg = &ConfigFile{}
 	}
 	s.Config = cfg.Path
+	s.Coverage = cfg.Coverage
 	s.Secrets.Merge(cfg.Secrets)
 	if s.Endpoint == "" && cfg.Endpoint != "" {
 		s.Endpoint, s.EndpointPos = cfg.Endpoint, cfg.EndpointPos
@@ -169,6 +174,7 @@ func Stepless(c *ConfigFile, allowHosts []string) *scenario.Scenario {
 		s.Config, s.File = c.Path, c.Path
 		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
 		s.Sinks, s.Probes, s.Check = merge(c.Sinks, nil), merge(c.Probes, nil), c.Check
+		s.Coverage = c.Coverage
 		s.AllowHosts = append(s.AllowHosts, c.AllowHosts...)
 	}
 	return s

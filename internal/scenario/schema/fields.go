@@ -60,6 +60,7 @@ var (
 		{"sinks", kMapping, false, ""},
 		{"probes", kMapping, false, ""},
 		{"check", kMapping, false, ""},
+		{"coverage", kMapping, false, ""},
 	}}
 	Scenario = Section{"", []field{
 		{"name", kString, true, ""},
@@ -185,6 +186,9 @@ var (
 		{"format", kString, true, "uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}"},
 		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it"},
 	}}
+	Coverage = Section{"coverage", []field{
+		{"exempt", kStringMap, false, "mutating tools that --require-coverage does not ask a scenario or check for, each with the reason, which reports print: {create_charge: tested by the payments suite}"},
+	}}
 	CheckSnapshot = Section{"check/properties/snapshot/items", []field{
 		{"tool", kString, true, "a read-only tool of the endpoint"},
 		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session"},
@@ -246,7 +250,7 @@ var sections = map[string]Section{
 	"service": Service, "ready": Ready,
 	"sink": Sink, "route": Route, "respond": Respond,
 	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe,
-	"check": Check, "check tool": CheckTool, "check snapshot": CheckSnapshot, "check key": CheckKey,
+	"check": Check, "coverage": Coverage, "check tool": CheckTool, "check snapshot": CheckSnapshot, "check key": CheckKey,
 	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
 }
 

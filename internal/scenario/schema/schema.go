@@ -36,6 +36,7 @@ func JSON(config bool) ([]byte, error) {
 		fields = Config
 		root["title"] = "idemtest config (idemtest.yaml)"
 		props["check"] = map[string]any{"$ref": "#/$defs/check"}
+		props["coverage"] = map[string]any{"$ref": "#/$defs/coverage"}
 	} else {
 		root["title"] = "idemtest scenario"
 		root["required"] = []string{"name", "steps"}
