@@ -101,6 +101,8 @@ func (p *Prober) Eval(ctx context.Context, sc *scenario.Scenario, pr *scenario.P
 		return p.evalSQL(ctx, pr.SQL, env, sc.AllowHosts)
 	case pr.Redis != nil:
 		return p.evalRedis(ctx, pr.Redis, env, sc.AllowHosts)
+	case pr.File != nil:
+		return evalFile(ctx, pr.File, env)
 	}
 	return nil, errors.New("empty probe")
 }

@@ -293,6 +293,7 @@ type Probe struct {
 	CallTool *ToolProbe
 	SQL      *SQLProbe
 	Redis    *RedisProbe
+	File     *FileProbe
 	Config   string
 }
 
@@ -322,6 +323,27 @@ type RedisProbe struct {
 	Addr    *assert.Template
 	Command []*assert.Template
 }
+
+// FileProbe reads a file a tool server keeps its state in (DESIGN §9): JSON, its value the
+// decoded document, or JSON Lines, its value the list of decoded lines.
+type FileProbe struct {
+	// Path is the file; a relative path is relative to Dir.
+	Path *assert.Template
+	// Dir is the directory of the file that defined the probe.
+	Dir string
+	// Format is FileJSON or FileJSONLines.
+	Format string
+	// Optional reads a missing file as null (JSON) or [] (JSON Lines), for a server that
+	// creates its file on its first write; otherwise a missing file is an error, so that a
+	// misspelt path cannot read as a state that never changes.
+	Optional bool
+}
+
+// The formats of a file probe.
+const (
+	FileJSON      = "json"
+	FileJSONLines = "jsonl"
+)
 
 // ProbeEndpoint is the endpoint a call_tool probe calls in this scenario: its own, else the
 // scenario's default, else the only one; "" when none of these applies.

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -103,13 +104,13 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 	}
 	p := &scenario.Probe{Name: name, Pos: f.Pos(k), Config: source}
 	kinds := 0
-	for _, kind := range []string{"http", "call_tool", "sql", "redis"} {
+	for _, kind := range []string{"http", "call_tool", "sql", "redis", "file"} {
 		if m[kind] != nil {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		f.Errf(n, "a probe is one of http, call_tool, sql or redis", "probe %s needs exactly one of http, call_tool, sql or redis", name)
+		f.Errf(n, "a probe is one of http, call_tool, sql, redis or file", "probe %s needs exactly one of http, call_tool, sql, redis or file", name)
 		return nil
 	}
 	f.NamesHint = []string{"session", "trial", "services.NAME.port", "sinks.NAME.url"}
@@ -191,8 +192,38 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 			f.Errf(m["redis"], "add command: [KEYS, \"idem:*\"]", "redis probe %s needs command: as a list", name)
 		}
 		p.Redis = r
+	case m["file"] != nil:
+		p.File = f.fileProbe(name, m["file"], env)
+		if p.File == nil {
+			return nil
+		}
 	}
 	return p
+}
+
+// fileProbe decodes file: {path, format, optional} of probe name.
+func (f *file) fileProbe(name string, n *yaml.Node, env assert.Env) *scenario.FileProbe {
+	fm, ok := f.fields(n, "file probe", schema.FileProbe)
+	if !ok {
+		return nil
+	}
+	fp := &scenario.FileProbe{Dir: filepath.Dir(f.Path), Format: scenario.FileJSON}
+	if v := fm["path"]; v != nil {
+		fp.Path = f.Template(v, "path", env)
+	} else {
+		f.Errf(n, "add path: data/state.json", "file probe %s needs path:", name)
+	}
+	if v := fm["format"]; v != nil {
+		switch fp.Format = f.Str(v, "format"); fp.Format {
+		case scenario.FileJSON, scenario.FileJSONLines:
+		default:
+			f.Errf(v, "use json (one document) or jsonl (a document a line)", "file probe %s: unknown format %q", name, fp.Format)
+		}
+	}
+	if v := fm["optional"]; v != nil {
+		fp.Optional = f.Bool(v, "optional")
+	}
+	return fp
 }
 
 // readOnlyRedis are the Redis commands a probe may send.

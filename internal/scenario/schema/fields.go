@@ -159,6 +159,7 @@ var (
 		{"args", kMapping, false, ""},
 		{"sql", kMapping, false, ""},
 		{"redis", kMapping, false, ""},
+		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json} or format: jsonl"},
 	}}
 	HTTPProbe = Section{"probe/properties/http", []field{
 		{"url", kString, true, ""},
@@ -169,6 +170,11 @@ var (
 		{"dsn", kString, true, ""},
 		{"query", kString, true, ""},
 		{"args", kList, false, ""},
+	}}
+	FileProbe = Section{"probe/properties/file", []field{
+		{"path", kString, true, "the file; a relative path is relative to the file that defines the probe"},
+		{"format", kString, false, "json (default: the value is the document) or jsonl (the value is the list of lines, each decoded)"},
+		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl) rather than fail"},
 	}}
 	RedisProbe = Section{"probe/properties/redis", []field{
 		{"addr", kString, false, ""},
@@ -249,7 +255,7 @@ var sections = map[string]Section{
 	"key": Key, "compare": Compare,
 	"service": Service, "ready": Ready,
 	"sink": Sink, "route": Route, "respond": Respond,
-	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe,
+	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe, "file probe": FileProbe,
 	"check": Check, "coverage": Coverage, "check tool": CheckTool, "check snapshot": CheckSnapshot, "check key": CheckKey,
 	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
 }

@@ -1,0 +1,111 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// MaxFile bounds what a file probe reads: a state file larger than this is an error, not a
+// reason to hold the machine's memory.
+var MaxFile int64 = 64 << 20
+
+// evalFile reads a file probe: a JSON document, or JSON Lines as the list of their values (blank
+// lines skipped). Only a regular file is read (a FIFO or device is refused before it is opened,
+// so a probe cannot hang on one), at most MaxFile bytes, and the read stops when ctx ends.
+func evalFile(ctx context.Context, fp *scenario.FileProbe, env map[string]any) (any, error) {
+	path, err := evalText(fp.Path, env)
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(fp.Dir, path)
+	}
+	b, err := readStateFile(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) && fp.Optional {
+		if fp.Format == scenario.FileJSONLines {
+			return []any{}, nil
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fp.Format == scenario.FileJSONLines {
+		return jsonLines(path, b)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s is not JSON: %v", path, err)
+	}
+	return v, nil
+}
+
+func readStateFile(ctx context.Context, path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): a file probe reads only regular files", path, st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: a file probe reads only regular files", path)
+	}
+	var buf bytes.Buffer
+	r := io.LimitReader(f, MaxFile+1)
+	chunk := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := r.Read(chunk)
+		buf.Write(chunk[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(buf.Len()) > MaxFile {
+		return nil, fmt.Errorf("%s is over %d MiB: a file probe reads at most that", path, MaxFile>>20)
+	}
+	return buf.Bytes(), nil
+}
+
+// jsonLines decodes each non-blank line; a line that is not JSON is an error naming it.
+func jsonLines(path string, b []byte) ([]any, error) {
+	out := []any{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), len(b)+1)
+	line := 0
+	for sc.Scan() {
+		line++
+		t := bytes.TrimSpace(sc.Bytes())
+		if len(t) == 0 {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(t, &v); err != nil {
+			return nil, fmt.Errorf("%s:%d is not JSON: %v", path, line, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
