@@ -50,6 +50,42 @@ func version() string {
 	return "dev"
 }
 
+// commit is the VCS revision the binary was built from, as go build stamps it in a checkout
+// (shortened; ", modified" when the tree had changes), or "" when it is not known (go install of
+// a module version stamps none: its version names it).
+func commit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + modified
+}
+
+// versionLine is what --version prints: the version and, when known, the commit.
+func versionLine() string {
+	if c := commit(); c != "" {
+		return fmt.Sprintf("idemtest %s (commit %s)\n", version(), c)
+	}
+	return fmt.Sprintf("idemtest %s\n", version())
+}
+
 // Factory carries what every command needs.
 type Factory struct {
 	IO      *iostreams.IOStreams
@@ -180,7 +216,7 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 		SilenceErrors: true,
 		Version:       f.Version,
 	}
-	root.SetVersionTemplate("idemtest {{.Version}}\n")
+	root.SetVersionTemplate(versionLine())
 	// Every command takes --no-color, so that a script can pass it to any of them; run, check
 	// and sweep also declare it themselves (it is in their own help).
 	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "plain output without colour")
