@@ -68,3 +68,52 @@ func TestCIDescribedOnce(t *testing.T) {
 		t.Error(".ci/run does not keep its artefacts in .cache/artifacts, the directory the workflow uploads")
 	}
 }
+
+// TestActionRunsItsScript keeps action.yml a thin shell around .github/action/idemtest.sh, the
+// script testdata/script/action.txtar runs: a step that did the work itself would be untested.
+func TestActionRunsItsScript(t *testing.T) {
+	b, err := os.ReadFile("action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action struct {
+		Inputs map[string]struct {
+			Default *string `yaml:"default"`
+		} `yaml:"inputs"`
+		Runs struct {
+			Using string `yaml:"using"`
+			Steps []struct {
+				Uses string            `yaml:"uses"`
+				Run  string            `yaml:"run"`
+				Env  map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(b, &action); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	if action.Runs.Using != "composite" {
+		t.Errorf("runs.using = %q, want composite", action.Runs.Using)
+	}
+	scripts := 0
+	for _, s := range action.Runs.Steps {
+		if s.Run == "" {
+			continue
+		}
+		if !strings.Contains(s.Run, ".github/action/idemtest.sh") {
+			t.Errorf("step runs %q itself; its work belongs in .github/action/idemtest.sh", s.Run)
+			continue
+		}
+		scripts++
+		// Every input reaches the script.
+		for name := range action.Inputs {
+			env := "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			if !strings.Contains(s.Env[env], "inputs."+name) {
+				t.Errorf("input %s does not reach the script as %s", name, env)
+			}
+		}
+	}
+	if scripts != 1 {
+		t.Errorf("%d steps run the script, want 1", scripts)
+	}
+}
