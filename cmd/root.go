@@ -78,12 +78,12 @@ func commit() string {
 	return rev + modified
 }
 
-// versionLine is what --version prints: the version and, when known, the commit.
-func versionLine() string {
+// versionTemplate is what --version prints: the command's version and, when known, the commit.
+func versionTemplate() string {
 	if c := commit(); c != "" {
-		return fmt.Sprintf("idemtest %s (commit %s)\n", version(), c)
+		return "idemtest {{.Version}} (commit " + c + ")\n"
 	}
-	return fmt.Sprintf("idemtest %s\n", version())
+	return "idemtest {{.Version}}\n"
 }
 
 // Factory carries what every command needs.
@@ -216,7 +216,7 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 		SilenceErrors: true,
 		Version:       f.Version,
 	}
-	root.SetVersionTemplate(versionLine())
+	root.SetVersionTemplate(versionTemplate())
 	// Every command takes --no-color, so that a script can pass it to any of them; run, check
 	// and sweep also declare it themselves (it is in their own help).
 	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "plain output without colour")
