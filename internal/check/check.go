@@ -220,7 +220,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if ctx.Err() != nil {
 		rep.Interrupted = true
 	}
-	rep.Diagnoses = append(diagnose(rep, def), b.Diagnoses()...)
+	rep.Diagnoses = append(diagnose(rep, def, b.Instances()), b.Diagnoses()...)
 	if len(rep.Rows) == 0 {
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}
@@ -242,8 +242,9 @@ func sinkURL(env *runner.Env, base *scenario.Scenario) string {
 	return urls[names[0]]
 }
 
-// diagnose finds whole-server patterns: no keyed tool ever replayed.
-func diagnose(rep *Report, def *scenario.Endpoint) []string {
+// diagnose finds whole-server patterns: no keyed tool ever replayed. instances is how many
+// instances of the endpoint the calls reached (0: one).
+func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 	judged, replayed := 0, 0
 	for _, row := range rep.Rows {
 		if row.Natural || row.Skipped != "" {
@@ -275,6 +276,11 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	}
 	if judged == 0 || replayed > 0 {
 		return out
+	}
+	if instances > 1 {
+		// Each retry went to another instance than its first call: a store per process and
+		// no key support at all look the same from here.
+		return append(out, fmt.Sprintf("no tool replayed anything across %d instances: each instance keeps its own keys (a per-process store), or keys are unsupported (the key went in the %s); spread: same on the endpoint checks one instance and tells the two apart", instances, rig.KeyWhere(def)))
 	}
 	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", rig.KeyWhere(def)))
 }

@@ -2,6 +2,7 @@ package battery
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
@@ -36,6 +37,8 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
 		if res.Metrics.DuplicateExecutions == 0 {
 			c.Reason = "a replay differs from the stored answer"
+		} else {
+			c.Reason += onInstances(trial)
 		}
 	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
 		c.Status = Inconclusive
@@ -45,6 +48,30 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 	}
 	c.Details = details(res, trial)
 	return res, c
+}
+
+// onInstances says where a trial's executed calls went when they reached several instances of
+// the endpoint (": lost on instance 1, retry on instance 2"); "" for one instance.
+func onInstances(t *result.Trial) string {
+	if t == nil {
+		return ""
+	}
+	var parts []string
+	seen := map[int]bool{}
+	for _, c := range t.Calls {
+		executed := (c.Outcome == scenario.OK && !c.Replayed) || c.Discarded == scenario.OK
+		if c.Instance == nil || !executed {
+			continue
+		}
+		seen[c.Instance.Index] = true
+		if len(parts) < 4 {
+			parts = append(parts, fmt.Sprintf("%s on instance %d", c.Step, c.Instance.Index))
+		}
+	}
+	if len(seen) < 2 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }
 
 // noID reports that the verdict could not judge a run from its answers alone: equal answers

@@ -76,6 +76,13 @@ func (b *Rig) beforeRun(s *Plan) {
 func (b *Rig) afterRun(s *Plan, res *result.ScenarioResult) {
 	s.Last = res
 	b.x.noteLatency(s.Tool, history.Trial(res))
+	for _, t := range res.History {
+		for _, c := range t.Calls {
+			if c.Instance != nil && c.Instance.Index > b.x.instances {
+				b.x.instances = c.Instance.Index
+			}
+		}
+	}
 	if f := res.Failure; s.Effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.Effects {
 		s.EffectsLines = append([]string{fmt.Sprintf("declared effects: %s is false", s.Effects)}, indent(f.Explanation)...)
 	}

@@ -62,6 +62,8 @@ type extras struct {
 	// diagnoses are whole-server findings (a declared effects expression left out), printed
 	// above the matrix.
 	diagnoses []string
+	// instances is the most instances of the endpoint any call went to (0: one instance).
+	instances int
 }
 
 // Options are what the checks take of the command line (check.Options).
@@ -121,6 +123,10 @@ func (b *Rig) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
 // Diagnoses are the whole-server findings of the checks (a declared effects expression that
 // could not be used), printed above the matrix.
 func (b *Rig) Diagnoses() []string { return b.x.diagnoses }
+
+// Instances is how many instances of the endpoint the checks' calls reached: 0 for an endpoint
+// of one instance, else the highest instance number seen.
+func (b *Rig) Instances() int { return b.x.instances }
 
 // args are the tool's arguments: check.tools.NAME.args, else built from the input schema. A
 // non-empty reason says why the tool is skipped.
