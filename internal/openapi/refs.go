@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/regularfile"
 )
 
 // refReader is the one way a document's external $refs are read (DESIGN §13: what comes from
@@ -155,40 +155,30 @@ var errNotRegular = errors.New("refused: not a regular file")
 // ends), and checked again once open. The file is opened without blocking, so a FIFO swapped
 // in after the check cannot hang the read; a read still under way is abandoned when ctx ends.
 func readRegular(ctx context.Context, name string, limit int64, regular bool) ([]byte, error) {
+	var f *os.File
+	var err error
 	if regular {
-		fi, err := os.Stat(name)
-		if err != nil {
-			return nil, unwrapPath(err)
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w (%s)", errNotRegular, fileKind(fi.Mode()))
-		}
+		f, _, err = regularfile.Open(name)
+	} else {
+		f, err = regularfile.OpenAny(name)
 	}
-	f, err := os.OpenFile(name, openFlags, 0)
+	var nr *regularfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, fmt.Errorf("%w (%s)", errNotRegular, regularfile.Kind(nr.Mode))
+	}
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
 	defer f.Close()
-	if regular {
-		fi, err := f.Stat()
-		if err != nil {
-			return nil, unwrapPath(err)
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w (%s)", errNotRegular, fileKind(fi.Mode()))
-		}
-	}
-	stop := context.AfterFunc(ctx, func() { _ = f.Close() })
-	defer stop()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if ctx.Err() != nil {
+	b, err := regularfile.ReadAll(ctx, f, limit)
+	var tl *regularfile.TooLargeError
+	switch {
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	}
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	if int64(len(b)) > limit {
+	case errors.As(err, &tl):
 		return nil, fmt.Errorf("larger than %d bytes (a document and its references together are read up to %d bytes)", limit, maxSpecBytes)
+	case err != nil:
+		return nil, unwrapPath(err)
 	}
 	return b, nil
 }
@@ -199,20 +189,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "mode " + m.String()
 }

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"syscall"
+
+	"github.com/idemtest/idemtest/internal/regularfile"
 )
 
 // ReadFile reads the trace in the file at path: ReadFileContext that runs to the end.
@@ -21,26 +21,15 @@ func ReadFile(path string) (Header, []Call, error) {
 // read when it is a named pipe, a device, a socket or a directory (so that reading neither
 // blocks nor runs without end). Reading stops when ctx is done.
 func ReadFileContext(ctx context.Context, path string) (Header, []Call, error) {
-	// Stat first: a device behind a symlink (/dev/zero) is never opened.
-	info, err := os.Stat(path)
-	if err != nil {
-		return Header{}, nil, err
+	f, _, err := regularfile.Open(path)
+	var nr *regularfile.NotRegularError
+	if errors.As(err, &nr) {
+		return Header{}, nil, &FileError{nr.Error() + ": a trace is a file written by idemtest proxy --record or idemtest run --trace; copy it to a file first"}
 	}
-	if !info.Mode().IsRegular() {
-		return Header{}, nil, notRegular(info.Mode())
-	}
-	// O_NONBLOCK: a named pipe put in its place since the Stat must not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Header{}, nil, err
 	}
 	defer f.Close()
-	if info, err = f.Stat(); err != nil {
-		return Header{}, nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return Header{}, nil, notRegular(info.Mode())
-	}
 	return ReadContext(ctx, f)
 }
 
@@ -48,21 +37,6 @@ func ReadFileContext(ctx context.Context, path string) (Header, []Call, error) {
 type FileError struct{ Msg string }
 
 func (e *FileError) Error() string { return e.Msg }
-
-func notRegular(m os.FileMode) error {
-	kind := "mode " + m.String()
-	switch {
-	case m.IsDir():
-		kind = "a directory"
-	case m&os.ModeNamedPipe != 0:
-		kind = "a named pipe"
-	case m&os.ModeSocket != 0:
-		kind = "a socket"
-	case m&os.ModeDevice != 0:
-		kind = "a device"
-	}
-	return &FileError{fmt.Sprintf("not a regular file (%s): a trace is a file written by idemtest proxy --record or idemtest run --trace; copy it to a file first", kind)}
-}
 
 // Read reads a whole trace. Errors are *PosError naming the line and column.
 func Read(r io.Reader) (Header, []Call, error) {

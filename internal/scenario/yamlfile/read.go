@@ -2,18 +2,18 @@ package yamlfile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -147,50 +147,17 @@ func (e *fileError) Error() string { return e.msg }
 // named pipe, a device (a symlink to /dev/zero), a socket or a directory is refused before any
 // byte is read, so that loading neither blocks nor reads without end.
 func ReadFile(path string) ([]byte, error) {
-	// O_NONBLOCK: opening a named pipe that has no writer must not wait for one.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &fileError{msg: "not a regular file (" + fileKind(info.Mode()) + ")",
-			hint: "scenario and config files are regular YAML files; remove it or rename it to something other than *.yaml"}
-	}
-	if info.Size() > maxFileSize {
-		return nil, tooLarge()
-	}
-	// The size can change under us: read one byte past the limit to tell.
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileSize {
-		return nil, tooLarge()
-	}
-	return data, nil
-}
-
-func tooLarge() error {
-	return &fileError{msg: fmt.Sprintf("file is larger than %d MiB", maxFileSize>>20), hint: "split it into several scenario files"}
-}
-
-func fileKind(m os.FileMode) string {
+	data, err := regularfile.Read(context.Background(), path, maxFileSize)
+	var nr *regularfile.NotRegularError
+	var tl *regularfile.TooLargeError
 	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
+	case errors.As(err, &nr):
+		return nil, &fileError{msg: nr.Error(),
+			hint: "scenario and config files are regular YAML files; remove it or rename it to something other than *.yaml"}
+	case errors.As(err, &tl):
+		return nil, &fileError{msg: fmt.Sprintf("file is larger than %d MiB", maxFileSize>>20), hint: "split it into several scenario files"}
 	}
-	return "mode " + m.String()
+	return data, err
 }
 
 // HasTopLevelKey reports whether the first YAML document in data has key at the top level of

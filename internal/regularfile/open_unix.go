@@ -1,6 +1,6 @@
 //go:build unix
 
-package openapi
+package regularfile
 
 import (
 	"os"
