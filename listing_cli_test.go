@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 )
 
 // endlessListing is a real MCP server (the Go SDK's) whose tools/list answers always carry a
@@ -30,34 +31,13 @@ func endlessListing(t *testing.T) *httptest.Server {
 		})
 		return s
 	}, &sdk.StreamableHTTPOptions{JSONResponse: true})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			Method string          `json:"method"`
-			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Cursor string `json:"cursor"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &msg)
-		if msg.Method != "tools/list" {
-			real.ServeHTTP(w, r)
-			return
-		}
-		n, _ := strconv.Atoi(msg.Params.Cursor)
+	return endpointtest.PagingMCP(t, real, func(n int) ([]map[string]any, string) {
 		name := "issue_refund"
 		if n > 0 {
 			name = fmt.Sprintf("tool_%d", n)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
-			"tools":      []any{map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}}},
-			"nextCursor": strconv.Itoa(n + 1),
-		}})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return []map[string]any{{"name": name, "inputSchema": map[string]any{"type": "object"}}}, strconv.Itoa(n + 1)
+	})
 }
 
 // TestEndlessToolListing: tools, run and check end with the listing cap's error, naming the

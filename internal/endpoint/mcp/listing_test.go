@@ -1,58 +1,25 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 )
 
-// pagingMCP is a real MCP server whose tools/list answers are written by page: page(n) returns
-// the tools of the n-th page (from 0) and its nextCursor, "" to end; nil page hangs until the
-// client goes away.
+// pagingMCP is a real MCP server whose tools/list answers are written by page (PagingMCP).
 func pagingMCP(t *testing.T, page func(n int) ([]map[string]any, string)) *httptest.Server {
 	t.Helper()
 	real := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testMCPServer(nil) }, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			Method string          `json:"method"`
-			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Cursor string `json:"cursor"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &msg)
-		if msg.Method != "tools/list" {
-			real.ServeHTTP(w, r)
-			return
-		}
-		n, _ := strconv.Atoi(strings.TrimPrefix(msg.Params.Cursor, "c"))
-		if page == nil {
-			<-r.Context().Done()
-			return
-		}
-		tools, next := page(n)
-		res := map[string]any{"tools": tools}
-		if next != "" {
-			res["nextCursor"] = next
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": res})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return endpointtest.PagingMCP(t, real, page)
 }
 
 func pageTool(name, desc string) map[string]any {
