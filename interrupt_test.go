@@ -485,7 +485,16 @@ func TestSecondInterrupt(t *testing.T) {
 	if !strings.Contains(r.out.String(), "killing every process") {
 		t.Errorf("the second interrupt was not taken:\n%s", r.out.String())
 	}
-	checkJUnit(t, junit)
+	// The second signal does not wait for the run: idemtest exits a second after it whether or
+	// not the run has unwound and written its reports (the README promises reports for the
+	// first signal only). On an idle machine the run unwinds in time; on a busy one it may not,
+	// and the report file, opened before the run, stays empty. So the report is checked when
+	// it was written. Either way every process is gone.
+	if fi, err := os.Stat(junit); err == nil && fi.Size() == 0 {
+		t.Log("the JUnit report is empty: idemtest exited before the run unwound")
+	} else {
+		checkJUnit(t, junit)
+	}
 	checkGone(t, pids)
 }
 

@@ -15,11 +15,20 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
+// droppingWork is how long the pay tool of droppingServer works before it executes.
+const droppingWork = 500 * time.Millisecond
+
 // droppingServer is a real MCP server whose pay tool checks the key, works for a while, then
 // executes and stores (naive: a retry that comes while a call works executes too), except that
 // a call whose client gave up (notifications/cancelled) before the work was done never executes.
 // No retry after a client timeout ever meets a call in flight, so nothing tells whether the
 // server would have executed it twice.
+//
+// The work is long beside the give-ups that run within the check's budget: each trial takes
+// about droppingWork (its retry executes), so the 2s budget runs a handful of trials, giving up
+// after 1ms, 2ms, 4ms …, and a client's cancellation has the rest of the 500ms to arrive before
+// the call would execute, however busy the machine. (With 200ms, a trial giving up after 128ms
+// left a late cancellation 72ms, and a call that executed anyway met its retry as a replay: ✓.)
 func droppingServer(t *testing.T) string {
 	var mu sync.Mutex
 	keys := map[string]*mcp.CallToolResult{}
@@ -41,7 +50,7 @@ func droppingServer(t *testing.T) string {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(droppingWork):
 		}
 		mu.Lock()
 		defer mu.Unlock()
