@@ -451,6 +451,9 @@ const escapingService = `echo $$ > svc.pid; setsid sleep 1000 & echo $! > svc-or
 // assertion: exit 128 + the signal, a JUnit report, and no process idemtest started left
 // running, not even those that left their process group.
 func TestSignalsDuringHeavyAssertion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: long: a heavy assertion, busy on purpose, stopped by each of three signals")
+	}
 	tests := []struct {
 		sig  syscall.Signal
 		code int

@@ -101,6 +101,9 @@ func droppingServer(t *testing.T) string {
 // payload, meets nothing in flight, and the state showing one execution proves nothing about a
 // server that executes what comes while a call works. The cell is ?, after three trials, never ✓.
 func TestInFlightNeedsTheCallInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: race budget: in-flight checks spend their 2s budget against a server slowed to 500ms a call")
+	}
 	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: droppingServer(t)})
 	if err != nil {
 		t.Fatal(err)

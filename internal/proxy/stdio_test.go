@@ -205,6 +205,9 @@ func refundsAtLeast(t *testing.T, cs *mcp.ClientSession, acct string, want int) 
 }
 
 func TestStdioProxyJudgesRealAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: long: each case waits out a real agent's 3s attempt timeout")
+	}
 	for _, tc := range []struct {
 		name     string
 		flags    []string
