@@ -30,6 +30,11 @@ const AdHocName = "adhoc"
 
 // AdHocScenario returns a step-less scenario with the one endpoint described.
 func AdHocScenario(a AdHoc) (*Scenario, error) {
+	return AdHocScenarioContext(context.Background(), a)
+}
+
+// AdHocScenarioContext is AdHocScenario whose read of an OpenAPI document file ends with ctx.
+func AdHocScenarioContext(ctx context.Context, a AdHoc) (*Scenario, error) {
 	lit := func(s string) *assert.Template {
 		t, _ := assert.CompileTemplate(strings.ReplaceAll(s, "{{", "{ {"), assert.Env{})
 		return t
@@ -57,7 +62,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 	}
 	if a.OpenAPI != "" {
 		given++
-		h, err := adHocOpenAPI(a, lit)
+		h, err := adHocOpenAPI(ctx, a, lit)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +96,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 
 // adHocOpenAPI is the HTTP endpoint of --openapi: a file is loaded now (a bad document is bad
 // input); a URL is checked against the outbound policy and read when the endpoint is used.
-func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
+func adHocOpenAPI(ctx context.Context, a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
 	h := NewHTTPEndpoint()
 	h.OpenAPI = lit(a.OpenAPI)
 	if a.HTTPURL != "" {
@@ -106,7 +111,7 @@ func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, er
 		}
 		return h, nil
 	}
-	spec, err := openapi.Load(context.Background(), a.OpenAPI, nil)
+	spec, err := openapi.Load(ctx, a.OpenAPI, nil)
 	if err != nil {
 		return nil, err
 	}
