@@ -88,7 +88,7 @@ func AdHocScenarioContext(ctx context.Context, a AdHoc) (*Scenario, error) {
 			return nil, errors.New(redact.New(secrets).String(err.Error()))
 		}
 		if herr := CheckHost(url, a.AllowHosts); herr != nil {
-			return nil, fmt.Errorf("%v; allow it with --allow-host %s", herr, herr.Host)
+			return nil, fmt.Errorf("%w; allow it with --allow-host %s", herr, herr.Host)
 		}
 	}
 	return &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{AdHocName: ep}, Services: map[string]*Service{}, AllowHosts: a.AllowHosts, Secrets: secrets}, nil
@@ -107,7 +107,7 @@ func adHocOpenAPI(ctx context.Context, a AdHoc, lit func(string) *assert.Templat
 			return nil, fmt.Errorf("--openapi: %w", err)
 		}
 		if herr := CheckHost(a.OpenAPI, a.AllowHosts); herr != nil {
-			return nil, fmt.Errorf("--openapi: %v; allow it with --allow-host %s", herr, herr.Host)
+			return nil, fmt.Errorf("--openapi: %w; allow it with --allow-host %s", herr, herr.Host)
 		}
 		return h, nil
 	}
