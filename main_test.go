@@ -49,7 +49,7 @@ func buildRefundServer(t testing.TB) string {
 		}
 		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "refundserver"), "./examples/refundserver").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("build refundserver: %v\n%s", err, out)
+			buildErr = fmt.Errorf("build refundserver: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
