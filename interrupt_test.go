@@ -451,6 +451,9 @@ const escapingService = `echo $$ > svc.pid; setsid sleep 1000 & echo $! > svc-or
 // assertion: exit 128 + the signal, a JUnit report, and no process idemtest started left
 // running, not even those that left their process group.
 func TestSignalsDuringHeavyAssertion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: long: a heavy assertion, busy on purpose, stopped by each of three signals")
+	}
 	tests := []struct {
 		sig  syscall.Signal
 		code int
@@ -485,7 +488,16 @@ func TestSecondInterrupt(t *testing.T) {
 	if !strings.Contains(r.out.String(), "killing every process") {
 		t.Errorf("the second interrupt was not taken:\n%s", r.out.String())
 	}
-	checkJUnit(t, junit)
+	// The second signal does not wait for the run: idemtest exits a second after it whether or
+	// not the run has unwound and written its reports (the README promises reports for the
+	// first signal only). On an idle machine the run unwinds in time; on a busy one it may not,
+	// and the report file, opened before the run, stays empty. So the report is checked when
+	// it was written. Either way every process is gone.
+	if fi, err := os.Stat(junit); err == nil && fi.Size() == 0 {
+		t.Log("the JUnit report is empty: idemtest exited before the run unwound")
+	} else {
+		checkJUnit(t, junit)
+	}
 	checkGone(t, pids)
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -48,7 +49,7 @@ func buildRefundServer(t testing.TB) string {
 		}
 		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "refundserver"), "./examples/refundserver").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("build refundserver: %v\n%s", err, out)
+			buildErr = fmt.Errorf("build refundserver: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -380,14 +381,28 @@ func cmdBinfile(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdReplace fills in placeholders, as a user edits a generated file: "replace FILE OLD NEW"
-// replaces every OLD in FILE; OLD must occur.
+// replaces every OLD in FILE; OLD must occur. With -re, OLD is a regular expression, for a
+// value the generator chose (a give-up point).
 func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	re := len(args) > 0 && args[0] == "-re"
+	if re {
+		args = args[1:]
+	}
 	if neg || len(args) != 3 {
-		ts.Fatalf("usage: replace FILE OLD NEW")
+		ts.Fatalf("usage: replace [-re] FILE OLD NEW")
 	}
 	path := ts.MkAbs(args[0])
 	b, err := os.ReadFile(path)
 	ts.Check(err)
+	if re {
+		rx, err := regexp.Compile(args[1])
+		ts.Check(err)
+		if !rx.Match(b) {
+			ts.Fatalf("%s does not match %q", args[0], args[1])
+		}
+		ts.Check(os.WriteFile(path, rx.ReplaceAll(b, []byte(args[2])), 0o644))
+		return
+	}
 	if !strings.Contains(string(b), args[1]) {
 		ts.Fatalf("%s does not contain %q", args[0], args[1])
 	}

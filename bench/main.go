@@ -62,7 +62,7 @@ func buildServer(dir string) (string, error) {
 	bin := filepath.Join(dir, "refundserver")
 	out, err := exec.Command("go", "build", "-o", bin, "./examples/refundserver").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("build the reference server (run from the repository root): %v\n%s", err, out)
+		return "", fmt.Errorf("build the reference server (run from the repository root): %w\n%s", err, out)
 	}
 	return bin, nil
 }
@@ -176,7 +176,7 @@ func goroutines(s *server, n int, key, acct string) error {
 				errs[i] = err
 				return
 			}
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}()
 	}
@@ -190,7 +190,7 @@ func hey(s *server, n int, key, acct string) error {
 	out, err := exec.Command("hey", "-n", strconv.Itoa(n), "-c", strconv.Itoa(n), "-m", "POST",
 		"-H", "Idempotency-Key: "+key, "-T", "application/json", "-d", body, s.base+"/tools/issue_refund").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("hey: %v\n%s", err, out)
+		return fmt.Errorf("hey: %w\n%s", err, out)
 	}
 	return nil
 }
@@ -260,7 +260,7 @@ func run(trials int, windowsFlag, copiesFlag, out string) error {
 	for _, w := range strings.Split(windowsFlag, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(w))
 		if err != nil {
-			return fmt.Errorf("-windows: %v", err)
+			return fmt.Errorf("-windows: %w", err)
 		}
 		windows = append(windows, d)
 	}
@@ -268,7 +268,7 @@ func run(trials int, windowsFlag, copiesFlag, out string) error {
 	for _, c := range strings.Split(copiesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil {
-			return fmt.Errorf("-copies: %v", err)
+			return fmt.Errorf("-copies: %w", err)
 		}
 		copies = append(copies, n)
 	}
@@ -560,7 +560,7 @@ func memory(bin string, report *strings.Builder) error {
 	start := time.Now()
 	out, err := exec.Command(self, "peak-mem", srv.base).Output()
 	if err != nil {
-		return fmt.Errorf("1000-copy fan-out: %v\n%s", err, out)
+		return fmt.Errorf("1000-copy fan-out: %w\n%s", err, out)
 	}
 	fmt.Fprintf(report, "\n## 1,000-copy fan-out\n\n%s (wall time %s, including the child's start)\n", strings.TrimSpace(string(out)), time.Since(start).Round(time.Millisecond))
 	return nil

@@ -187,7 +187,7 @@ func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, s
 		err error
 	}
 	l, err := untilDone(ctx, func() loaded {
-		cfg, err := load.Config(".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		cfg, err := load.ConfigContext(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		return loaded{cfg, err}
 	})
 	if err != nil {

@@ -50,7 +50,7 @@ func (o *EndpointOptions) resolve(ctx context.Context) (*scenario.Scenario, stri
 		err  error
 	}
 	r, err := untilDone(ctx, func() resolved {
-		sc, name, err := o.resolveNow()
+		sc, name, err := o.resolveNow(ctx)
 		return resolved{sc, name, err}
 	})
 	if err != nil {
@@ -74,12 +74,12 @@ func untilDone[T any](ctx context.Context, f func() T) (T, error) {
 	}
 }
 
-func (o *EndpointOptions) resolveNow() (*scenario.Scenario, string, error) {
+func (o *EndpointOptions) resolveNow(ctx context.Context) (*scenario.Scenario, string, error) {
 	if o.Endpoint != "" {
 		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
 			return nil, "", &exitError{ExitUsage, errors.New("give --endpoint or an ad hoc endpoint, not both")}
 		}
-		sc, err := load.Config(".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		sc, err := load.ConfigContext(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		if err != nil {
 			return nil, "", err
 		}
@@ -92,7 +92,7 @@ func (o *EndpointOptions) resolveNow() (*scenario.Scenario, string, error) {
 		}
 		return sc, o.Endpoint, nil
 	}
-	sc, err := scenario.AdHocScenario(o.adHoc())
+	sc, err := scenario.AdHocScenarioContext(ctx, o.adHoc())
 	if err != nil {
 		return nil, "", &exitError{ExitUsage, err}
 	}

@@ -148,7 +148,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if opts.Record != "" {
 		f, err := os.Create(opts.Record)
 		if err != nil {
-			return &exitError{ExitUsage, fmt.Errorf("--record: %v", err)}
+			return &exitError{ExitUsage, fmt.Errorf("--record: %w", err)}
 		}
 		defer f.Close()
 		sess.Record = red.Writer(f)

@@ -108,7 +108,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.Run != "" {
 		var err error
 		if re, err = regexp.Compile(opts.Run); err != nil {
-			return &exitError{ExitUsage, fmt.Errorf("--run: %v", err)}
+			return &exitError{ExitUsage, fmt.Errorf("--run: %w", err)}
 		}
 	}
 	if err := opts.loadBaseline(baseline.Run); err != nil {

@@ -62,7 +62,7 @@ func newPGStore(ctx context.Context, dsn string) (*pgStore, error) {
 		db.Close()
 		return nil, err
 	}
-	defer tx.Rollback(ctx)
+	defer func() { _ = tx.Rollback(ctx) }() // after Commit: pgx.ErrTxClosed, nothing to undo
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7364281)`); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("lock schema: %w", err)

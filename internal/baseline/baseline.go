@@ -120,7 +120,7 @@ func (r *Result) Failed() bool {
 	return len(r.New) > 0
 }
 
-// Known reports whether subject's current failure is in the baseline, for reports to mark.
+// IsKnown reports whether subject's current failure is in the baseline, for reports to mark.
 func (r *Result) IsKnown(subject string) bool {
 	if r == nil {
 		return false
@@ -262,12 +262,12 @@ func syntaxError(b []byte, name string, err error) error {
 		off = te.Offset
 	}
 	if off < 0 {
-		return fmt.Errorf("%s: %v: a baseline is the --json report of the same command", name, err)
+		return fmt.Errorf("%s: %w: a baseline is the --json report of the same command", name, err)
 	}
 	off = max(0, min(off, int64(len(b))))
 	line := bytes.Count(b[:off], []byte("\n")) + 1
 	col := int(off) - bytes.LastIndexByte(b[:off], '\n')
-	return fmt.Errorf("%s:%d:%d: %v: a baseline is the --json report of the same command", name, line, col, err)
+	return fmt.Errorf("%s:%d:%d: %w: a baseline is the --json report of the same command", name, line, col, err)
 }
 
 type runReport struct {

@@ -143,6 +143,9 @@ func runShop(t *testing.T, opts Options, mutating []string) (map[string]*Cell, m
 }
 
 func TestStateOverrulesAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: race budget: the whole battery, concurrent and in-flight budgets included, on six tools")
+	}
 	cells, skipped := runShop(t, Options{Tools: []string{"create_item", "add_note", "once", "keyed", "broken", "dedupe"}}, nil)
 	if !strings.Contains(skipped["broken"], "a plain call with these arguments fails (json-rpc error 0: no such account)") {
 		t.Errorf("broken skipped = %q", skipped["broken"])

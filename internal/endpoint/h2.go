@@ -247,7 +247,7 @@ func (c *h2conn) awaitSettings(ctx context.Context, n int) error {
 	select {
 	case v, ok := <-c.settings:
 		if !ok {
-			return fmt.Errorf("the server does not speak HTTP/2 (no SETTINGS after the preface: %v); use sync: last-byte", <-c.readErr)
+			return fmt.Errorf("the server does not speak HTTP/2 (no SETTINGS after the preface: %w); use sync: last-byte", <-c.readErr)
 		}
 		max = v
 	case <-ctx.Done():

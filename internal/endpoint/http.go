@@ -435,7 +435,7 @@ func (p *preparedHTTP) Wait(ctx context.Context) Result {
 		return Finish(res, o, "send: "+p.sendErr.Error())
 	}
 	if rerr != nil {
-		if ne, ok := rerr.(net.Error); ok && ne.Timeout() && ctx.Err() == nil {
+		if ne, ok := errors.AsType[net.Error](rerr); ok && ne.Timeout() && ctx.Err() == nil {
 			return Finish(res, Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
 		}
 		if ctx.Err() != nil {

@@ -268,7 +268,7 @@ func (rd endpointRender) strs(m map[string]*assert.Template, what string) (map[s
 
 func (rd endpointRender) checkHost(url string) error {
 	if herr := scenario.CheckHost(url, rd.allow); herr != nil {
-		return fmt.Errorf("endpoint %s: %v; allow it with allow_hosts or --allow-host %s", rd.name, herr, herr.Host)
+		return fmt.Errorf("endpoint %s: %w; allow it with allow_hosts or --allow-host %s", rd.name, herr, herr.Host)
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func evalFile(ctx context.Context, fp *scenario.FileProbe, env map[string]any) (
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("%s is not JSON: %v", path, err)
+		return nil, fmt.Errorf("%s is not JSON: %w", path, err)
 	}
 	return v, nil
 }
@@ -103,7 +103,7 @@ func jsonLines(path string, b []byte) ([]any, error) {
 		}
 		var v any
 		if err := json.Unmarshal(t, &v); err != nil {
-			return nil, fmt.Errorf("%s:%d is not JSON: %v", path, line, err)
+			return nil, fmt.Errorf("%s:%d is not JSON: %w", path, line, err)
 		}
 		out = append(out, v)
 	}

@@ -26,7 +26,7 @@ func Check(sc *scenario.Scenario, env map[string]any) (*scenario.Probe, error) {
 		}
 		for _, t := range targets {
 			if err := policy.Check(t.host, t.port); err != nil {
-				return p, fmt.Errorf("probe %s: %v; allow it with allow_hosts or --allow-host %s", name, err, t.host)
+				return p, fmt.Errorf("probe %s: %w; allow it with allow_hosts or --allow-host %s", name, err, t.host)
 			}
 		}
 	}

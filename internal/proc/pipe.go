@@ -57,7 +57,7 @@ func (t *Tail) copyFrom(p *pipe) {
 		}
 		n, err := p.r.Read(buf)
 		if n > 0 {
-			t.Write(buf[:n])
+			_, _ = t.Write(buf[:n])
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			p.closed = true
@@ -96,7 +96,7 @@ func (t *Tail) drain(p *pipe) {
 		for {
 			n, err := syscall.Read(int(fd), buf)
 			if n > 0 {
-				t.Write(buf[:n])
+				_, _ = t.Write(buf[:n])
 			}
 			if err == syscall.EINTR {
 				continue

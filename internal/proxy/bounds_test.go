@@ -41,7 +41,7 @@ func badServer(t *testing.T) string {
 		badBin = filepath.Join(dir, "badserver")
 		out, err := exec.Command("go", "build", "-o", badBin, "github.com/idemtest/idemtest/testdata/redteam/badserver").CombinedOutput()
 		if err != nil {
-			badErr = fmt.Errorf("build badserver: %v\n%s", err, out)
+			badErr = fmt.Errorf("build badserver: %w\n%s", err, out)
 		}
 	})
 	if badErr != nil {

@@ -136,6 +136,9 @@ var retryCases = []retryCase{
 }
 
 func TestStreamableHTTPProxyJudgesRealAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: long: each case waits out a real agent's 3s attempt timeout")
+	}
 	cases := append(slices.Clone(retryCases),
 		retryCase{"retry mints a new key after an injected error", false, 1, 1, "✗ would charge twice: issue_refund call #1 (answered error:503 by idemtest) was retried as call #2"},
 		retryCase{"retry reuses the key after a timeout", true, 0, 1, "PASS"},

@@ -46,7 +46,7 @@ func refundServer(t *testing.T) string {
 		serverBin = filepath.Join(binDir, "refundserver")
 		out, err := exec.Command("go", "build", "-o", serverBin, "github.com/idemtest/idemtest/examples/refundserver").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("build refundserver: %v\n%s", err, out)
+			buildErr = fmt.Errorf("build refundserver: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -155,7 +155,7 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (*mc
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	return nil, fmt.Errorf("%s failed after %d attempts: %v", tool, a.attempts, lastErr)
+	return nil, fmt.Errorf("%s failed after %d attempts: %w", tool, a.attempts, lastErr)
 }
 
 // inProgress reports whether a tool error says the key's first call is still being processed
@@ -205,6 +205,9 @@ func refundsAtLeast(t *testing.T, cs *mcp.ClientSession, acct string, want int) 
 }
 
 func TestStdioProxyJudgesRealAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: long: each case waits out a real agent's 3s attempt timeout")
+	}
 	for _, tc := range []struct {
 		name     string
 		flags    []string

@@ -11,6 +11,7 @@ import (
 // Status is how a scenario ended.
 type Status string
 
+// The ways a scenario ends.
 const (
 	Passed  Status = "passed"
 	Failed  Status = "failed"

@@ -30,6 +30,11 @@ const AdHocName = "adhoc"
 
 // AdHocScenario returns a step-less scenario with the one endpoint described.
 func AdHocScenario(a AdHoc) (*Scenario, error) {
+	return AdHocScenarioContext(context.Background(), a)
+}
+
+// AdHocScenarioContext is AdHocScenario whose read of an OpenAPI document file ends with ctx.
+func AdHocScenarioContext(ctx context.Context, a AdHoc) (*Scenario, error) {
 	lit := func(s string) *assert.Template {
 		t, _ := assert.CompileTemplate(strings.ReplaceAll(s, "{{", "{ {"), assert.Env{})
 		return t
@@ -57,7 +62,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 	}
 	if a.OpenAPI != "" {
 		given++
-		h, err := adHocOpenAPI(a, lit)
+		h, err := adHocOpenAPI(ctx, a, lit)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +88,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 			return nil, errors.New(redact.New(secrets).String(err.Error()))
 		}
 		if herr := CheckHost(url, a.AllowHosts); herr != nil {
-			return nil, fmt.Errorf("%v; allow it with --allow-host %s", herr, herr.Host)
+			return nil, fmt.Errorf("%w; allow it with --allow-host %s", herr, herr.Host)
 		}
 	}
 	return &Scenario{Trials: 1, Endpoints: map[string]*Endpoint{AdHocName: ep}, Services: map[string]*Service{}, AllowHosts: a.AllowHosts, Secrets: secrets}, nil
@@ -91,7 +96,7 @@ func AdHocScenario(a AdHoc) (*Scenario, error) {
 
 // adHocOpenAPI is the HTTP endpoint of --openapi: a file is loaded now (a bad document is bad
 // input); a URL is checked against the outbound policy and read when the endpoint is used.
-func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
+func adHocOpenAPI(ctx context.Context, a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, error) {
 	h := NewHTTPEndpoint()
 	h.OpenAPI = lit(a.OpenAPI)
 	if a.HTTPURL != "" {
@@ -102,11 +107,11 @@ func adHocOpenAPI(a AdHoc, lit func(string) *assert.Template) (*HTTPEndpoint, er
 			return nil, fmt.Errorf("--openapi: %w", err)
 		}
 		if herr := CheckHost(a.OpenAPI, a.AllowHosts); herr != nil {
-			return nil, fmt.Errorf("--openapi: %v; allow it with --allow-host %s", herr, herr.Host)
+			return nil, fmt.Errorf("--openapi: %w; allow it with --allow-host %s", herr, herr.Host)
 		}
 		return h, nil
 	}
-	spec, err := openapi.Load(context.Background(), a.OpenAPI, nil)
+	spec, err := openapi.Load(ctx, a.OpenAPI, nil)
 	if err != nil {
 		return nil, err
 	}

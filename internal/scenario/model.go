@@ -45,6 +45,7 @@ type Scenario struct {
 // StepKind says what a step does.
 type StepKind int
 
+// The kinds of step.
 const (
 	CallStep StepKind = iota
 	AssertStep

@@ -21,7 +21,7 @@ func CheckURL(raw string) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("%q is not a valid URL: %v", raw, err)
+		return fmt.Errorf("%q is not a valid URL: %w", raw, err)
 	}
 	if strings.HasPrefix(strings.TrimSpace(raw), "{{") {
 		return nil

@@ -120,7 +120,7 @@ func (s *service) waitReady(ctx context.Context, env map[string]any) error {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	var check func() bool
-	what := "started"
+	var what string
 	switch {
 	case r.HTTP != nil:
 		v, err := r.HTTP.Eval(env)

@@ -28,7 +28,7 @@ func Unmet(t testing.TB, msg string) {
 func Reachable(name, addr string) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
-		return fmt.Errorf("%s is not reachable at %s; start it (see .ci/run) to run this test: %v", name, addr, err)
+		return fmt.Errorf("%s is not reachable at %s; start it (see .ci/run) to run this test: %w", name, addr, err)
 	}
 	return c.Close()
 }

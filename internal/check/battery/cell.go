@@ -11,6 +11,7 @@ import (
 // Status is a cell's verdict.
 type Status string
 
+// The statuses of a cell, each shown by its Symbol.
 const (
 	Pass         Status = "pass"
 	Fail         Status = "fail"

@@ -402,7 +402,7 @@ func (e *Endpoint) classifyError(ctx context.Context, res endpoint.Result, err e
 	case netguard.Refused(err):
 		// Nothing reached the refused host.
 		r := refusal(err)
-		if re, ok := r.(*netguard.RedirectError); ok {
+		if re, ok := errors.AsType[*netguard.RedirectError](r); ok {
 			res.Status = re.Status
 			return endpoint.Finish(res, endpoint.Fail, re.Error())
 		}

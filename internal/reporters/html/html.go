@@ -266,7 +266,7 @@ func executedKeys(f *result.Failure) map[string]int {
 	for _, l := range append([]string{f.Message}, f.Explanation...) {
 		for _, m := range executedLine.FindAllStringSubmatch(l, -1) {
 			var n int
-			fmt.Sscan(m[2], &n)
+			_, _ = fmt.Sscan(m[2], &n) // the pattern matched digits
 			keys[m[1]] = max(keys[m[1]], n)
 		}
 	}

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -17,6 +18,8 @@ import (
 // decoders, and the references its sections leave to check once all of them are known.
 type file struct {
 	*yamlfile.File
+	// ctx ends what decoding reads besides the file (an endpoint's OpenAPI document).
+	ctx context.Context
 	// serviceRefs are services.NAME references, checked once the scenario's services are known.
 	serviceRefs []serviceUse
 	// sinkRefs are sinks.NAME references in config templates.
@@ -71,7 +74,12 @@ type ConfigFile struct {
 // Config decodes the idemtest.yaml read into yf, whose document is root (nil when the
 // file could not be parsed). Every problem is added to yf.Errs.
 func Config(yf *yamlfile.File, root *yaml.Node) *ConfigFile {
-	f := &file{File: yf}
+	return ConfigContext(context.Background(), yf, root)
+}
+
+// ConfigContext is Config whose reads of other documents (OpenAPI) end with ctx.
+func ConfigContext(ctx context.Context, yf *yamlfile.File, root *yaml.Node) *ConfigFile {
+	f := &file{File: yf, ctx: ctx}
 	c := &ConfigFile{Path: f.Path, Secrets: &f.Secrets}
 	if root == nil {
 		return c
@@ -100,7 +108,12 @@ func Config(yf *yamlfile.File, root *yaml.Node) *ConfigFile {
 // (--allow-host). Every problem is added to yf.Errs; the result is nil when root is not a
 // mapping. What needs the whole scenario (step ids, references, hosts) is left to the caller.
 func Scenario(yf *yamlfile.File, root *yaml.Node, cfg *ConfigFile, allowHosts []string) *scenario.Scenario {
-	f := &file{File: yf}
+	return ScenarioContext(context.Background(), yf, root, cfg, allowHosts)
+}
+
+// ScenarioContext is Scenario whose reads of other documents (OpenAPI) end with ctx.
+func ScenarioContext(ctx context.Context, yf *yamlfile.File, root *yaml.Node, cfg *ConfigFile, allowHosts []string) *scenario.Scenario {
+	f := &file{File: yf, ctx: ctx}
 	m, ok := f.fields(root, "scenario", schema.Scenario)
 	if !ok {
 		return nil

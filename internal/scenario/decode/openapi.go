@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 
@@ -33,7 +32,7 @@ func (f *file) openAPI(h *scenario.HTTPEndpoint, n *yaml.Node) {
 		src = filepath.Join(filepath.Dir(f.Path), src)
 	}
 	h.OpenAPI = f.Template(n, "openapi", configEnv())
-	spec, err := openapi.Load(context.Background(), src, nil)
+	spec, err := openapi.Load(f.ctx, src, nil)
 	if err != nil {
 		f.Errf(n, "fix the document, or point openapi: at another one", "%v", err)
 		return

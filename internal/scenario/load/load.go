@@ -62,7 +62,7 @@ func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenar
 	var out []*scenario.Scenario
 	var explicit *config
 	if opts.Config != "" {
-		c, cerrs := l.config(opts.Config)
+		c, cerrs := l.config(ctx, opts.Config)
 		errs = append(errs, cerrs...)
 		explicit = c
 	}
@@ -73,7 +73,7 @@ func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenar
 		cfg := explicit
 		if opts.Config == "" {
 			var cerrs yamlfile.Errors
-			cfg, cerrs = l.findConfig(path)
+			cfg, cerrs = l.findConfig(ctx, path)
 			errs = append(errs, cerrs...)
 		}
 		if cfg != nil && cfg.broken {
@@ -81,7 +81,7 @@ func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenar
 			// could be decoded of it would add one derived error per step ("no endpoint").
 			continue
 		}
-		s, serrs := l.scenario(path, cfg.decoded())
+		s, serrs := l.scenario(ctx, path, cfg.decoded())
 		errs = append(errs, serrs...)
 		if s != nil {
 			out = append(out, s)
@@ -99,6 +99,12 @@ func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenar
 // scenario (tools, init): opts.Config, or idemtest.yaml found from dir upwards. The result is a
 // scenario without steps whose endpoints and services are the config's.
 func Config(dir string, opts Options) (*scenario.Scenario, error) {
+	return ConfigContext(context.Background(), dir, opts)
+}
+
+// ConfigContext is Config whose reads of other documents (an endpoint's OpenAPI document) end
+// with ctx.
+func ConfigContext(ctx context.Context, dir string, opts Options) (*scenario.Scenario, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
@@ -106,9 +112,9 @@ func Config(dir string, opts Options) (*scenario.Scenario, error) {
 	var c *config
 	var errs yamlfile.Errors
 	if opts.Config != "" {
-		c, errs = l.config(opts.Config)
+		c, errs = l.config(ctx, opts.Config)
 	} else {
-		c, errs = l.findConfig(filepath.Join(dir, "scenario.yaml"))
+		c, errs = l.findConfig(ctx, filepath.Join(dir, "scenario.yaml"))
 	}
 	if len(errs) > 0 {
 		errs.Sort()
@@ -211,7 +217,7 @@ func (c *config) decoded() *decode.ConfigFile {
 
 // findConfig loads the idemtest.yaml nearest to a scenario: from its directory upwards, then
 // from the working directory upwards; nil when there is none.
-func (l *loader) findConfig(scenarioPath string) (*config, yamlfile.Errors) {
+func (l *loader) findConfig(ctx context.Context, scenarioPath string) (*config, yamlfile.Errors) {
 	for _, d := range searchStarts(scenarioPath) {
 		for {
 			p := filepath.Join(d, scenario.ConfigName)
@@ -219,7 +225,7 @@ func (l *loader) findConfig(scenarioPath string) (*config, yamlfile.Errors) {
 				if rel, err := filepath.Rel(mustWd(), p); err == nil && !strings.HasPrefix(rel, "..") {
 					p = rel
 				}
-				return l.config(p)
+				return l.config(ctx, p)
 			}
 			parent := filepath.Dir(d)
 			if parent == d {
@@ -279,12 +285,12 @@ func (l *loader) read(path string) (*yamlfile.File, *yaml.Node) {
 }
 
 // config loads a config file once; its errors are reported once.
-func (l *loader) config(path string) (*config, yamlfile.Errors) {
+func (l *loader) config(ctx context.Context, path string) (*config, yamlfile.Errors) {
 	if c, ok := l.configs[path]; ok {
 		return c, nil
 	}
 	f, root := l.read(path)
-	c := &config{ConfigFile: decode.Config(f, root)}
+	c := &config{ConfigFile: decode.ConfigContext(ctx, f, root)}
 	placeholders(f, root)
 	l.configs[path] = c
 	if len(f.Errs) > 0 {
@@ -295,13 +301,13 @@ func (l *loader) config(path string) (*config, yamlfile.Errors) {
 }
 
 // scenario loads one scenario file on top of its config (nil without one).
-func (l *loader) scenario(path string, cfg *decode.ConfigFile) (*scenario.Scenario, yamlfile.Errors) {
+func (l *loader) scenario(ctx context.Context, path string, cfg *decode.ConfigFile) (*scenario.Scenario, yamlfile.Errors) {
 	f, root := l.read(path)
 	if root == nil {
 		return nil, f.Errs
 	}
 	placeholders(f, root)
-	s := decode.Scenario(f, root, cfg, l.opts.AllowHosts)
+	s := decode.ScenarioContext(ctx, f, root, cfg, l.opts.AllowHosts)
 	if s == nil {
 		return nil, f.Errs
 	}
