@@ -104,10 +104,30 @@ func ReadAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 		stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 		defer stop()
 	}
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	b, err := readAll(r, limit)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	return b, err
+}
+
+// ReadSmall reads all of the regular file at path, at most limit bytes (a longer file is a
+// *TooLargeError), for a file small enough that reading it needs no way to stop: a scenario,
+// a config.
+func ReadSmall(path string, limit int64) ([]byte, error) {
+	f, info, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if info.Size() > limit {
+		return nil, &TooLargeError{Limit: limit}
+	}
+	return readAll(f, limit)
+}
+
+func readAll(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,10 @@ func TestRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, err := Read(context.Background(), tt.path, 10)
+			b2, err2 := ReadSmall(tt.path, 10)
+			if string(b2) != string(b) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
+				t.Errorf("ReadSmall = %q, %v; Read = %q, %v", b2, err2, b, err)
+			}
 			if tt.want == "" {
 				if err != nil || string(b) != `{"a":1}` {
 					t.Fatalf("Read = %q, %v", b, err)

@@ -2,7 +2,6 @@ package yamlfile
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +146,7 @@ func (e *fileError) Error() string { return e.msg }
 // named pipe, a device (a symlink to /dev/zero), a socket or a directory is refused before any
 // byte is read, so that loading neither blocks nor reads without end.
 func ReadFile(path string) ([]byte, error) {
-	data, err := regularfile.Read(context.Background(), path, maxFileSize)
+	data, err := regularfile.ReadSmall(path, maxFileSize)
 	var nr *regularfile.NotRegularError
 	var tl *regularfile.TooLargeError
 	switch {
