@@ -305,14 +305,14 @@ var callStepRules = p{
 	},
 }
 
-// sections lists every section with a name for tests and the generator.
+// sections lists every section by its Go name, for tests and the generator.
 var sections = map[string]Section{
-	"config": Config, "scenario": Scenario,
-	"endpoint": Endpoint, "http endpoint": HTTPEndpoint, "mcp endpoint": MCPEndpoint,
-	"key": Key, "compare": Compare,
-	"service": Service, "ready": Ready,
-	"sink": Sink, "route": Route, "respond": Respond,
-	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe, "file probe": FileProbe,
-	"check": Check, "coverage": Coverage, "check tool": CheckTool, "check snapshot": CheckSnapshot, "check key": CheckKey,
-	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
+	"Config": Config, "Scenario": Scenario,
+	"Endpoint": Endpoint, "HTTPEndpoint": HTTPEndpoint, "MCPEndpoint": MCPEndpoint,
+	"Key": Key, "Compare": Compare,
+	"Service": Service, "Ready": Ready,
+	"Sink": Sink, "Route": Route, "Respond": Respond,
+	"Probe": Probe, "HTTPProbe": HTTPProbe, "SQLProbe": SQLProbe, "RedisProbe": RedisProbe, "FileProbe": FileProbe,
+	"Check": Check, "Coverage": Coverage, "CheckTool": CheckTool, "CheckSnapshot": CheckSnapshot, "CheckKey": CheckKey,
+	"CallStep": CallStep, "Retry": Retry, "AssertStep": AssertStep, "SleepStep": SleepStep, "SeedStep": SeedStep,
 }
