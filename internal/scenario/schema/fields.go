@@ -91,7 +91,7 @@ var (
 	servicesField        = field{"services", kMapping, false, "processes idemtest starts before the scenario and stops after, by name", mapOf("service")}
 	sinksField           = field{"sinks", kMapping, false, "HTTP servers idemtest runs to record the webhooks and downstream calls a tool makes, by name", mapOf("sink")}
 	probesField          = field{"probes", kMapping, false, "reads of the system of record that assertions name, by name", mapOf("probe")}
-	allowHostsField      = field{"allow_hosts", kList, false, "hosts other than loopback that endpoints may reach", stringItems}
+	allowHostsField      = field{"allow_hosts", kList, false, "hosts other than loopback that idemtest may connect to (endpoints, probes); a host:port entry allows that port only", stringItems}
 )
 
 // The sections, one for each kind of mapping: the document roots of idemtest.yaml and of a
