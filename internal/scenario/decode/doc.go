@@ -5,8 +5,9 @@
 // they are decoded, against what they may name at that place.
 //
 // Each mapping is decoded against its section of package schema: exactly those keys, an unknown
-// one reported with "did you mean". A new field is added there, decoded in its section's file
-// here, and constrained in schema.json.
+// one reported with "did you mean". A new field is one line there (with its JSON Schema
+// keywords), decoded in its section's file here; go generate ./internal/scenario/schema then
+// rewrites schema.json.
 //
 //	f, root := yamlfile.Read("idemtest.yaml", os.LookupEnv)
 //	cfg := decode.Config(f, root)

@@ -1,14 +1,16 @@
 package schema
 
-import "strings"
+import "github.com/idemtest/idemtest/internal/scenario"
 
 // This file is the one list of the keys each mapping of a scenario file or idemtest.yaml may
-// have. The decoder accepts exactly these (an unknown key gets "did you mean"), JSON writes
-// their docs into the JSON Schema, and the schema test checks that schema.json has the same
-// properties, required keys and kinds for every section. A new field is added here, decoded in
-// its section's file of package decode, and given its constraints in schema.json.
+// have, with everything the JSON Schema says of them. The decoder accepts exactly these keys (an
+// unknown one gets "did you mean"), and schema.json is generated from them. To add a field: add
+// its line to its section here (name, kind, required, doc, further JSON Schema keywords), decode
+// it in its section's file of package decode, then run go generate ./internal/scenario/schema.
+// The tests fail while schema.json is stale or the decoder reads a key no section lists (or a
+// listed key is never read).
 
-// kind is the shape of a field's value, as the schema test compares it with schema.json.
+// kind is the shape of a field's value; it gives the property's type (or $ref).
 type kind string
 
 const (
@@ -19,9 +21,12 @@ const (
 	kTemplate  kind = "template"  // text with {{ expr }} parts
 	kStringMap kind = "stringMap" // names to strings (headers, env)
 	kList      kind = "list"      // a sequence
-	kMapping   kind = "mapping"   // a nested mapping
+	kMapping   kind = "mapping"   // a nested mapping: a section (ref) or names to sections (mapOf)
 	kAny       kind = "any"       // any YAML value (a JSON body)
 )
+
+// p is a JSON Schema object: the keywords a field or section adds to what its kind says.
+type p = map[string]any
 
 // field is one key of a mapping.
 type field struct {
@@ -29,12 +34,18 @@ type field struct {
 	kind     kind
 	required bool
 	doc      string
+	more     p // further keywords: enum, pattern, minimum, items, the section it holds, …
 }
 
-// Section is a mapping's allowed keys and where schema.json describes it: a path under $defs, or
-// "" for the document roots, which JSON builds.
+// Section is a mapping's allowed keys, generated as $defs/def of schema.json.
 type Section struct {
-	schema string
+	def string
+	doc string
+	// open leaves other keys to another section (the hosted-runner step form is renamed to
+	// a native step, which the decoder then checks).
+	open bool
+	// more are keywords over the whole mapping: anyOf, oneOf, dependentRequired, allOf.
+	more   p
 	fields []field
 }
 
@@ -47,251 +58,261 @@ func (s Section) Names() []string {
 	return out
 }
 
-var defaultEndpointField = field{"endpoint", kString, false, "the default endpoint of call steps that name none"}
+// ref is the keyword of a field holding the section def; mapOf of one holding names to them;
+// listOf of a list of them.
+func ref(def string) p    { return p{"$ref": "#/$defs/" + def} }
+func mapOf(def string) p  { return p{"additionalProperties": ref(def)} }
+func listOf(def string) p { return p{"items": ref(def)} }
+
+// Keywords several fields share.
+var (
+	stringItems     = p{"items": p{"type": "string"}}
+	nonEmptyStrings = p{"items": p{"type": "string"}, "minItems": 1}
+	nonNegative     = p{"minimum": 0}
+	positive        = p{"minimum": 1}
+	keyFormat       = p{"anyOf": []any{p{"enum": []any{"uuid", "uuidv7", "ulid"}}, p{"pattern": `\{(random|index)\}`}}}
+	keyLength       = p{"minimum": 1, "maximum": 255}
+)
+
+func enum(values ...any) p { return p{"enum": values} }
+
+// shapes are the $defs that are no section: the value kinds and a step's forms.
+var shapes = map[string]p{
+	"duration":  {"type": "string", "pattern": `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`, "description": "a Go duration: 500ms, 2s, 1m30s"},
+	"template":  {"type": "string", "description": "text; {{ expr }} parts are evaluated"},
+	"stringMap": {"type": "object", "additionalProperties": p{"type": "string"}},
+	"step":      {"anyOf": []any{ref("seedStep"), ref("callStep"), ref("assertStep"), ref("sleepStep")}, "description": "a call, an assertion or a sleep, or the hosted-runner form of one"},
+}
+
+// The keys the roots of idemtest.yaml and of a scenario share.
+var (
+	defaultEndpointField = field{"endpoint", kString, false, "the default endpoint of call steps that name none", nil}
+	endpointsField       = field{"endpoints", kMapping, false, "the tool servers, by name", mapOf("endpoint")}
+	servicesField        = field{"services", kMapping, false, "processes idemtest starts before the scenario and stops after, by name", mapOf("service")}
+	sinksField           = field{"sinks", kMapping, false, "HTTP servers idemtest runs to record the webhooks and downstream calls a tool makes, by name", mapOf("sink")}
+	probesField          = field{"probes", kMapping, false, "reads of the system of record that assertions name, by name", mapOf("probe")}
+	allowHostsField      = field{"allow_hosts", kList, false, "hosts other than loopback that idemtest may connect to (endpoints, probes); a host:port entry allows that port only", stringItems}
+)
 
 // The sections, one for each kind of mapping: the document roots of idemtest.yaml and of a
 // scenario, then what they hold.
 var (
-	Config = Section{"", []field{
+	Config = Section{def: "config", doc: "idemtest.yaml: what every scenario under it inherits", fields: []field{
 		defaultEndpointField,
-		{"endpoints", kMapping, false, ""},
-		{"services", kMapping, false, ""},
-		{"allow_hosts", kList, false, ""},
-		{"sinks", kMapping, false, ""},
-		{"probes", kMapping, false, ""},
-		{"check", kMapping, false, ""},
-		{"coverage", kMapping, false, ""},
+		endpointsField,
+		servicesField,
+		allowHostsField,
+		sinksField,
+		probesField,
+		{"check", kMapping, false, "", ref("check")},
+		{"coverage", kMapping, false, "", ref("coverage")},
 	}}
-	Scenario = Section{"", []field{
-		{"name", kString, true, ""},
-		{"description", kString, false, ""},
-		{"tags", kList, false, ""},
-		{"trials", kInteger, false, ""},
+	Scenario = Section{def: "scenario", doc: "a scenario: steps that call tools and assert on what they did", fields: []field{
+		{"name", kString, true, "", nil},
+		{"description", kString, false, "", nil},
+		{"tags", kList, false, "", stringItems},
+		{"trials", kInteger, false, "", p{"minimum": 1, "maximum": scenario.MaxTrials}},
 		defaultEndpointField,
-		{"steps", kList, true, ""},
-		{"endpoints", kMapping, false, ""},
-		{"services", kMapping, false, ""},
-		{"sinks", kMapping, false, ""},
-		{"probes", kMapping, false, ""},
-		{"allow_hosts", kList, false, ""},
+		{"steps", kList, true, "", p{"minItems": 1, "items": ref("step")}},
+		endpointsField,
+		servicesField,
+		sinksField,
+		probesField,
+		allowHostsField,
 	}}
 
-	Endpoint = Section{"endpoint", []field{
-		{"http", kMapping, false, ""},
-		{"mcp", kMapping, false, ""},
-		{"key", kMapping, false, ""},
-		{"mutating", kList, false, ""},
-		{"allow_hosts", kList, false, ""},
-		{"compare", kMapping, false, ""},
-		{"natural", kList, false, "tools idempotent by nature: their answers are not judged by the verdict"},
-		{"spread", kString, false, "how calls are spread over the endpoint's instances (urls:, or a service with replicas): round-robin (default: a retry or a fan-out copy goes to the next instance), same or random (seeded by the trial)"},
+	Endpoint = Section{def: "endpoint", doc: "a tool server: an HTTP JSON API or an MCP server, and how its calls carry keys", fields: []field{
+		{"http", kMapping, false, "", ref("httpEndpoint")},
+		{"mcp", kMapping, false, "", ref("mcpEndpoint")},
+		{"key", kMapping, false, "", ref("key")},
+		{"mutating", kList, false, "", stringItems},
+		{"allow_hosts", kList, false, "", stringItems},
+		{"compare", kMapping, false, "", ref("compare")},
+		{"natural", kList, false, "tools idempotent by nature: their answers are not judged by the verdict", stringItems},
+		{"spread", kString, false, "how calls are spread over the endpoint's instances (urls:, or a service with replicas): round-robin (default: a retry or a fan-out copy goes to the next instance), same or random (seeded by the trial)", enum("round-robin", "same", "random")},
 	}}
-	HTTPEndpoint = Section{"endpoint/properties/http", []field{
-		{"url", kTemplate, false, "{tool} is replaced with the tool name; with openapi, the base URL that overrides the document's servers"},
-		{"urls", kList, false, "instead of url: the URLs of several instances of one deployment, each call going to one of them (see spread)"},
-		{"method", kString, false, ""},
-		{"headers", kStringMap, false, ""},
-		{"timeout", kDuration, false, ""},
-		{"max_response_bytes", kInteger, false, ""},
-		{"openapi", kTemplate, false, "an OpenAPI 3.0/3.1 document (a file, relative to this one, or an http(s) URL): each operation is a tool"},
+	HTTPEndpoint = Section{def: "httpEndpoint", doc: "an HTTP JSON API: each tool a URL (or an OpenAPI operation)", more: p{"anyOf": []any{p{"required": []any{"url"}}, p{"required": []any{"urls"}}, p{"required": []any{"openapi"}}}}, fields: []field{
+		{"url", kTemplate, false, "{tool} is replaced with the tool name; with openapi, the base URL that overrides the document's servers", nil},
+		{"urls", kList, false, "instead of url: the URLs of several instances of one deployment, each call going to one of them (see spread)", p{"items": ref("template"), "minItems": 1}},
+		{"method", kString, false, "", nil},
+		{"headers", kStringMap, false, "", nil},
+		{"timeout", kDuration, false, "", nil},
+		{"max_response_bytes", kInteger, false, "", positive},
+		{"openapi", kTemplate, false, "an OpenAPI 3.0/3.1 document (a file, relative to this one, or an http(s) URL): each operation is a tool", nil},
 	}}
-	MCPEndpoint = Section{"endpoint/properties/mcp", []field{
-		{"command", kList, false, ""},
-		{"env", kStringMap, false, ""},
-		{"dir", kString, false, ""},
-		{"url", kString, false, ""},
-		{"urls", kList, false, "instead of url: the streamable HTTP URLs of several instances of one server, each with an MCP session of its own (see spread)"},
-		{"headers", kStringMap, false, ""},
-		{"timeout", kDuration, false, ""},
-		{"init_timeout", kDuration, false, ""},
-		{"conflict_match", kString, false, ""},
-		{"max_response_bytes", kInteger, false, ""},
+	MCPEndpoint = Section{def: "mcpEndpoint", doc: "an MCP server: a command over stdio, or streamable HTTP URLs", fields: []field{
+		{"command", kList, false, "", nonEmptyStrings},
+		{"env", kStringMap, false, "", nil},
+		{"dir", kString, false, "", nil},
+		{"url", kString, false, "", nil},
+		{"urls", kList, false, "instead of url: the streamable HTTP URLs of several instances of one server, each with an MCP session of its own (see spread)", nonEmptyStrings},
+		{"headers", kStringMap, false, "", nil},
+		{"timeout", kDuration, false, "", nil},
+		{"init_timeout", kDuration, false, "", nil},
+		{"conflict_match", kString, false, "", nil},
+		{"max_response_bytes", kInteger, false, "", positive},
 	}}
-	Key = Section{"key", []field{
-		{"header", kString, false, ""},
-		{"arg", kString, false, ""},
-		{"meta", kString, false, ""},
-		{"format", kString, false, "the shape of the keys idemtest makes: uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}"},
-		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it"},
+	Key = Section{def: "key", doc: "where a call carries its idempotency key: one of header, arg or meta", more: p{"oneOf": []any{p{"required": []any{"header"}}, p{"required": []any{"arg"}}, p{"required": []any{"meta"}}}}, fields: []field{
+		{"header", kString, false, "", nil},
+		{"arg", kString, false, "", nil},
+		{"meta", kString, false, "", nil},
+		{"format", kString, false, "the shape of the keys idemtest makes: uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}", keyFormat},
+		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it", keyLength},
 	}}
-	Compare = Section{"endpoint/properties/compare", []field{
-		{"ignore", kList, false, "dotted paths of answer fields that change on every answer (requestId, meta.at), left out of the verdict's comparisons"},
-	}}
-
-	Service = Section{"service", []field{
-		{"command", kList, true, ""},
-		{"env", kStringMap, false, ""},
-		{"dir", kString, false, ""},
-		{"ready", kMapping, false, ""},
-		{"replicas", kInteger, false, "how many processes of the service to start, each with its own {{ port }} and {{ replica }} (1 to N); an endpoint whose URL names the service then has N instances"},
-	}}
-	Ready = Section{"service/properties/ready", []field{
-		{"http", kString, false, ""},
-		{"tcp", kString, false, ""},
-		{"log", kString, false, ""},
-		{"timeout", kDuration, false, ""},
+	Compare = Section{def: "compare", doc: "how the verdict compares a tool's answers", fields: []field{
+		{"ignore", kList, false, "dotted paths of answer fields that change on every answer (requestId, meta.at), left out of the verdict's comparisons", stringItems},
 	}}
 
-	Sink = Section{"sink", []field{
-		{"routes", kMapping, true, ""},
-		{"port", kInteger, false, ""},
-		{"key_header", kString, false, ""},
+	Service = Section{def: "service", doc: "a process idemtest starts, waits for and stops", fields: []field{
+		{"command", kList, true, "", nonEmptyStrings},
+		{"env", kStringMap, false, "", nil},
+		{"dir", kString, false, "", nil},
+		{"ready", kMapping, false, "", ref("ready")},
+		{"replicas", kInteger, false, "how many processes of the service to start, each with its own {{ port }} and {{ replica }} (1 to N); an endpoint whose URL names the service then has N instances", p{"minimum": 1, "maximum": 64}},
 	}}
-	Route = Section{"sink/properties/routes/additionalProperties", []field{
-		{"method", kString, false, ""},
-		{"path", kString, true, ""},
-		{"respond", kMapping, false, ""},
-		{"delay", kDuration, false, ""},
-		{"fail_first", kInteger, false, ""},
-		{"hang_first", kInteger, false, ""},
-		{"drop_response_first", kInteger, false, ""},
-	}}
-	Respond = Section{"sink/properties/routes/additionalProperties/properties/respond", []field{
-		{"status", kInteger, false, ""},
-		{"json", kAny, false, ""},
-		{"headers", kStringMap, false, ""},
+	Ready = Section{def: "ready", doc: "when a service is ready: an HTTP answer, an open port or a log line", fields: []field{
+		{"http", kString, false, "", nil},
+		{"tcp", kString, false, "", nil},
+		{"log", kString, false, "", nil},
+		{"timeout", kDuration, false, "", nil},
 	}}
 
-	Probe = Section{"probe", []field{
-		{"http", kMapping, false, ""},
-		{"call_tool", kString, false, ""},
-		{"endpoint", kString, false, ""},
-		{"args", kMapping, false, ""},
-		{"sql", kMapping, false, ""},
-		{"redis", kMapping, false, ""},
-		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json} or format: jsonl"},
+	Sink = Section{def: "sink", doc: "an HTTP server that records what a tool sends downstream", fields: []field{
+		{"routes", kMapping, true, "", mapOf("route")},
+		{"port", kInteger, false, "", p{"minimum": 0, "maximum": 65535}},
+		{"key_header", kString, false, "", nil},
 	}}
-	HTTPProbe = Section{"probe/properties/http", []field{
-		{"url", kString, true, ""},
-		{"method", kString, false, ""},
-		{"headers", kStringMap, false, ""},
+	Route = Section{def: "route", doc: "a path a sink answers, and how", fields: []field{
+		{"method", kString, false, "", nil},
+		{"path", kString, true, "", p{"pattern": "^/"}},
+		{"respond", kMapping, false, "", ref("respond")},
+		{"delay", kDuration, false, "", nil},
+		{"fail_first", kInteger, false, "", nonNegative},
+		{"hang_first", kInteger, false, "", nonNegative},
+		{"drop_response_first", kInteger, false, "", nonNegative},
 	}}
-	SQLProbe = Section{"probe/properties/sql", []field{
-		{"dsn", kString, true, ""},
-		{"query", kString, true, ""},
-		{"args", kList, false, ""},
-	}}
-	FileProbe = Section{"probe/properties/file", []field{
-		{"path", kString, true, "the file; a relative path is relative to the file that defines the probe"},
-		{"format", kString, false, "json (default: the value is the document) or jsonl (the value is the list of lines, each decoded)"},
-		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl) rather than fail"},
-	}}
-	RedisProbe = Section{"probe/properties/redis", []field{
-		{"addr", kString, false, ""},
-		{"command", kList, true, ""},
+	Respond = Section{def: "respond", doc: "a sink route's answer", fields: []field{
+		{"status", kInteger, false, "", nil},
+		{"json", kAny, false, "", nil},
+		{"headers", kStringMap, false, "", nil},
 	}}
 
-	Check = Section{"check", []field{
-		{"missing_key", kString, false, "a mutating call without a key must be rejected with a 4xx (reject, default) or is only reported (accept)"},
-		{"key", kMapping, false, "the shape of the keys check makes, for a server that accepts only some: {format: uuid} (or uuidv7, ulid, a template with {random} and a length)"},
-		{"key_ttl", kDuration, false, "how long keys must be remembered: the expiry check retries after this long (without it, expiry is skipped)"},
-		{"snapshot", kList, false, "read-only calls whose answers are the server's state, read before and after each retry (instead of the read-only tools found by listing)"},
-		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check"},
+	Probe = Section{def: "probe", doc: "a read of the system of record: an HTTP GET, a tool call, SQL, Redis or a file", fields: []field{
+		{"http", kMapping, false, "", ref("httpProbe")},
+		{"call_tool", kString, false, "", nil},
+		{"endpoint", kString, false, "", nil},
+		{"args", kMapping, false, "", nil},
+		{"sql", kMapping, false, "", ref("sqlProbe")},
+		{"redis", kMapping, false, "", ref("redisProbe")},
+		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json} or format: jsonl", ref("fileProbe")},
 	}}
-	CheckKey = Section{"check/properties/key", []field{
-		{"format", kString, true, "uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}"},
-		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it"},
+	HTTPProbe = Section{def: "httpProbe", doc: "a probe that reads a JSON answer over HTTP", fields: []field{
+		{"url", kString, true, "", nil},
+		{"method", kString, false, "", enum("GET", "HEAD")},
+		{"headers", kStringMap, false, "", nil},
 	}}
-	Coverage = Section{"coverage", []field{
-		{"exempt", kStringMap, false, "mutating tools that --require-coverage does not ask a scenario or check for, each with the reason, which reports print: {create_charge: tested by the payments suite}"},
+	SQLProbe = Section{def: "sqlProbe", doc: "a probe that runs a query on PostgreSQL", fields: []field{
+		{"dsn", kString, true, "", nil},
+		{"query", kString, true, "", nil},
+		{"args", kList, false, "", nil},
 	}}
-	CheckSnapshot = Section{"check/properties/snapshot/items", []field{
-		{"tool", kString, true, "a read-only tool of the endpoint"},
-		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session"},
+	FileProbe = Section{def: "fileProbe", doc: "a probe that reads the JSON or JSON Lines file a server keeps its state in", fields: []field{
+		{"path", kString, true, "the file; a relative path is relative to the file that defines the probe", nil},
+		{"format", kString, false, "json (default: the value is the document) or jsonl (the value is the list of lines, each decoded)", enum("json", "jsonl")},
+		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl) rather than fail", nil},
 	}}
-	CheckTool = Section{"check/properties/tools/additionalProperties", []field{
-		{"args", kMapping, false, "the arguments to call the tool with, instead of ones built from its input schema; {{ session }} makes a value unique per trial"},
-		{"skip", kString, false, "leave the tool out of the battery, with this reason"},
-		{"effects", kString, false, "an expression over probes and sinks counting the side effects of this trial's calls of the tool, e.g. len(refunds.refunds) with a probe refunds filtered by {{ session }}"},
+	RedisProbe = Section{def: "redisProbe", doc: "a probe that runs a read command on Redis", fields: []field{
+		{"addr", kString, false, "", nil},
+		{"command", kList, true, "", nonEmptyStrings},
 	}}
 
-	CallStep = Section{"callStep", []field{
-		{"id", kString, false, ""},
-		{"call_tool", kString, false, "the tool to call"},
-		{"endpoint", kString, false, ""},
-		{"args", kMapping, false, "the tool's arguments; strings may contain {{ expr }}"},
-		{"key", kTemplate, false, "an explicit idempotency key"},
-		{"retry_of", kString, false, "repeat an earlier call step: same key, same args unless given"},
-		{"fanout", kInteger, false, "copies sent at once with one key; not with retry"},
-		{"sync", kString, false, "how a fan-out's copies are released (needs fanout of 2 or more; single-packet needs an HTTP endpoint that speaks HTTP/2)"},
-		{"stagger", kString, false, "2ms or 100us..2ms; needs fanout of 2 or more"},
-		{"timeout", kDuration, false, ""},
-		{"lose_response", kBoolean, false, ""},
-		{"retry", kMapping, false, ""},
-		{"expect", kString, false, ""},
-		{"expect_error", kBoolean, false, ""},
-		{"without_key", kBoolean, false, ""},
-		{"verdict", kString, false, "off: this step's calls are not judged for exactly-once"},
+	Check = Section{def: "check", doc: "settings of idemtest check (the conformance battery)", fields: []field{
+		{"missing_key", kString, false, "a mutating call without a key must be rejected with a 4xx (reject, default) or is only reported (accept)", enum("reject", "accept")},
+		{"key", kMapping, false, "the shape of the keys check makes, for a server that accepts only some: {format: uuid} (or uuidv7, ulid, a template with {random} and a length)", ref("checkKey")},
+		{"key_ttl", kDuration, false, "how long keys must be remembered: the expiry check retries after this long (without it, expiry is skipped)", nil},
+		{"snapshot", kList, false, "read-only calls whose answers are the server's state, read before and after each retry (instead of the read-only tools found by listing)", listOf("checkSnapshot")},
+		{"tools", kMapping, false, "per tool; for a plain HTTP endpoint also the tools to check", mapOf("checkTool")},
 	}}
-	Retry = Section{"callStep/properties/retry", []field{
-		{"attempts", kInteger, false, ""},
-		{"on", kList, false, ""},
-		{"backoff", kDuration, false, ""},
+	CheckKey = Section{def: "checkKey", doc: "the shape of the keys check makes", fields: []field{
+		{"format", kString, true, "uuid (v4), uuidv7, ulid, or a template with {session}, {index} and {random}", keyFormat},
+		{"length", kInteger, false, "the length of a template's keys: {random} fills them to it", keyLength},
 	}}
-	AssertStep = Section{"assertStep", []field{
-		{"id", kString, false, ""},
-		{"assert", kString, true, "an expr-lang expression that must be true"},
-		{"eventually", kDuration, false, ""},
+	Coverage = Section{def: "coverage", doc: "what --require-coverage (run, check) does not ask to be tested", fields: []field{
+		{"exempt", kStringMap, false, "mutating tools that --require-coverage does not ask a scenario or check for, each with the reason, which reports print: {create_charge: tested by the payments suite}", nil},
 	}}
-	SleepStep = Section{"sleepStep", []field{
-		{"id", kString, false, ""},
-		{"sleep", kDuration, true, ""},
+	CheckSnapshot = Section{def: "checkSnapshot", doc: "a read-only call whose answer is the server's state", fields: []field{
+		{"tool", kString, true, "a read-only tool of the endpoint", nil},
+		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session", nil},
+	}}
+	CheckTool = Section{def: "checkTool", doc: "how check calls one tool, or that it leaves it out", fields: []field{
+		{"args", kMapping, false, "the arguments to call the tool with, instead of ones built from its input schema; {{ session }} makes a value unique per trial", nil},
+		{"skip", kString, false, "leave the tool out of the battery, with this reason", nil},
+		{"effects", kString, false, "an expression over probes and sinks counting the side effects of this trial's calls of the tool, e.g. len(refunds.refunds) with a probe refunds filtered by {{ session }}", nil},
+	}}
+
+	CallStep = Section{def: "callStep", doc: "a step that calls a tool, or retries an earlier call", more: callStepRules, fields: []field{
+		{"id", kString, false, "", p{"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}},
+		{"call_tool", kString, false, "the tool to call", nil},
+		{"endpoint", kString, false, "", nil},
+		{"args", kMapping, false, "the tool's arguments; strings may contain {{ expr }}", nil},
+		{"key", kTemplate, false, "an explicit idempotency key", nil},
+		{"retry_of", kString, false, "repeat an earlier call step: same key, same args unless given", nil},
+		{"fanout", kInteger, false, "copies sent at once with one key; not with retry", p{"minimum": 1, "maximum": 1000}},
+		{"sync", kString, false, "how a fan-out's copies are released (needs fanout of 2 or more; single-packet needs an HTTP endpoint that speaks HTTP/2)", enum("last-byte", "barrier", "single-packet")},
+		{"stagger", kString, false, "2ms or 100us..2ms; needs fanout of 2 or more", nil},
+		{"timeout", kDuration, false, "", nil},
+		{"lose_response", kBoolean, false, "", nil},
+		{"retry", kMapping, false, "", ref("retry")},
+		{"expect", kString, false, "", enum("ok", "fail", "info", "any")},
+		{"expect_error", kBoolean, false, "", nil},
+		{"without_key", kBoolean, false, "", nil},
+		{"verdict", kString, false, "off: this step's calls are not judged for exactly-once", enum("on", "off")},
+	}}
+	Retry = Section{def: "retry", doc: "how a call step retries by itself: attempts, on which outcomes, after what backoff", fields: []field{
+		{"attempts", kInteger, false, "", p{"minimum": 1, "maximum": 100}},
+		{"on", kList, false, "", p{"items": enum("info", "conflict", "5xx", "fail")}},
+		{"backoff", kDuration, false, "", nil},
+	}}
+	AssertStep = Section{def: "assertStep", doc: "a step whose expression must be true", fields: []field{
+		{"id", kString, false, "", nil},
+		{"assert", kString, true, "an expr-lang expression that must be true", nil},
+		{"eventually", kDuration, false, "", nil},
+	}}
+	SleepStep = Section{def: "sleepStep", doc: "a step that waits", fields: []field{
+		{"id", kString, false, "", nil},
+		{"sleep", kDuration, true, "", nil},
 	}}
 	// SeedStep are the hosted-runner form's own keys; seedStep renames them (tool to
 	// call_tool, check to assert, duration to sleep) and the native Section then decodes the step.
-	SeedStep = Section{"seedStep", []field{
-		{"action", kString, true, ""},
-		{"tool", kString, false, ""},
-		{"check", kString, false, ""},
-		{"duration", kDuration, false, ""},
-		{"args", kMapping, false, ""},
+	SeedStep = Section{def: "seedStep", doc: "the hosted-runner form: action call_tool with tool, assert with check", open: true, fields: []field{
+		{"action", kString, true, "", enum("call_tool", "assert", "sleep")},
+		{"tool", kString, false, "", nil},
+		{"check", kString, false, "", nil},
+		{"duration", kDuration, false, "", nil},
+		{"args", kMapping, false, "", nil},
 	}}
 )
 
-// sections lists every section with a name for tests and JSON.
+// callStepRules are what a call step needs beyond its keys: a tool or an earlier call, and a
+// fan-out of two or more for sync and stagger, never with retry.
+var callStepRules = p{
+	"anyOf":             []any{p{"required": []any{"call_tool"}}, p{"required": []any{"retry_of"}}},
+	"dependentRequired": p{"sync": []any{"fanout"}, "stagger": []any{"fanout"}},
+	"allOf": []any{
+		p{"if": p{"required": []any{"sync"}}, "then": p{"properties": p{"fanout": p{"minimum": 2}}}},
+		p{"if": p{"required": []any{"stagger"}}, "then": p{"properties": p{"fanout": p{"minimum": 2}}}},
+		p{"if": p{"required": []any{"retry", "fanout"}}, "then": p{"properties": p{"fanout": p{"maximum": 1}}}},
+	},
+}
+
+// sections lists every section by its Go name, for tests and the generator.
 var sections = map[string]Section{
-	"config": Config, "scenario": Scenario,
-	"endpoint": Endpoint, "http endpoint": HTTPEndpoint, "mcp endpoint": MCPEndpoint,
-	"key": Key, "compare": Compare,
-	"service": Service, "ready": Ready,
-	"sink": Sink, "route": Route, "respond": Respond,
-	"probe": Probe, "http probe": HTTPProbe, "sql probe": SQLProbe, "redis probe": RedisProbe, "file probe": FileProbe,
-	"check": Check, "coverage": Coverage, "check tool": CheckTool, "check snapshot": CheckSnapshot, "check key": CheckKey,
-	"call step": CallStep, "retry": Retry, "assert step": AssertStep, "sleep step": SleepStep, "seed step": SeedStep,
-}
-
-// schemaNode returns the object at path (slash-separated keys) under defs, or nil.
-func schemaNode(defs map[string]any, path string) map[string]any {
-	var cur any = defs
-	for _, k := range strings.Split(path, "/") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[k]
-	}
-	m, _ := cur.(map[string]any)
-	return m
-}
-
-// describe writes each field's doc into its property of the schema document root (whose
-// properties are the root sections' and whose $defs hold the others).
-func describe(root map[string]any, roots Section) {
-	defs := root["$defs"].(map[string]any)
-	apply := func(props map[string]any, sec Section) {
-		for _, fd := range sec.fields {
-			if p, ok := props[fd.name].(map[string]any); ok && fd.doc != "" {
-				p["description"] = fd.doc
-			}
-		}
-	}
-	apply(root["properties"].(map[string]any), roots)
-	for _, sec := range sections {
-		if sec.schema == "" {
-			continue
-		}
-		if props, ok := schemaNode(defs, sec.schema)["properties"].(map[string]any); ok {
-			apply(props, sec)
-		}
-	}
+	"Config": Config, "Scenario": Scenario,
+	"Endpoint": Endpoint, "HTTPEndpoint": HTTPEndpoint, "MCPEndpoint": MCPEndpoint,
+	"Key": Key, "Compare": Compare,
+	"Service": Service, "Ready": Ready,
+	"Sink": Sink, "Route": Route, "Respond": Respond,
+	"Probe": Probe, "HTTPProbe": HTTPProbe, "SQLProbe": SQLProbe, "RedisProbe": RedisProbe, "FileProbe": FileProbe,
+	"Check": Check, "Coverage": Coverage, "CheckTool": CheckTool, "CheckSnapshot": CheckSnapshot, "CheckKey": CheckKey,
+	"CallStep": CallStep, "Retry": Retry, "AssertStep": AssertStep, "SleepStep": SleepStep, "SeedStep": SeedStep,
 }

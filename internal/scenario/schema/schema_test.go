@@ -1,10 +1,11 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -62,92 +63,47 @@ func TestSchemaAcceptsTheExamples(t *testing.T) {
 	}
 }
 
-// TestSchemaKnowsEveryField keeps schema.json in step with the loader's field tables: for every
-// section, the same properties, the same required ones, and values of the same kind.
-func TestSchemaKnowsEveryField(t *testing.T) {
-	roots := map[bool]map[string]any{}
-	for _, config := range []bool{false, true} {
-		b, err := JSON(config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		json.Unmarshal(b, &doc)
-		roots[config] = doc
+// TestSchemaJSONIsGenerated keeps the committed schema.json what the sections generate, so a
+// field added to fields.go reaches editors.
+func TestSchemaJSONIsGenerated(t *testing.T) {
+	want, err := Generate()
+	if err != nil {
+		t.Fatal(err)
 	}
-	defs := roots[false]["$defs"].(map[string]any)
-	for name, sec := range sections {
-		t.Run(name, func(t *testing.T) {
-			node := schemaNode(defs, sec.schema)
-			switch {
-			case name == "config":
-				node = roots[true]
-			case name == "scenario":
-				node = roots[false]
-			case node == nil:
-				t.Fatalf("schema.json has no $defs/%s", sec.schema)
-			}
-			props, _ := node["properties"].(map[string]any)
-			required := map[string]bool{}
-			if r, ok := node["required"].([]any); ok {
-				for _, x := range r {
-					required[x.(string)] = true
-				}
-			}
-			for _, fd := range sec.fields {
-				p, ok := props[fd.name].(map[string]any)
-				if !ok {
-					t.Errorf("field %q is missing from schema.json", fd.name)
-					continue
-				}
-				if k := schemaKind(p); k != fd.kind {
-					t.Errorf("field %q is a %s in the loader, a %s in schema.json", fd.name, fd.kind, k)
-				}
-				if required[fd.name] != fd.required {
-					t.Errorf("field %q: required is %v in the loader, %v in schema.json", fd.name, fd.required, required[fd.name])
-				}
-				if fd.doc != "" && p["description"] != fd.doc {
-					t.Errorf("field %q: description %q, want the loader's %q", fd.name, p["description"], fd.doc)
-				}
-			}
-			if len(props) != len(sec.fields) {
-				t.Errorf("schema.json has %d fields, the loader %d", len(props), len(sec.fields))
-			}
-		})
+	got, err := os.ReadFile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("schema.json is not what fields.go generates: run go generate ./internal/scenario/schema")
 	}
 }
 
-// schemaKind tells the kind of value a property schema describes.
-func schemaKind(p map[string]any) kind {
-	switch ref, _ := p["$ref"].(string); ref {
-	case "#/$defs/duration":
-		return kDuration
-	case "#/$defs/template":
-		return kTemplate
-	case "#/$defs/stringMap":
-		return kStringMap
-	case "":
-	default:
-		return kMapping
+// TestSectionsAreDocumented: every section says what its mapping is, under a $defs name of its
+// own, and its keys are unique, so hovering any mapping in an editor explains it.
+func TestSectionsAreDocumented(t *testing.T) {
+	defs := map[string]string{}
+	for name, sec := range sections {
+		t.Run(name, func(t *testing.T) {
+			if strings.TrimSpace(sec.doc) == "" {
+				t.Error("the section has no doc")
+			}
+			if other, dup := defs[sec.def]; dup || sec.def == "" {
+				t.Errorf("$defs/%q is also section %q", sec.def, other)
+			}
+			if _, dup := shapes[sec.def]; dup {
+				t.Errorf("$defs/%q is also a shape", sec.def)
+			}
+			defs[sec.def] = name
+			seen := map[string]bool{}
+			for _, f := range sec.fields {
+				if seen[f.name] {
+					t.Errorf("key %q is listed twice", f.name)
+				}
+				seen[f.name] = true
+			}
+		})
 	}
-	if _, ok := p["enum"]; ok {
-		return kString
-	}
-	switch p["type"] {
-	case "string":
-		return kString
-	case "integer":
-		return kInteger
-	case "boolean":
-		return kBoolean
-	case "array":
-		return kList
-	case "object":
-		return kMapping
-	case nil:
-		return kAny
-	}
-	return kind(fmt.Sprint(p["type"]))
 }
 
 func TestSchemaRejects(t *testing.T) {
@@ -156,6 +112,11 @@ func TestSchemaRejects(t *testing.T) {
 		{"sync without fanout", `{"call_tool": "t", "sync": "barrier"}`},
 		{"stagger with one copy", `{"call_tool": "t", "fanout": 1, "stagger": "2ms"}`},
 		{"retry with fanout", `{"call_tool": "t", "fanout": 4, "retry": {"attempts": 2}}`},
+		{"neither tool nor earlier call", `{"fanout": 2}`},
+		{"unknown sync", `{"call_tool": "t", "fanout": 2, "sync": "together"}`},
+		{"retry attempts out of range", `{"call_tool": "t", "retry": {"attempts": 101}}`},
+		{"bad duration", `{"call_tool": "t", "timeout": "5 seconds"}`},
+		{"seed step without action", `{"tool": "t"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var doc any
