@@ -40,16 +40,19 @@ var (
 	buildErr  error
 )
 
-// buildRefundServer builds the reference server once, for scripts that start it as a service.
+// buildRefundServer builds the reference server (and the red-team server) once, for scripts
+// that start them.
 func buildRefundServer(t testing.TB) string {
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "idemtest-bin")
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "refundserver"), "./examples/refundserver").CombinedOutput()
+		// The reference server, and the red-team server the false-green scripts run in its
+		// broken modes (built once here, copied into each script's $WORK/bin).
+		out, err := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator), "./examples/refundserver", "./testdata/redteam/badserver").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("build refundserver: %w\n%s", err, out)
+			buildErr = fmt.Errorf("build refundserver and badserver: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -70,6 +73,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			env.Setenv("BADSERVER", filepath.Join(bin, "badserver"))
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			for _, k := range passEnv {
 				if v, ok := os.LookupEnv(k); ok {
