@@ -159,7 +159,7 @@ var (
 		{"args", kMapping, false, ""},
 		{"sql", kMapping, false, ""},
 		{"redis", kMapping, false, ""},
-		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json} or format: jsonl"},
+		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json}, format: jsonl, or format: sqlite with a query"},
 	}}
 	HTTPProbe = Section{"probe/properties/http", []field{
 		{"url", kString, true, ""},
@@ -173,8 +173,10 @@ var (
 	}}
 	FileProbe = Section{"probe/properties/file", []field{
 		{"path", kString, true, "the file; a relative path is relative to the file that defines the probe"},
-		{"format", kString, false, "json (default: the value is the document) or jsonl (the value is the list of lines, each decoded)"},
-		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl) rather than fail"},
+		{"format", kString, false, "json (default: the value is the document), jsonl (the value is the list of lines, each decoded) or sqlite (the value is the query's rows, each a map)"},
+		{"query", kString, false, "with format: sqlite, the SELECT to run (the database is opened read-only)"},
+		{"args", kList, false, "with format: sqlite, the values of the query's ? placeholders"},
+		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl, sqlite) rather than fail"},
 	}}
 	RedisProbe = Section{"probe/properties/redis", []field{
 		{"addr", kString, false, ""},
