@@ -5,6 +5,7 @@
 //
 //	go run ./examples/refundserver --addr 127.0.0.1:8080
 //	go run ./examples/refundserver --store redis --idempotency naive
+//	go run ./examples/refundserver --store sqlite --sqlite refunds.db
 package main
 
 import (
@@ -66,7 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	addr := fs.String("addr", "127.0.0.1:8080", "HTTP listen address (with --stdio: served only when given)")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
-	storeName := fs.String("store", "memory", "where keys and refunds live: memory, redis or postgres")
+	storeName := fs.String("store", "memory", "where keys and refunds live: memory, redis, postgres or sqlite")
+	sqlitePath := fs.String("sqlite", "refundserver.db", "SQLite database file for --store sqlite (created if missing; WAL mode)")
 	redisAddr := fs.String("redis-addr", envOr("REDIS_ADDR", "127.0.0.1:6379"), "Redis address for --store redis (env REDIS_ADDR)")
 	redisPrefix := fs.String("redis-prefix", "refundserver:", "prefix of every Redis key the server writes")
 	dbURL := fs.String("database-url", envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"), "PostgreSQL URL for --store postgres (env DATABASE_URL)")
@@ -106,7 +108,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL)
+	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL, *sqlitePath)
 	if err != nil {
 		fmt.Fprintf(stderr, "refundserver: %v\n", err)
 		return 1
@@ -176,7 +178,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL string) (store, error) {
+func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL, sqlitePath string) (store, error) {
 	switch name {
 	case "memory":
 		return newMemStore(), nil
@@ -184,6 +186,8 @@ func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL string) 
 		return newRedisStore(ctx, redisAddr, redisPrefix)
 	case "postgres":
 		return newPGStore(ctx, dbURL)
+	case "sqlite":
+		return newSQLiteStore(ctx, sqlitePath)
 	}
-	return nil, fmt.Errorf("--store %q: want memory, redis or postgres", name)
+	return nil, fmt.Errorf("--store %q: want memory, redis, postgres or sqlite", name)
 }

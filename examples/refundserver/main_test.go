@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,8 @@ func openTestStore(t *testing.T, name string) store {
 	case "postgres":
 		testenv.NeedService(t, "PostgreSQL", "127.0.0.1:5432")
 		st, err = newPGStore(ctx, envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"))
+	case "sqlite":
+		st, err = newSQLiteStore(ctx, filepath.Join(t.TempDir(), "refunds.db"))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,7 @@ func (s *testServer) burst(t *testing.T, n int, key string, args any) []int {
 	return statuses
 }
 
-var stores = []string{"memory", "redis", "postgres"}
+var stores = []string{"memory", "redis", "postgres", "sqlite"}
 
 func TestLockedExecutesOnce(t *testing.T) {
 	for _, storeName := range stores {
