@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	keyTTL := fs.Duration("key-ttl", 48*time.Hour, "how long a completed key is remembered")
 	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
+	checkDelay := fs.Duration("check-delay", 0, "how long a keyed request waits before its key is checked: the race window opens this late (for benchmarks)")
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
 	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
 	charges := fs.Bool("charges", false, "also serve create_charge, and accept issue_refund's chargeId (a multi-step session's example)")
@@ -101,6 +102,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
+	if *work < 0 || *checkDelay < 0 {
+		fmt.Fprintf(stderr, "refundserver: --work and --check-delay must not be negative\n")
+		return 2
+	}
 	if *keyFormat != "any" && *keyFormat != "uuid" {
 		fmt.Fprintf(stderr, "refundserver: --key-format %q: want any or uuid\n", *keyFormat)
 		return 2
@@ -115,7 +120,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer st.Close()
 	cfg := config{
-		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, DownstreamTimeout: *downstreamTimeout,
+		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, CheckDelay: *checkDelay, DownstreamTimeout: *downstreamTimeout,
 		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"), Charges: *charges,
 		UUIDKeys: *keyFormat == "uuid",
 	}
