@@ -26,7 +26,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/plural":   nil,
 		"internal/safefile": nil,
 	}
-	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis"}
+	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis", "modernc.org/sqlite"}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
