@@ -181,3 +181,25 @@ func TestSQLiteProbeCap(t *testing.T) {
 		t.Fatalf("err = %v, want the cap named", err)
 	}
 }
+
+// TestSQLiteProbeClosedWAL: a WAL database no process has open is read, and the database file
+// is left byte for byte as it was (SQLite's read-only reader does leave empty -wal and -shm files
+// beside it: it needs the shared-memory index to read a WAL database).
+func TestSQLiteProbeClosedWAL(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.db")
+	if err := openWriter(t, path, "wal").Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := evalJSON(t, sqliteProbe(t, dir, "state.db", "select count(*) as n from refunds", false))
+	if err != nil || got != `[{"n":2}]` {
+		t.Fatalf("value = %s, %v; want [{\"n\":2}]", got, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the probe changed the database file")
+	}
+}
