@@ -203,3 +203,18 @@ func TestSQLiteProbeClosedWAL(t *testing.T) {
 		t.Error("the probe changed the database file")
 	}
 }
+
+// TestSQLiteProbeInterrupted: a query that never ends is interrupted when the probe's context
+// ends (Eval gives every probe 10s), not left running.
+func TestSQLiteProbeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	openWriter(t, filepath.Join(dir, "state.db"), "wal")
+	fp := sqliteProbe(t, dir, "state.db", "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) as n from c", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	v, err := evalFile(ctx, fp, map[string]any{"session": ""})
+	if err == nil {
+		t.Fatalf("value = %v, want the query interrupted", v)
+	}
+	t.Log(err)
+}
