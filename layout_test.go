@@ -27,7 +27,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/safefile":    nil,
 		"internal/regularfile": nil,
 	}
-	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis"}
+	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis", "modernc.org/sqlite"}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)

@@ -5,6 +5,7 @@
 //
 //	go run ./examples/refundserver --addr 127.0.0.1:8080
 //	go run ./examples/refundserver --store redis --idempotency naive
+//	go run ./examples/refundserver --store sqlite --sqlite refunds.db
 package main
 
 import (
@@ -66,7 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	addr := fs.String("addr", "127.0.0.1:8080", "HTTP listen address (with --stdio: served only when given)")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin/stdout")
-	storeName := fs.String("store", "memory", "where keys and refunds live: memory, redis or postgres")
+	storeName := fs.String("store", "memory", "where keys and refunds live: memory, redis, postgres or sqlite")
+	sqlitePath := fs.String("sqlite", "refundserver.db", "SQLite database file for --store sqlite (created if missing; WAL mode)")
 	redisAddr := fs.String("redis-addr", envOr("REDIS_ADDR", "127.0.0.1:6379"), "Redis address for --store redis (env REDIS_ADDR)")
 	redisPrefix := fs.String("redis-prefix", "refundserver:", "prefix of every Redis key the server writes")
 	dbURL := fs.String("database-url", envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"), "PostgreSQL URL for --store postgres (env DATABASE_URL)")
@@ -74,6 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	keyTTL := fs.Duration("key-ttl", 48*time.Hour, "how long a completed key is remembered")
 	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
+	checkDelay := fs.Duration("check-delay", 0, "how long a keyed request waits before its key is checked: the race window opens this late (for benchmarks)")
 	downstreamTimeout := fs.Duration("downstream-timeout", 10*time.Second, "how long to wait for the payment processor")
 	h2c := fs.Bool("h2c", false, "also serve HTTP/2 without TLS (prior knowledge), for single-packet fan-outs")
 	charges := fs.Bool("charges", false, "also serve create_charge, and accept issue_refund's chargeId (a multi-step session's example)")
@@ -99,6 +102,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
+	if *work < 0 || *checkDelay < 0 {
+		fmt.Fprintf(stderr, "refundserver: --work and --check-delay must not be negative\n")
+		return 2
+	}
 	if *keyFormat != "any" && *keyFormat != "uuid" {
 		fmt.Fprintf(stderr, "refundserver: --key-format %q: want any or uuid\n", *keyFormat)
 		return 2
@@ -106,14 +113,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL)
+	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL, *sqlitePath)
 	if err != nil {
 		fmt.Fprintf(stderr, "refundserver: %v\n", err)
 		return 1
 	}
 	defer st.Close()
 	cfg := config{
-		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, DownstreamTimeout: *downstreamTimeout,
+		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, CheckDelay: *checkDelay, DownstreamTimeout: *downstreamTimeout,
 		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"), Charges: *charges,
 		UUIDKeys: *keyFormat == "uuid",
 	}
@@ -176,7 +183,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL string) (store, error) {
+func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL, sqlitePath string) (store, error) {
 	switch name {
 	case "memory":
 		return newMemStore(), nil
@@ -184,6 +191,8 @@ func openStore(ctx context.Context, name, redisAddr, redisPrefix, dbURL string) 
 		return newRedisStore(ctx, redisAddr, redisPrefix)
 	case "postgres":
 		return newPGStore(ctx, dbURL)
+	case "sqlite":
+		return newSQLiteStore(ctx, sqlitePath)
 	}
-	return nil, fmt.Errorf("--store %q: want memory, redis or postgres", name)
+	return nil, fmt.Errorf("--store %q: want memory, redis, postgres or sqlite", name)
 }

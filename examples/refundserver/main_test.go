@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,8 @@ func openTestStore(t *testing.T, name string) store {
 	case "postgres":
 		testenv.NeedService(t, "PostgreSQL", "127.0.0.1:5432")
 		st, err = newPGStore(ctx, envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"))
+	case "sqlite":
+		st, err = newSQLiteStore(ctx, filepath.Join(t.TempDir(), "refunds.db"))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,37 @@ func (s *testServer) burst(t *testing.T, n int, key string, args any) []int {
 	return statuses
 }
 
-var stores = []string{"memory", "redis", "postgres"}
+var stores = []string{"memory", "redis", "postgres", "sqlite"}
+
+// TestCheckDelay: a delay before the key check moves the naive mode's window, it does not close
+// it, and the locked mode stays exactly-once behind it; a negative delay is a usage error.
+func TestCheckDelay(t *testing.T) {
+	t.Run("locked executes a delayed burst once", func(t *testing.T) {
+		s := startServer(t, "memory", config{CheckDelay: 5 * time.Millisecond})
+		acct := randomID("acct_")
+		s.burst(t, 16, randomID("k_"), map[string]any{"accountId": acct, "amount": 10})
+		if n := s.executions(t, acct); n != 1 {
+			t.Errorf("executions = %d, want 1", n)
+		}
+	})
+	t.Run("naive double-executes a delayed burst", func(t *testing.T) {
+		s := startServer(t, "memory", config{Mode: modeNaive, Work: 5 * time.Millisecond, CheckDelay: 5 * time.Millisecond})
+		for try := 1; try <= 20; try++ {
+			acct := randomID("acct_")
+			s.burst(t, 32, randomID("k_"), map[string]any{"accountId": acct, "amount": 10})
+			if s.executions(t, acct) > 1 {
+				return
+			}
+		}
+		t.Fatal("naive mode behind a check delay never double-executed in 20 bursts of 32")
+	})
+	t.Run("negative is a usage error", func(t *testing.T) {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{"--check-delay", "-1ms"}, nil, io.Discard, &stderr); code != 2 {
+			t.Errorf("exit %d, want 2 (%s)", code, stderr.String())
+		}
+	})
+}
 
 func TestLockedExecutesOnce(t *testing.T) {
 	for _, storeName := range stores {

@@ -47,6 +47,11 @@ type config struct {
 	// TraceChecks, when set, receives a line "check KEY UNIXNANO" each time a key is checked,
 	// for measuring how far apart duplicates reach the check (the benchmark uses it).
 	TraceChecks io.Writer
+	// CheckDelay is how long a keyed request waits after it arrives before its key is checked
+	// (slow authentication or validation in front of the store): the check-then-act window of
+	// the naive mode then opens this late, which is what a retry after a client timeout must
+	// land in (the benchmark's timeout-retry runs use it).
+	CheckDelay time.Duration
 }
 
 // service implements the tools once for both transports.
@@ -241,6 +246,11 @@ func (s *service) idempotent(ctx context.Context, tool, key string, m map[string
 	if s.cfg.UUIDKeys && !uuidKey.MatchString(key) {
 		s.log.Warn("invalid idempotency key: want a UUID (36 characters)", "tool", tool, "key", key)
 		return problem(http.StatusInternalServerError, "invalid_idempotency_key", "invalid idempotency key")
+	}
+	if s.cfg.CheckDelay > 0 {
+		// Like the work, it runs to the end when the caller has gone: a server does not stop
+		// validating a request because its client timed out.
+		time.Sleep(s.cfg.CheckDelay)
 	}
 	fp := fingerprint(m)
 	// Keys are scoped per tool: the same key on another tool is another operation.

@@ -117,7 +117,7 @@ func TestInFlightNeedsTheCallInFlight(t *testing.T) {
 		status Status
 		reason []string
 	}{
-		battery.Replay:           {Pass, []string{"the retry got the stored answer"}},
+		battery.Replay:           {Pass, []string{"the retry left list_ledger as the first call left it and got the stored answer"}},
 		battery.TimeoutRetry:     {Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "none with the first call in flight)"}},
 		battery.MismatchInFlight: {Inconclusive, []string{"the second payload may have reached the server first", "none with the first call in flight)"}},
 	}

@@ -20,10 +20,13 @@ import (
 // reason to hold the machine's memory.
 var MaxFile int64 = 64 << 20
 
-// evalFile reads a file probe: a JSON document, or JSON Lines as the list of their values (blank
-// lines skipped). Only a regular file is read (a FIFO or device is refused before it is opened,
+// evalFile reads a file probe: a JSON document, JSON Lines as the list of their values (blank
+// lines skipped), or an SQLite database (evalSQLite). Only a regular file is read (a FIFO or device is refused before it is opened,
 // so a probe cannot hang on one), at most MaxFile bytes, and the read stops when ctx ends.
 func evalFile(ctx context.Context, fp *scenario.FileProbe, env map[string]any) (any, error) {
+	if fp.Format == scenario.FileSQLite {
+		return evalSQLite(ctx, fp, env)
+	}
 	path, err := evalText(fp.Path, env)
 	if err != nil {
 		return nil, err

@@ -326,15 +326,19 @@ type RedisProbe struct {
 }
 
 // FileProbe reads a file a tool server keeps its state in (DESIGN §9): JSON, its value the
-// decoded document, or JSON Lines, its value the list of decoded lines.
+// decoded document, JSON Lines, its value the list of decoded lines, or an SQLite database,
+// its value the rows of Query, each a map.
 type FileProbe struct {
 	// Path is the file; a relative path is relative to Dir.
 	Path *assert.Template
 	// Dir is the directory of the file that defined the probe.
 	Dir string
-	// Format is FileJSON or FileJSONLines.
+	// Format is FileJSON, FileJSONLines or FileSQLite.
 	Format string
-	// Optional reads a missing file as null (JSON) or [] (JSON Lines), for a server that
+	// Query is the SELECT an SQLite probe runs, with Args for its ? placeholders.
+	Query string
+	Args  []*assert.Template
+	// Optional reads a missing file as null (JSON) or [] (JSON Lines, SQLite), for a server that
 	// creates its file on its first write; otherwise a missing file is an error, so that a
 	// misspelt path cannot read as a state that never changes.
 	Optional bool
@@ -344,6 +348,7 @@ type FileProbe struct {
 const (
 	FileJSON      = "json"
 	FileJSONLines = "jsonl"
+	FileSQLite    = "sqlite"
 )
 
 // ProbeEndpoint is the endpoint a call_tool probe calls in this scenario: its own, else the

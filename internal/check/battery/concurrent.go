@@ -76,9 +76,8 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 	}
 	switch {
 	case n > 1 && cc != nil && cc.Status == Fail:
-		// The answers caught it too: both are evidence.
-		cc.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
-		cc.Reason += "; " + why
+		// The answers caught it too: both are evidence, the state first.
+		cc.lead("state ("+strings.Join(b.Snap.Tools, ", ")+")", why)
 	case n > 1:
 		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.Snap.Tools, ", ") + ")", Reason: why}
 		cc.Details = details(res, history.Trial(res))
@@ -153,8 +152,8 @@ func (b *Battery) burstVerdict(t endpoints.ToolInfo, s *rig.Plan, c *Cell, r *ro
 	default:
 		c.Status, c.Reason = Pass, "one execution per key: "+stats
 		if r.byState > 0 {
-			c.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
-			c.Reason = fmt.Sprintf("one execution per key; in %d round(s) the state changed as one call changes it: %s", r.byState, stats)
+			c.Evidence = "state (" + strings.Join(b.Snap.Tools, ", ") + "), " + c.Evidence
+			c.Reason = fmt.Sprintf("in %d round(s) the state changed as one call changes it, and the answers show one execution per key: %s", r.byState, stats)
 			if b.contentDedup {
 				// Its retries answered like second executions: the saved burst's copies may
 				// too, so there the state decides, as it did for the retries.

@@ -22,14 +22,15 @@ func (b *Battery) run(id string, t endpoints.ToolInfo, args map[string]any) *Cel
 	}
 	if len(s.SinkNames) == 0 {
 		if c.Status == Pass {
-			c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(b.Sinks(), ", ")+")", ", ")
+			c.Evidence = strings.TrimSuffix(bySinks+" ("+strings.Join(b.Sinks(), ", ")+"), "+c.Evidence, ", ")
 		}
 		return c
 	}
+	heard := "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 	if c.Status != Fail {
-		c.Status, c.Reason = Fail, "the sinks heard another execution: "+strings.Join(s.SinkLines, "; ")
+		c.Status, c.Reason = Fail, ""
 	}
-	c.Evidence = strings.TrimPrefix(c.Evidence+", "+bySinks+" ("+strings.Join(s.SinkNames, ", ")+")", ", ")
+	c.lead(bySinks+" ("+strings.Join(s.SinkNames, ", ")+")", heard)
 	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
 	return c
 }
@@ -54,10 +55,11 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		return c
 	}
 	if len(s.EffectsLines) > 0 {
+		counted := "the declared effects counted another number of executions than " + fmt.Sprint(s.Executions)
 		if c.Status != Fail {
-			c.Status, c.Reason = Fail, "the declared effects counted another number of executions than "+fmt.Sprint(s.Executions)
+			c.Status, c.Reason = Fail, ""
 		}
-		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+		c.lead(byEffects, counted)
 		c.Details = append(append([]string(nil), s.EffectsLines...), c.Details...)
 		return c
 	}
@@ -68,6 +70,25 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
 	}
 	return c
+}
+
+// lead puts stronger evidence, and what it showed, before what already decided the cell (DESIGN
+// §9: effects, sinks, state, then the answers and status codes): the state counts executions,
+// the answers only suggest them. The reason the cell had, if it was ✗ already, follows as the
+// weaker evidence agreeing.
+func (c *Cell) lead(evidence, showed string) {
+	if c.Reason != "" {
+		switch {
+		case strings.HasPrefix(c.Evidence, byAnswers):
+			showed += "; the answers agree: " + c.Reason
+		case strings.HasPrefix(c.Evidence, byStatus):
+			showed += "; the status code agrees: " + c.Reason
+		default:
+			showed += "; " + c.Reason
+		}
+	}
+	c.Reason = showed
+	c.Evidence = strings.TrimSuffix(evidence+", "+c.Evidence, ", ")
 }
 
 // rejected judges a call that must be refused, against the profile's status code.
@@ -111,8 +132,8 @@ func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from 
 	if len(changed) == 0 {
 		return false
 	}
-	c.Status, c.Evidence = Fail, byStatus+", state ("+strings.Join(changed, ", ")+")"
-	c.Reason = what + " was refused" + history.StatusNote(r) + " but executed: it changed " + strings.Join(changed, ", ")
+	c.Status, c.Evidence = Fail, "state ("+strings.Join(changed, ", ")+"), "+byStatus
+	c.Reason = what + " executed: it changed " + strings.Join(changed, ", ") + ", though it was refused" + history.StatusNote(r)
 	return true
 }
 

@@ -43,8 +43,7 @@ func (b *Battery) retry(id string, t endpoints.ToolInfo, s *rig.Plan, first, nat
 		}
 		if res != nil && c.Status == Fail {
 			if moved, changed := b.Snap.Compare(history.Trial(res)); len(changed) > 0 {
-				c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
-				c.Reason += "; the retry changed " + strings.Join(changed, ", ") + " again"
+				c.lead("state ("+strings.Join(moved, ", ")+")", "the retry changed "+strings.Join(changed, ", ")+" again")
 				c.Details = append(b.Snap.Details(history.Trial(res), changed), c.Details...)
 			}
 		}
@@ -89,8 +88,8 @@ func (b *Battery) retry(id string, t endpoints.ToolInfo, s *rig.Plan, first, nat
 	case c.Replayed:
 		c.Status, c.Reason = Pass, "the retry got the stored answer"
 		if len(moved) > 0 {
-			c.Evidence += ", " + byState
-			c.Reason += " and left " + strings.Join(moved, ", ") + " as the first call left it"
+			c.Evidence = byState + ", " + c.Evidence
+			c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it and got the stored answer"
 		}
 	default:
 		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"

@@ -201,7 +201,7 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 	return p
 }
 
-// fileProbe decodes file: {path, format, optional} of probe name.
+// fileProbe decodes file: {path, format, query, args, optional} of probe name.
 func (f *file) fileProbe(name string, n *yaml.Node, env assert.Env) *scenario.FileProbe {
 	fm, ok := f.fields(n, "file probe", schema.FileProbe)
 	if !ok {
@@ -215,15 +215,55 @@ func (f *file) fileProbe(name string, n *yaml.Node, env assert.Env) *scenario.Fi
 	}
 	if v := fm["format"]; v != nil {
 		switch fp.Format = f.Str(v, "format"); fp.Format {
-		case scenario.FileJSON, scenario.FileJSONLines:
+		case scenario.FileJSON, scenario.FileJSONLines, scenario.FileSQLite:
 		default:
-			f.Errf(v, "use json (one document) or jsonl (a document a line)", "file probe %s: unknown format %q", name, fp.Format)
+			f.Errf(v, "use json (one document), jsonl (a document a line) or sqlite (with a query)", "file probe %s: unknown format %q", name, fp.Format)
+		}
+	}
+	if v := fm["query"]; v != nil {
+		fp.Query = f.Str(v, "query")
+		if fp.Format != scenario.FileSQLite {
+			f.Errf(v, "add format: sqlite, or drop the query", "file probe %s: a query is for format: sqlite", name)
+		} else if hint, msg := sqliteQueryProblem(fp.Query); msg != "" {
+			f.Errf(v, hint, "file probe %s: %s", name, msg)
+		}
+	} else if fp.Format == scenario.FileSQLite {
+		f.Errf(n, `add query: "select count(*) as n from refunds"`, "file probe %s: format: sqlite needs query:", name)
+	}
+	if v := fm["args"]; v != nil {
+		if fp.Format != scenario.FileSQLite {
+			f.Errf(v, "add format: sqlite, or drop the args", "file probe %s: args are for format: sqlite", name)
+		}
+		if v.Kind == yaml.SequenceNode {
+			for _, a := range v.Content {
+				fp.Args = append(fp.Args, f.Template(a, "query arg", env))
+			}
 		}
 	}
 	if v := fm["optional"]; v != nil {
 		fp.Optional = f.Bool(v, "optional")
 	}
 	return fp
+}
+
+// sqliteQueryProblem says why an SQLite probe's query is not one read: it must be a single
+// SELECT (or WITH … SELECT, or VALUES). This is for a clear error at load; the read-only
+// connection the probe opens is what keeps a probe from writing, whatever the text says.
+func sqliteQueryProblem(q string) (hint, msg string) {
+	q = strings.TrimSpace(q)
+	q = strings.TrimSpace(strings.TrimSuffix(q, ";"))
+	word := strings.ToLower(strings.FieldsFunc(q+" ", func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '('
+	})[0])
+	switch {
+	case q == "":
+		return "write a select", "the query is empty"
+	case word != "select" && word != "with" && word != "values":
+		return "a probe only reads: use select", fmt.Sprintf("%q is not a read-only query (only select, with … select or values)", word)
+	case strings.Contains(q, ";"):
+		return "one statement a probe; a ; inside a string literal is not allowed either", "the query holds more than one statement"
+	}
+	return "", ""
 }
 
 // readOnlyRedis are the Redis commands a probe may send.

@@ -204,7 +204,7 @@ var (
 		{"args", kMapping, false, "", nil},
 		{"sql", kMapping, false, "", ref("sqlProbe")},
 		{"redis", kMapping, false, "", ref("redisProbe")},
-		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json} or format: jsonl", ref("fileProbe")},
+		{"file", kMapping, false, "a file the server keeps its state in: {path: data/state.json, format: json}, format: jsonl, or format: sqlite with a query", ref("fileProbe")},
 	}}
 	HTTPProbe = Section{def: "httpProbe", doc: "a probe that reads a JSON answer over HTTP", fields: []field{
 		{"url", kString, true, "", nil},
@@ -216,10 +216,12 @@ var (
 		{"query", kString, true, "", nil},
 		{"args", kList, false, "", nil},
 	}}
-	FileProbe = Section{def: "fileProbe", doc: "a probe that reads the JSON or JSON Lines file a server keeps its state in", fields: []field{
+	FileProbe = Section{def: "fileProbe", doc: "a probe that reads the JSON, JSON Lines or SQLite file a server keeps its state in", more: fileProbeRules, fields: []field{
 		{"path", kString, true, "the file; a relative path is relative to the file that defines the probe", nil},
-		{"format", kString, false, "json (default: the value is the document) or jsonl (the value is the list of lines, each decoded)", enum("json", "jsonl")},
-		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl) rather than fail", nil},
+		{"format", kString, false, "json (default: the value is the document), jsonl (the value is the list of lines, each decoded) or sqlite (the value is the query's rows, each a map)", enum("json", "jsonl", "sqlite")},
+		{"query", kString, false, "with format: sqlite, the SELECT to run (the database is opened read-only)", nil},
+		{"args", kList, false, "with format: sqlite, the values of the query's ? placeholders", nil},
+		{"optional", kBoolean, false, "read a missing file as null (json) or [] (jsonl, sqlite) rather than fail", nil},
 	}}
 	RedisProbe = Section{def: "redisProbe", doc: "a probe that runs a read command on Redis", fields: []field{
 		{"addr", kString, false, "", nil},
@@ -303,6 +305,13 @@ var callStepRules = p{
 		p{"if": p{"required": []any{"stagger"}}, "then": p{"properties": p{"fanout": p{"minimum": 2}}}},
 		p{"if": p{"required": []any{"retry", "fanout"}}, "then": p{"properties": p{"fanout": p{"maximum": 1}}}},
 	},
+}
+
+// fileProbeRules: format: sqlite needs a query, and query and args are only for it.
+var fileProbeRules = p{
+	"if":   p{"properties": p{"format": p{"const": "sqlite"}}, "required": []any{"format"}},
+	"then": p{"required": []any{"query"}},
+	"else": p{"not": p{"anyOf": []any{p{"required": []any{"query"}}, p{"required": []any{"args"}}}}},
 }
 
 // sections lists every section by its Go name, for tests and the generator.

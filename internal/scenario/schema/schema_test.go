@@ -132,3 +132,27 @@ func TestSchemaRejects(t *testing.T) {
 		t.Errorf("the schema rejects a valid fan-out and retry: %v", err)
 	}
 }
+
+func TestSchemaFileProbes(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		ok         bool
+	}{
+		{"json", `{"path": "s.json"}`, true},
+		{"sqlite with a query and args", `{"path": "s.db", "format": "sqlite", "query": "select 1", "args": ["a"]}`, true},
+		{"sqlite without a query", `{"path": "s.db", "format": "sqlite"}`, false},
+		{"a query without sqlite", `{"path": "s.json", "query": "select 1"}`, false},
+		{"args without sqlite", `{"path": "s.jsonl", "format": "jsonl", "args": ["a"]}`, false},
+		{"unknown format", `{"path": "s.csv", "format": "csv"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var doc any
+			if err := json.Unmarshal([]byte(`{"name": "x", "probes": {"p": {"file": `+tc.file+`}}, "steps": [{"assert": "true"}]}`), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if err := resolved(t, false).Validate(doc); (err == nil) != tc.ok {
+				t.Errorf("valid = %v, want %v (%v)", err == nil, tc.ok, err)
+			}
+		})
+	}
+}
