@@ -7,12 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -55,41 +53,16 @@ func evalFile(ctx context.Context, fp *scenario.FileProbe, env map[string]any) (
 }
 
 func readStateFile(ctx context.Context, path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): a file probe reads only regular files", path, st.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file: a file probe reads only regular files", path)
-	}
-	var buf bytes.Buffer
-	r := io.LimitReader(f, MaxFile+1)
-	chunk := make([]byte, 64<<10)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n, err := r.Read(chunk)
-		buf.Write(chunk[:n])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if int64(buf.Len()) > MaxFile {
+	b, err := regularfile.Read(ctx, path, MaxFile)
+	var nr *regularfile.NotRegularError
+	var tl *regularfile.TooLargeError
+	switch {
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("%s is %s: a file probe reads only regular files", path, nr.Error())
+	case errors.As(err, &tl):
 		return nil, fmt.Errorf("%s is over %d MiB: a file probe reads at most that", path, MaxFile>>20)
 	}
-	return buf.Bytes(), nil
+	return b, err
 }
 
 // jsonLines decodes each non-blank line; a line that is not JSON is an error naming it.

@@ -14,6 +14,7 @@ import (
 	// The pure-Go SQLite driver: idemtest stays one static binary with no C toolchain.
 	_ "modernc.org/sqlite"
 
+	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -55,7 +56,7 @@ func evalSQLite(ctx context.Context, fp *scenario.FileProbe, env map[string]any)
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): a file probe reads only regular files", path, st.Mode().Type())
+		return nil, fmt.Errorf("%s is not a regular file (%s): a file probe reads only regular files", path, regularfile.Kind(st.Mode()))
 	}
 	db, err := sql.Open("sqlite", sqliteDSN(path))
 	if err != nil {
