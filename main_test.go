@@ -135,6 +135,7 @@ func TestScripts(t *testing.T) {
 			"serve":      cmdServe,
 			"instances":  cmdInstances,
 			"jsonget":    cmdJSONGet,
+			"jsonsame":   cmdJSONSame,
 		},
 	})
 }
