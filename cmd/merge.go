@@ -40,7 +40,13 @@ func NewCmdReport(f *Factory, runF func(context.Context, *MergeOptions) error) *
 	c := &cobra.Command{
 		Use:   "report",
 		Short: "Work on JSON reports already written (merge the reports of CI shards)",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{ExitUsage, fmt.Errorf("unknown command %q for idemtest report; commands: merge", args[0])}
+			}
+			return c.Help()
+		},
 	}
 	c.AddCommand(NewCmdMerge(f, runF))
 	return c
