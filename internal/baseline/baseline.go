@@ -242,6 +242,7 @@ type VersionError struct {
 	Got  int
 }
 
+// Error names the file and both versions.
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("%s is a report of format version %d; this idemtest reads version %d", e.Name, e.Got, Version)
 }
