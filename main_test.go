@@ -140,6 +140,7 @@ func TestScripts(t *testing.T) {
 			"serve":      cmdServe,
 			"instances":  cmdInstances,
 			"jsonget":    cmdJSONGet,
+			"jsonsame":   cmdJSONSame,
 		},
 	})
 }

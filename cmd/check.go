@@ -20,6 +20,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -40,6 +41,7 @@ type CheckOptions struct {
 	JSON      string
 	Write     string
 	Force     bool
+	Shard     string
 	NoColor   bool
 	GateOptions
 }
@@ -82,6 +84,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
 	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
+	fl.StringVar(&opts.Shard, "shard", "", "check only shard `K/N` of the mutating tools (1-based, dealt by sorted name), to split a battery across CI jobs; idemtest report merge joins the --json reports")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	opts.gateFlags(fl, true)
 	return c
@@ -101,6 +104,13 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if opts.Fanout < 2 || opts.Fanout > scenario.MaxFanout {
 		return &exitError{ExitUsage, fmt.Errorf("--fanout must be from 2 to %d", scenario.MaxFanout)}
+	}
+	var shardK, shardN int
+	if opts.Shard != "" {
+		var err error
+		if shardK, shardN, err = runner.ParseShard(opts.Shard); err != nil {
+			return &exitError{ExitUsage, fmt.Errorf("--shard: %w", err)}
+		}
 	}
 	if err := checkWriteDir(opts.Write); err != nil {
 		return err
@@ -127,6 +137,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	rep, err := check.Run(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
+		ShardK: shardK, ShardN: shardN,
 		OnEvent: progress.Event,
 		OnCell: func(tool string, c *check.Cell) {
 			if opts.IO.ErrTTY {
@@ -145,6 +156,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			}
 			return &exitError{ExitFailed, err}
 		}
+	}
+	if shardN > 0 && len(rep.Rows) == 0 && !rep.Interrupted {
+		fmt.Fprintf(opts.IO.ErrOut, "idemtest: shard %s has no tools\n", opts.Shard)
 	}
 	writeJSON := func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) }
 	var gerr error

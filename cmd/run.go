@@ -131,11 +131,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("--shard: %w", err)}
 		}
 		if len(list) == 0 {
+			// Still a report, empty: report merge reads every shard's.
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: shard %s has no scenarios\n", opts.Shard)
-			return nil
 		}
 	}
-	if len(list) == 0 && !interrupted {
+	if len(list) == 0 && !interrupted && opts.Shard == "" {
 		return &exitError{ExitUsage, errors.New("no scenario matches --tag/--run")}
 	}
 	// The report files are opened now, before anything is sent: a path that cannot take a
@@ -155,8 +155,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &result.Report{Start: time.Now(), Interrupted: true}
-	if !interrupted {
+	switch {
+	case !interrupted && len(list) > 0:
 		rep = runWithProgress(ctx, opts, list, out, color, tracer)
+	case !interrupted:
+		rep = &result.Report{Start: time.Now()} // an empty shard
 	}
 
 	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }

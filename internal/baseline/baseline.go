@@ -209,18 +209,17 @@ func (h header) kindOf() Kind {
 	return ""
 }
 
-// Parse reads the JSON report b (named name in errors) of kind into what the gate compares.
-func Parse(b []byte, name string, kind Kind) (*Report, error) {
+// Sniff reads what kind of idemtest JSON report b (named name in errors) is, and checks that
+// its format is the Version this package reads: an error says why b is no such report (with
+// file:line:col for bad JSON).
+func Sniff(b []byte, name string) (Kind, error) {
 	var h header
 	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, syntaxError(b, name, err)
+		return "", syntaxError(b, name, err, "")
 	}
-	got := h.kindOf()
-	if got == "" {
-		return nil, fmt.Errorf("%s is not a JSON report of idemtest: write one with idemtest %s --json %s", name, kind, name)
-	}
-	if got != kind {
-		return nil, fmt.Errorf("%s is the report of idemtest %s, not of idemtest %s: a baseline compares a command with its own report (idemtest %s --json FILE)", name, got, kind, kind)
+	kind := h.kindOf()
+	if kind == "" {
+		return "", fmt.Errorf("%s is %w (the --json FILE of run, check or sweep)", name, ErrNotReport)
 	}
 	v := 1 // check and sweep reports written before they carried a version
 	if h.Version != nil {
@@ -229,7 +228,38 @@ func Parse(b []byte, name string, kind Kind) (*Report, error) {
 		v = 0
 	}
 	if v != Version {
-		return nil, fmt.Errorf("%s is a report of format version %d; this idemtest reads version %d: write the baseline again with --update-baseline", name, v, Version)
+		return kind, &VersionError{Name: name, Got: v}
+	}
+	return kind, nil
+}
+
+// ErrNotReport is JSON that is no report of idemtest.
+var ErrNotReport = errors.New("not a JSON report of idemtest")
+
+// VersionError is a report of another format version than this idemtest reads.
+type VersionError struct {
+	Name string
+	Got  int
+}
+
+// Error names the file and both versions.
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s is a report of format version %d; this idemtest reads version %d", e.Name, e.Got, Version)
+}
+
+// Parse reads the JSON report b (named name in errors) of kind into what the gate compares.
+func Parse(b []byte, name string, kind Kind) (*Report, error) {
+	got, serr := Sniff(b, name)
+	var ve *VersionError
+	switch {
+	case errors.As(serr, &ve) && got == kind:
+		return nil, fmt.Errorf("%w: write the baseline again with --update-baseline", serr)
+	case serr != nil && !errors.Is(serr, ErrNotReport) && got == "":
+		return nil, fmt.Errorf("%w: a baseline is the --json report of the same command", serr)
+	case got == "":
+		return nil, fmt.Errorf("%s is not a JSON report of idemtest: write one with idemtest %s --json %s", name, kind, name)
+	case got != kind:
+		return nil, fmt.Errorf("%s is the report of idemtest %s, not of idemtest %s: a baseline compares a command with its own report (idemtest %s --json FILE)", name, got, kind, kind)
 	}
 	var rep *Report
 	var err error
@@ -244,14 +274,14 @@ func Parse(b []byte, name string, kind Kind) (*Report, error) {
 		return nil, fmt.Errorf("unknown report kind %q", kind)
 	}
 	if err != nil {
-		return nil, syntaxError(b, name, err)
+		return nil, syntaxError(b, name, err, ": a baseline is the --json report of the same command")
 	}
 	rep.Kind = kind
 	return rep, nil
 }
 
-// syntaxError says where in b the JSON is wrong, as file:line:col.
-func syntaxError(b []byte, name string, err error) error {
+// syntaxError says where in b the JSON is wrong, as file:line:col, followed by hint.
+func syntaxError(b []byte, name string, err error, hint string) error {
 	var off int64 = -1
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -262,12 +292,12 @@ func syntaxError(b []byte, name string, err error) error {
 		off = te.Offset
 	}
 	if off < 0 {
-		return fmt.Errorf("%s: %w: a baseline is the --json report of the same command", name, err)
+		return fmt.Errorf("%s: %w%s", name, err, hint)
 	}
 	off = max(0, min(off, int64(len(b))))
 	line := bytes.Count(b[:off], []byte("\n")) + 1
 	col := int(off) - bytes.LastIndexByte(b[:off], '\n')
-	return fmt.Errorf("%s:%d:%d: %w: a baseline is the --json report of the same command", name, line, col, err)
+	return fmt.Errorf("%s:%d:%d: %w%s", name, line, col, err, hint)
 }
 
 type runReport struct {

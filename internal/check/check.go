@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -58,6 +60,10 @@ type Options struct {
 	Budget time.Duration
 	// Fanout is the copies of each concurrent round (default 8).
 	Fanout int
+	// ShardK and ShardN, when ShardN is above 0, keep shard ShardK of ShardN of the selected
+	// mutating tools, dealt round-robin in the order of their names (runner.InShard), so that
+	// every tool is checked by exactly one shard. A shard without a tool is an empty report.
+	ShardK, ShardN int
 	// OnCell, when set, is told about each cell as it is decided.
 	OnCell func(tool string, c *Cell)
 	// OnEvent, when set, is told as the services start, become ready and stop.
@@ -167,7 +173,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		b.Endpoints = eps
 		base = &b
 	}
-	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.Name, Checks: checks, Start: time.Now()}
+	rep := &Report{Endpoint: opts.Endpoint, Profile: prof.Name, Checks: checks, Rows: []*Row{}, Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
 
 	env, err := runner.StartWith(ctx, []*scenario.Scenario{base}, opts.OnEvent)
@@ -190,10 +196,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		rig.Target{Env: env, Base: base, Def: def, Config: cfg, Tools: tools, URL: sinkURL(env, base), Snapshots: snap},
 		rig.Options{Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout, Only: opts.Only, Tools: opts.Tools, SkipTools: opts.SkipTools},
 		prof)
-	for _, t := range tools {
-		if !t.Mutating || !selected(t.Name, opts.Tools, opts.SkipTools) {
-			continue
-		}
+	for _, t := range shard(tools, opts) {
 		row := &Row{Tool: t.Name, Natural: t.Natural}
 		rep.Rows = append(rep.Rows, row)
 		args, why := b.Prepare(t)
@@ -221,10 +224,36 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 		rep.Interrupted = true
 	}
 	rep.Diagnoses = append(diagnose(rep, def, b.Instances()), b.Diagnoses()...)
-	if len(rep.Rows) == 0 {
+	if len(rep.Rows) == 0 && opts.ShardN == 0 {
 		return rep, errors.New("no mutating tool to check (see idemtest tools)")
 	}
 	return rep, nil
+}
+
+// shard is the mutating tools selected by opts, in the endpoint's order, and of them only those
+// of opts' shard when it names one (dealt by sorted name: the endpoint's order may vary).
+func shard(tools []endpoints.ToolInfo, opts Options) []endpoints.ToolInfo {
+	var out []endpoints.ToolInfo
+	for _, t := range tools {
+		if t.Mutating && selected(t.Name, opts.Tools, opts.SkipTools) {
+			out = append(out, t)
+		}
+	}
+	if opts.ShardN == 0 {
+		return out
+	}
+	names := make([]string, 0, len(out))
+	for _, t := range out {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	keep := map[string]bool{}
+	for i, n := range names {
+		if runner.InShard(i, opts.ShardK, opts.ShardN) {
+			keep[n] = true
+		}
+	}
+	return slices.DeleteFunc(out, func(t endpoints.ToolInfo) bool { return !keep[t.Name] })
 }
 
 // sinkURL is where a synthesised uri argument points: the first of the base's sinks, else a

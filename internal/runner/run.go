@@ -49,18 +49,30 @@ func Select(list []*scenario.Scenario, tags []string, run *regexp.Regexp) []*sce
 // Shard keeps shard k of n ("k/n", 1-based): the scenarios are dealt round-robin in the order
 // they were loaded (files sorted by path), so every scenario is in exactly one shard.
 func Shard(list []*scenario.Scenario, spec string) ([]*scenario.Scenario, error) {
-	var k, n int
-	if _, err := fmt.Sscanf(spec, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != spec {
-		return nil, fmt.Errorf("%q is not K/N with 1 <= K <= N, such as 2/4", spec)
+	k, n, err := ParseShard(spec)
+	if err != nil {
+		return nil, err
 	}
 	var out []*scenario.Scenario
 	for i, s := range list {
-		if i%n == k-1 {
+		if InShard(i, k, n) {
 			out = append(out, s)
 		}
 	}
 	return out, nil
 }
+
+// ParseShard reads a --shard value "k/n" (1 <= k <= n, written without signs or leading zeros),
+// the one syntax of run's and check's --shard.
+func ParseShard(spec string) (k, n int, err error) {
+	if _, err := fmt.Sscanf(spec, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != spec {
+		return 0, 0, fmt.Errorf("%q is not K/N with 1 <= K <= N, such as 2/4", spec)
+	}
+	return k, n, nil
+}
+
+// InShard reports whether the i-th item (from 0) of a list dealt round-robin is in shard k of n.
+func InShard(i, k, n int) bool { return i%n == k-1 }
 
 func hasAny(have, want []string) bool {
 	for _, w := range want {
