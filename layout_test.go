@@ -17,14 +17,15 @@ func TestImportsPointOneWay(t *testing.T) {
 	}
 	const mod = "github.com/idemtest/idemtest/"
 	leaves := map[string][]string{
-		"internal/endpoint": {"internal/netguard", "internal/outcome"},
-		"internal/sink":     nil,
-		"internal/verdict":  nil,
-		"internal/assert":   {"internal/verdict"},
-		"internal/outcome":  nil,
-		"internal/safejson": nil,
-		"internal/plural":   nil,
-		"internal/safefile": nil,
+		"internal/endpoint":  {"internal/netguard", "internal/outcome"},
+		"internal/sink":      nil,
+		"internal/jsonvalue": nil,
+		"internal/verdict":   {"internal/jsonvalue"},
+		"internal/assert":    {"internal/jsonvalue"},
+		"internal/outcome":   nil,
+		"internal/safejson":  nil,
+		"internal/plural":    nil,
+		"internal/safefile":  nil,
 	}
 	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis"}
 	seen := 0
