@@ -121,6 +121,30 @@ func MapErr(v any, f func(leaf any) (any, error)) (any, error) {
 	return f(v)
 }
 
+// MapPath is Map with each leaf's path as segments: a field name (string) or a list index
+// (int), objects in field order. The path slice is f's only for the call: copy it to keep it.
+func MapPath(v any, f func(path []any, leaf any) any) any {
+	return mapPath(v, nil, f)
+}
+
+func mapPath(v any, path []any, f func([]any, any) any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for _, k := range SortedKeys(x) {
+			out[k] = mapPath(x[k], append(path, k), f)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = mapPath(e, append(path, i), f)
+		}
+		return out
+	}
+	return f(path, v)
+}
+
 // Canonical is the JSON text of v with object fields sorted and no HTML escaping: the form
 // values are compared in. A value JSON cannot encode is spelled with fmt.
 func Canonical(v any) string {
@@ -148,9 +172,12 @@ func Equal(a, b any) bool {
 	return err1 == nil && err2 == nil && x == y
 }
 
-// Lookup reads a dotted path from v: nil when the path is not there. At a list a segment must
+// Lookup reads a dotted path (Whole too) from v: nil when the path is not there. At a list a segment must
 // be an index: a path that runs through every element names no one value.
 func Lookup(v any, path string) any {
+	if path == Whole {
+		return v
+	}
 	for _, k := range Split(path) {
 		switch x := v.(type) {
 		case map[string]any:

@@ -1,13 +1,12 @@
 package sweep
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/verdict"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
 // A read is compared as the change it shows: what a read-only call answered at its place in the
@@ -17,7 +16,7 @@ import (
 // delta is how after differs from before: objects by key, arrays as the items added ("+") and
 // removed ("-") whatever their order, any other change as the new value ("="). nil: unchanged.
 func delta(before, after any) any {
-	if canon(before) == canon(after) {
+	if jsonvalue.Canonical(before) == jsonvalue.Canonical(after) {
 		return nil
 	}
 	bm, bok := before.(map[string]any)
@@ -63,10 +62,10 @@ func union(a, b map[string]any) map[string]bool {
 func multisetDiff(before, after []any) (added, removed []any) {
 	left := map[string]int{}
 	for _, v := range before {
-		left[canon(v)]++
+		left[jsonvalue.Canonical(v)]++
 	}
 	for _, v := range after {
-		c := canon(v)
+		c := jsonvalue.Canonical(v)
 		if left[c] > 0 {
 			left[c]--
 			continue
@@ -75,10 +74,10 @@ func multisetDiff(before, after []any) (added, removed []any) {
 	}
 	right := map[string]int{}
 	for _, v := range after {
-		right[canon(v)]++
+		right[jsonvalue.Canonical(v)]++
 	}
 	for _, v := range before {
-		c := canon(v)
+		c := jsonvalue.Canonical(v)
 		if right[c] > 0 {
 			right[c]--
 			continue
@@ -86,17 +85,6 @@ func multisetDiff(before, after []any) (added, removed []any) {
 		removed = append(removed, v)
 	}
 	return added, removed
-}
-
-// canon is a value's canonical JSON (encoding/json sorts object keys).
-func canon(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprintf("%#v", v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // masker hides what legitimately differs per run: the run's session (in its keys), values the
@@ -123,7 +111,7 @@ func (m masker) mask(v any) any {
 		// Items added or removed compare as a multiset: their order is the server's.
 		keys := make([]string, len(out))
 		for i, e := range out {
-			keys[i] = canon(e)
+			keys[i] = jsonvalue.Canonical(e)
 		}
 		sort.Sort(byKey{out, keys})
 		return out
@@ -190,13 +178,13 @@ func compareRead(r read, base, got observed) (bool, []string) {
 	if r.before == "" || !base.beforeOK || !got.beforeOK {
 		a, b, what = base.value, got.value, "the answer"
 	}
-	if canon(a) == canon(b) {
+	if jsonvalue.Canonical(a) == jsonvalue.Canonical(b) {
 		return true, nil
 	}
 	var at, items []string
-	for _, p := range verdict.Differ(a, b) {
-		x, xok := verdict.Lookup(a, p).([]any)
-		y, yok := verdict.Lookup(b, p).([]any)
+	for _, p := range jsonvalue.Differ(a, b) {
+		x, xok := jsonvalue.Lookup(a, p).([]any)
+		y, yok := jsonvalue.Lookup(b, p).([]any)
 		if xok && yok {
 			p += fmt.Sprintf(" (%d → %d items)", len(x), len(y))
 			// Lists are shown by the items that differ, not whole.
@@ -228,7 +216,7 @@ func okWord(ok bool) string {
 const maxShow = 400
 
 func show(v any) string {
-	s := canon(v)
+	s := jsonvalue.Canonical(v)
 	if len(s) > maxShow {
 		s = s[:maxShow] + "…"
 	}
