@@ -10,6 +10,18 @@ import (
 	"strings"
 )
 
+// bothKeys are the field names of a and b, in order.
+func bothKeys(a, b map[string]any) []string {
+	keys := make(map[string]any, len(a)+len(b))
+	for k := range a {
+		keys[k] = nil
+	}
+	for k := range b {
+		keys[k] = nil
+	}
+	return SortedKeys(keys)
+}
+
 // Join appends segment k to dotted path at.
 func Join(at, k string) string {
 	if at == "" {
@@ -145,6 +157,37 @@ func mapPath(v any, path []any, f func([]any, any) any) any {
 	return f(path, v)
 }
 
+// SortLists returns a copy of v with the elements of every list in the order of their
+// canonical form (inner lists first), so lists compare as multisets: equal whatever order the
+// server listed their items in.
+func SortLists(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = SortLists(e)
+		}
+		return out
+	case []any:
+		type item struct {
+			key string
+			v   any
+		}
+		items := make([]item, len(x))
+		for i, e := range x {
+			e = SortLists(e)
+			items[i] = item{Canonical(e), e}
+		}
+		sort.SliceStable(items, func(i, j int) bool { return items[i].key < items[j].key })
+		out := make([]any, len(x))
+		for i, it := range items {
+			out[i] = it.v
+		}
+		return out
+	}
+	return v
+}
+
 // Canonical is the JSON text of v with object fields sorted and no HTML escaping: the form
 // values are compared in. A value JSON cannot encode is spelled with fmt.
 func Canonical(v any) string {
@@ -267,14 +310,7 @@ func differ(a, b any, at string, out *[]string) {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok {
-		keys := map[string]any{}
-		for k := range am {
-			keys[k] = nil
-		}
-		for k := range bm {
-			keys[k] = nil
-		}
-		for _, k := range SortedKeys(keys) {
+		for _, k := range bothKeys(am, bm) {
 			differ(am[k], bm[k], Join(at, k), out)
 		}
 		return
@@ -319,14 +355,7 @@ func delta(x, y any, at string, out *[]Change) {
 	switch a := x.(type) {
 	case map[string]any:
 		z, _ := y.(map[string]any)
-		keys := map[string]any{}
-		for k := range a {
-			keys[k] = nil
-		}
-		for k := range z {
-			keys[k] = nil
-		}
-		for _, k := range SortedKeys(keys) {
+		for _, k := range bothKeys(a, z) {
 			delta(a[k], z[k], Join(at, k), out)
 		}
 	case []any:
@@ -349,4 +378,67 @@ func delta(x, y any, at string, out *[]Change) {
 			*out = append(*out, Change{Path: at, Len: true, By: float64(len(z))})
 		}
 	}
+}
+
+// Diff is how after differs from before, as a value: objects by key, arrays as the items added ("+") and
+// removed ("-") whatever their order, any other change as the new value ("="). nil: unchanged.
+func Diff(before, after any) any {
+	if Canonical(before) == Canonical(after) {
+		return nil
+	}
+	bm, bok := before.(map[string]any)
+	am, aok := after.(map[string]any)
+	if bok && aok {
+		out := map[string]any{}
+		for _, k := range bothKeys(bm, am) {
+			if d := Diff(bm[k], am[k]); d != nil {
+				out[k] = d
+			}
+		}
+		return out
+	}
+	bl, bok := before.([]any)
+	al, aok := after.([]any)
+	if bok && aok {
+		added, removed := MultisetDiff(bl, al)
+		out := map[string]any{}
+		if len(added) > 0 {
+			out["+"] = added
+		}
+		if len(removed) > 0 {
+			out["-"] = removed
+		}
+		return out
+	}
+	return map[string]any{"=": after}
+}
+
+// MultisetDiff returns the items of after that before lacks and those of before that after
+// lacks, counting repeats.
+func MultisetDiff(before, after []any) (added, removed []any) {
+	left := map[string]int{}
+	for _, v := range before {
+		left[Canonical(v)]++
+	}
+	for _, v := range after {
+		c := Canonical(v)
+		if left[c] > 0 {
+			left[c]--
+			continue
+		}
+		added = append(added, v)
+	}
+	right := map[string]int{}
+	for _, v := range after {
+		right[Canonical(v)]++
+	}
+	for _, v := range before {
+		c := Canonical(v)
+		if right[c] > 0 {
+			right[c]--
+			continue
+		}
+		removed = append(removed, v)
+	}
+	return added, removed
 }

@@ -130,6 +130,9 @@ func TestWalkMapAny(t *testing.T) {
 	if Canonical(v) != `{"a":{"c":null},"b":[1,"x"]}` {
 		t.Errorf("Map changed its input")
 	}
+	if got, want := Canonical(SortLists(decode(t, `{"a":[3,[2,1],{"b":["y","x"]}]}`))), `{"a":[3,[1,2],{"b":["x","y"]}]}`; got != want {
+		t.Errorf("SortLists = %s, want %s", got, want)
+	}
 	if !Any(v, func(l any) bool { return l == "x" }) || Any(v, func(l any) bool { return l == "y" }) {
 		t.Errorf("Any is wrong")
 	}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,80 +12,6 @@ import (
 // run against what the same call answered when the run began. Runs sharing a server then compare
 // what each run did, not what earlier runs left behind.
 
-// delta is how after differs from before: objects by key, arrays as the items added ("+") and
-// removed ("-") whatever their order, any other change as the new value ("="). nil: unchanged.
-func delta(before, after any) any {
-	if jsonvalue.Canonical(before) == jsonvalue.Canonical(after) {
-		return nil
-	}
-	bm, bok := before.(map[string]any)
-	am, aok := after.(map[string]any)
-	if bok && aok {
-		out := map[string]any{}
-		for k := range union(bm, am) {
-			if d := delta(bm[k], am[k]); d != nil {
-				out[k] = d
-			}
-		}
-		return out
-	}
-	bl, bok := before.([]any)
-	al, aok := after.([]any)
-	if bok && aok {
-		added, removed := multisetDiff(bl, al)
-		out := map[string]any{}
-		if len(added) > 0 {
-			out["+"] = added
-		}
-		if len(removed) > 0 {
-			out["-"] = removed
-		}
-		return out
-	}
-	return map[string]any{"=": after}
-}
-
-func union(a, b map[string]any) map[string]bool {
-	out := map[string]bool{}
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
-}
-
-// multisetDiff returns the items of after that before lacks and those of before that after
-// lacks, counting repeats.
-func multisetDiff(before, after []any) (added, removed []any) {
-	left := map[string]int{}
-	for _, v := range before {
-		left[jsonvalue.Canonical(v)]++
-	}
-	for _, v := range after {
-		c := jsonvalue.Canonical(v)
-		if left[c] > 0 {
-			left[c]--
-			continue
-		}
-		added = append(added, v)
-	}
-	right := map[string]int{}
-	for _, v := range after {
-		right[jsonvalue.Canonical(v)]++
-	}
-	for _, v := range before {
-		c := jsonvalue.Canonical(v)
-		if right[c] > 0 {
-			right[c]--
-			continue
-		}
-		removed = append(removed, v)
-	}
-	return added, removed
-}
-
 // masker hides what legitimately differs per run: the run's session (in its keys), values the
 // server minted in this run (ids in the answers of its mutating calls that no recorded argument
 // holds) and timestamps.
@@ -95,28 +20,13 @@ type masker struct {
 	minted  map[string]bool
 }
 
+// mask is v with those values replaced by markers, every list in a stable order: items added
+// or removed compare as a multiset, their order is the server's.
 func (m masker) mask(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = m.mask(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = m.mask(e)
-		}
-		// Items added or removed compare as a multiset: their order is the server's.
-		keys := make([]string, len(out))
-		for i, e := range out {
-			keys[i] = jsonvalue.Canonical(e)
-		}
-		sort.Sort(byKey{out, keys})
-		return out
-	case string:
+	return jsonvalue.SortLists(jsonvalue.Map(v, func(leaf any) any {
+		x, ok := leaf.(string)
 		switch {
+		case !ok:
 		case m.session != "" && strings.Contains(x, m.session):
 			return "<session>"
 		case m.minted[x]:
@@ -124,21 +34,8 @@ func (m masker) mask(v any) any {
 		case isTime(x):
 			return "<time>"
 		}
-	}
-	return v
-}
-
-// byKey sorts values by precomputed keys.
-type byKey struct {
-	vals []any
-	keys []string
-}
-
-func (b byKey) Len() int           { return len(b.vals) }
-func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
-func (b byKey) Swap(i, j int) {
-	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
-	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+		return leaf
+	}))
 }
 
 func isTime(s string) bool {
@@ -188,7 +85,7 @@ func compareRead(r read, base, got observed) (bool, []string) {
 		if xok && yok {
 			p += fmt.Sprintf(" (%d → %d items)", len(x), len(y))
 			// Lists are shown by the items that differ, not whole.
-			more, fewer := multisetDiff(x, y)
+			more, fewer := jsonvalue.MultisetDiff(x, y)
 			for _, v := range more {
 				items = append(items, "  only here:     "+show(v))
 			}

@@ -34,7 +34,7 @@ func TestDelta(t *testing.T) {
 		{"no baseline", ``, `{"content":"hi"}`, `{"=":{"content":"hi"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := jsonvalue.Canonical(delta(decode(t, tc.before), decode(t, tc.after)))
+			got := jsonvalue.Canonical(jsonvalue.Diff(decode(t, tc.before), decode(t, tc.after)))
 			if got != tc.want {
 				t.Errorf("delta = %s, want %s", got, tc.want)
 			}

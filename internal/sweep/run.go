@@ -216,7 +216,7 @@ func (s *sweeper) observe(r run, out *result) {
 			o.beforeOK, before = true, view(cs[0].Result)
 		}
 		if o.ok {
-			o.delta = m.mask(delta(before, view(byStep[rd.after][len(byStep[rd.after])-1].Result)))
+			o.delta = m.mask(jsonvalue.Diff(before, view(byStep[rd.after][len(byStep[rd.after])-1].Result)))
 		}
 		out.reads = append(out.reads, o)
 	}
