@@ -416,29 +416,23 @@ func Diff(before, after any) any {
 // MultisetDiff returns the items of after that before lacks and those of before that after
 // lacks, counting repeats.
 func MultisetDiff(before, after []any) (added, removed []any) {
+	return missing(after, before), missing(before, after)
+}
+
+// missing are the items of xs that ys lacks, counting repeats.
+func missing(xs, ys []any) []any {
 	left := map[string]int{}
-	for _, v := range before {
+	for _, v := range ys {
 		left[Canonical(v)]++
 	}
-	for _, v := range after {
+	var out []any
+	for _, v := range xs {
 		c := Canonical(v)
 		if left[c] > 0 {
 			left[c]--
 			continue
 		}
-		added = append(added, v)
+		out = append(out, v)
 	}
-	right := map[string]int{}
-	for _, v := range after {
-		right[Canonical(v)]++
-	}
-	for _, v := range before {
-		c := Canonical(v)
-		if right[c] > 0 {
-			right[c]--
-			continue
-		}
-		removed = append(removed, v)
-	}
-	return added, removed
+	return out
 }
