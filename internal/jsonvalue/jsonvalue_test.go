@@ -161,6 +161,12 @@ func FuzzWalkCanonical(f *testing.F) {
 		if d := Differ(v, back); d != nil {
 			t.Fatalf("Differ of equal values = %q", d)
 		}
+		if d := Diff(v, back); d != nil || len(Delta(v, back)) > 0 {
+			t.Fatalf("Diff of equal values = %v, Delta %v", d, Delta(v, back))
+		}
+		if s := SortLists(v); !Equal(SortLists(s), s) || Canonical(v) != c {
+			t.Fatalf("SortLists is not stable or changed its input: %s", Canonical(s))
+		}
 		if !addressable(v) {
 			return
 		}
