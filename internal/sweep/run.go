@@ -2,7 +2,8 @@ package sweep
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -382,7 +383,7 @@ func compare(base, got *result) {
 			lines = append(lines, diff...)
 		}
 	}
-	for _, name := range sortedNames(base.sinks) {
+	for _, name := range slices.Sorted(maps.Keys(base.sinks)) {
 		if base.sinks[name] != got.sinks[name] {
 			lines = append(lines, fmt.Sprintf("sink %s received %d requests, %d in run 0", name, got.sinks[name], base.sinks[name]))
 		}
@@ -488,15 +489,6 @@ func because(co callOutcome) string {
 		return ""
 	}
 	return " (" + co.why + ")"
-}
-
-func sortedNames(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // baselineCell decides run 0's own cell.
