@@ -19,8 +19,9 @@ func TestImportsPointOneWay(t *testing.T) {
 	leaves := map[string][]string{
 		"internal/endpoint":    {"internal/netguard", "internal/outcome"},
 		"internal/sink":        nil,
-		"internal/verdict":     nil,
-		"internal/assert":      {"internal/verdict"},
+		"internal/jsonvalue":   nil,
+		"internal/verdict":     {"internal/jsonvalue"},
+		"internal/assert":      {"internal/jsonvalue"},
 		"internal/outcome":     nil,
 		"internal/safejson":    nil,
 		"internal/plural":      nil,

@@ -14,16 +14,18 @@ import (
 )
 
 // cmdMCPAgent is an agent built on the official Go MCP SDK, for the proxy scripts:
-// "mcpagent reuse|new-key ACCOUNT -- COMMAND ARGS...". It starts COMMAND as its MCP server over
-// stdio (usually "idemtest proxy ... -- refundserver --stdio"), issues one refund with a retry
-// loop of 3 attempts of 2s each (the same key every attempt, or a new key per attempt), then
+// "mcpagent reuse|new-key|stamp ACCOUNT -- COMMAND ARGS...". It starts COMMAND as its MCP server
+// over stdio (usually "idemtest proxy ... -- refundserver --stdio"), issues one refund with a
+// retry loop of 3 attempts of 2s each (the same key every attempt, or a new key per attempt, or
+// the same key with the attempt's number in stats.count and items.n, as an agent that stamps
+// each request does), then
 // prints how many refunds the server executed for ACCOUNT and how the command exited. The
 // command's stderr goes to the script's stderr.
 func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 4 || args[2] != "--" || (args[0] != "reuse" && args[0] != "new-key") {
-		ts.Fatalf("usage: mcpagent reuse|new-key ACCOUNT -- COMMAND [ARGS...]")
+	if neg || len(args) < 4 || args[2] != "--" || (args[0] != "reuse" && args[0] != "new-key" && args[0] != "stamp") {
+		ts.Fatalf("usage: mcpagent reuse|new-key|stamp ACCOUNT -- COMMAND [ARGS...]")
 	}
-	reuse, acct, argv := args[0] == "reuse", args[1], args[3:]
+	reuse, stamp, acct, argv := args[0] != "new-key", args[0] == "stamp", args[1], args[3:]
 	conn := connectAgent(ts, "mcpagent", argv)
 	defer conn.cancel()
 	ctx, cs := conn.ctx, conn.cs
@@ -32,9 +34,13 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 		if attempt > 1 && !reuse {
 			key = fmt.Sprintf("sess-1-attempt%d", attempt)
 		}
+		arguments := map[string]any{"accountId": acct, "amount": 49.99, "idempotencyKey": key}
+		if stamp {
+			arguments["stats"] = map[string]any{"count": attempt}
+			arguments["items"] = []any{map[string]any{"n": attempt}}
+		}
 		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-		res, err := cs.CallTool(actx, &mcp.CallToolParams{Name: "issue_refund",
-			Arguments: map[string]any{"accountId": acct, "amount": 49.99, "idempotencyKey": key}})
+		res, err := cs.CallTool(actx, &mcp.CallToolParams{Name: "issue_refund", Arguments: arguments})
 		acancel()
 		if err == nil && !res.IsError {
 			break

@@ -16,8 +16,7 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
-
-	"github.com/idemtest/idemtest/internal/verdict"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
 // Env declares the names an expression may use, with a sample value of each name's type. A
@@ -216,7 +215,7 @@ func without(params ...any) (any, error) {
 		}
 		paths = append(paths, s)
 	}
-	return verdict.Without(params[0], paths), nil
+	return jsonvalue.Without(params[0], paths), nil
 }
 
 // Run evaluates the program. A panic inside the expression library is returned as an error.

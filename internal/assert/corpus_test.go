@@ -144,6 +144,7 @@ var corpus = []struct {
 	{`payment_processor.refunds[0].body.amount`, 10},
 	{`ledger.refunds[0].createdAt startsWith "2026-"`, true},
 	{`rows[0].n == 1`, true},
+	{`refund_rows[0].n`, 1},
 	{`len(trial_refunds.refunds) > 0`, true},
 	// Session and trial.
 	{`session + "-0" == first.key`, true},

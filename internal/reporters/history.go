@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // History formats a trial's calls as an aligned table: the evidence behind a verdict.
@@ -58,7 +58,7 @@ func History(t *result.Trial) string {
 	// compare them with what the retry got.
 	for _, c := range t.Calls {
 		if c.Lost && c.Result != nil {
-			fmt.Fprintf(&b, "discarded answer of %s: %s\n", callName(c), OneLine(verdict.Canonical(c.Result), 240))
+			fmt.Fprintf(&b, "discarded answer of %s: %s\n", callName(c), OneLine(jsonvalue.Canonical(c.Result), 240))
 		}
 	}
 	return b.String()

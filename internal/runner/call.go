@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
@@ -255,50 +256,18 @@ func lostResult(res endpoint.Result, key string) assert.CallResult {
 
 // render evaluates the {{ }} templates in a step's arguments.
 func render(v any, env map[string]any) (any, error) {
-	switch x := v.(type) {
-	case *assert.Template:
-		return x.Eval(env)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			rv, err := render(e, env)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = rv
+	return jsonvalue.MapErr(v, func(leaf any) (any, error) {
+		if t, ok := leaf.(*assert.Template); ok {
+			return t.Eval(env)
 		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			rv, err := render(e, env)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = rv
-		}
-		return out, nil
-	}
-	return v, nil
+		return leaf, nil
+	})
 }
 
 // usesName reports whether a template in v refers to name.
 func usesName(v any, name string) bool {
-	switch x := v.(type) {
-	case *assert.Template:
-		return x.Uses(name)
-	case map[string]any:
-		for _, e := range x {
-			if usesName(e, name) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if usesName(e, name) {
-				return true
-			}
-		}
-	}
-	return false
+	return jsonvalue.Any(v, func(leaf any) bool {
+		t, ok := leaf.(*assert.Template)
+		return ok && t.Uses(name)
+	})
 }

@@ -1,103 +1,16 @@
 package sweep
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/verdict"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
 // A read is compared as the change it shows: what a read-only call answered at its place in the
 // run against what the same call answered when the run began. Runs sharing a server then compare
 // what each run did, not what earlier runs left behind.
-
-// delta is how after differs from before: objects by key, arrays as the items added ("+") and
-// removed ("-") whatever their order, any other change as the new value ("="). nil: unchanged.
-func delta(before, after any) any {
-	if canon(before) == canon(after) {
-		return nil
-	}
-	bm, bok := before.(map[string]any)
-	am, aok := after.(map[string]any)
-	if bok && aok {
-		out := map[string]any{}
-		for k := range union(bm, am) {
-			if d := delta(bm[k], am[k]); d != nil {
-				out[k] = d
-			}
-		}
-		return out
-	}
-	bl, bok := before.([]any)
-	al, aok := after.([]any)
-	if bok && aok {
-		added, removed := multisetDiff(bl, al)
-		out := map[string]any{}
-		if len(added) > 0 {
-			out["+"] = added
-		}
-		if len(removed) > 0 {
-			out["-"] = removed
-		}
-		return out
-	}
-	return map[string]any{"=": after}
-}
-
-func union(a, b map[string]any) map[string]bool {
-	out := map[string]bool{}
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
-}
-
-// multisetDiff returns the items of after that before lacks and those of before that after
-// lacks, counting repeats.
-func multisetDiff(before, after []any) (added, removed []any) {
-	left := map[string]int{}
-	for _, v := range before {
-		left[canon(v)]++
-	}
-	for _, v := range after {
-		c := canon(v)
-		if left[c] > 0 {
-			left[c]--
-			continue
-		}
-		added = append(added, v)
-	}
-	right := map[string]int{}
-	for _, v := range after {
-		right[canon(v)]++
-	}
-	for _, v := range before {
-		c := canon(v)
-		if right[c] > 0 {
-			right[c]--
-			continue
-		}
-		removed = append(removed, v)
-	}
-	return added, removed
-}
-
-// canon is a value's canonical JSON (encoding/json sorts object keys).
-func canon(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprintf("%#v", v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
 
 // masker hides what legitimately differs per run: the run's session (in its keys), values the
 // server minted in this run (ids in the answers of its mutating calls that no recorded argument
@@ -107,28 +20,13 @@ type masker struct {
 	minted  map[string]bool
 }
 
+// mask is v with those values replaced by markers, every list in a stable order: items added
+// or removed compare as a multiset, their order is the server's.
 func (m masker) mask(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = m.mask(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = m.mask(e)
-		}
-		// Items added or removed compare as a multiset: their order is the server's.
-		keys := make([]string, len(out))
-		for i, e := range out {
-			keys[i] = canon(e)
-		}
-		sort.Sort(byKey{out, keys})
-		return out
-	case string:
+	return jsonvalue.SortLists(jsonvalue.Map(v, func(leaf any) any {
+		x, ok := leaf.(string)
 		switch {
+		case !ok:
 		case m.session != "" && strings.Contains(x, m.session):
 			return "<session>"
 		case m.minted[x]:
@@ -136,21 +34,8 @@ func (m masker) mask(v any) any {
 		case isTime(x):
 			return "<time>"
 		}
-	}
-	return v
-}
-
-// byKey sorts values by precomputed keys.
-type byKey struct {
-	vals []any
-	keys []string
-}
-
-func (b byKey) Len() int           { return len(b.vals) }
-func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
-func (b byKey) Swap(i, j int) {
-	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
-	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+		return leaf
+	}))
 }
 
 func isTime(s string) bool {
@@ -190,17 +75,17 @@ func compareRead(r read, base, got observed) (bool, []string) {
 	if r.before == "" || !base.beforeOK || !got.beforeOK {
 		a, b, what = base.value, got.value, "the answer"
 	}
-	if canon(a) == canon(b) {
+	if jsonvalue.Canonical(a) == jsonvalue.Canonical(b) {
 		return true, nil
 	}
 	var at, items []string
-	for _, p := range verdict.Differ(a, b) {
-		x, xok := verdict.Lookup(a, p).([]any)
-		y, yok := verdict.Lookup(b, p).([]any)
+	for _, p := range jsonvalue.Differ(a, b) {
+		x, xok := jsonvalue.Lookup(a, p).([]any)
+		y, yok := jsonvalue.Lookup(b, p).([]any)
 		if xok && yok {
 			p += fmt.Sprintf(" (%d → %d items)", len(x), len(y))
 			// Lists are shown by the items that differ, not whole.
-			more, fewer := multisetDiff(x, y)
+			more, fewer := jsonvalue.MultisetDiff(x, y)
 			for _, v := range more {
 				items = append(items, "  only here:     "+show(v))
 			}
@@ -228,7 +113,7 @@ func okWord(ok bool) string {
 const maxShow = 400
 
 func show(v any) string {
-	s := canon(v)
+	s := jsonvalue.Canonical(v)
 	if len(s) > maxShow {
 		s = s[:maxShow] + "…"
 	}

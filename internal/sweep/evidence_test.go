@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -33,7 +34,7 @@ func TestDelta(t *testing.T) {
 		{"no baseline", ``, `{"content":"hi"}`, `{"=":{"content":"hi"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := canon(delta(decode(t, tc.before), decode(t, tc.after)))
+			got := jsonvalue.Canonical(jsonvalue.Diff(decode(t, tc.before), decode(t, tc.after)))
 			if got != tc.want {
 				t.Errorf("delta = %s, want %s", got, tc.want)
 			}
@@ -44,7 +45,7 @@ func TestDelta(t *testing.T) {
 func TestMask(t *testing.T) {
 	m := masker{session: "ab12cd", minted: map[string]bool{"re_new": true}}
 	in := decode(t, `{"refunds":[{"id":"re_new","key":"ab12cd-3","at":"2026-12-03T07:00:00.123Z","acct":"acct_1"},{"id":"re_new","key":"ab12cd-1","at":"2026-12-03","acct":"acct_0"}]}`)
-	got := canon(m.mask(in))
+	got := jsonvalue.Canonical(m.mask(in))
 	want := `{"refunds":[{"acct":"acct_0","at":"<time>","id":"<minted>","key":"<session>"},{"acct":"acct_1","at":"<time>","id":"<minted>","key":"<session>"}]}`
 	if got != want {
 		t.Errorf("mask = %s\nwant %s", got, want)
@@ -96,7 +97,7 @@ func TestPlanRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := canon(p.carries); got != `[{"from":2,"path":"refundId","to":3,"arg":"ids.0","value":"re_1"}]` {
+	if got := jsonvalue.Canonical(p.carries); got != `[{"from":2,"path":"refundId","to":3,"arg":"ids.0","value":"re_1"}]` {
 		t.Errorf("carries = %s", got)
 	}
 	if p.calls[1].retryOf != "c1" || p.calls[0].retryOf != "" || p.calls[3].retryOf != "" {
@@ -106,7 +107,7 @@ func TestPlanRules(t *testing.T) {
 	if steps[1].RetryOf != "c1" || steps[1].CallTool != "" {
 		t.Errorf("the recorded retry is %+v", steps[1])
 	}
-	if got := canon(steps[2].Args); got != `{"accountId":"acct_1","ids":["{{ c2.result.refundId }}"]}` {
+	if got := jsonvalue.Canonical(steps[2].Args); got != `{"accountId":"acct_1","ids":["{{ c2.result.refundId }}"]}` {
 		t.Errorf("call 3 args = %s", got)
 	}
 	if _, err := newPlan(context.Background(), nil, ""); err == nil {

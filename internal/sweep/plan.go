@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -118,7 +119,7 @@ func newPlan(ctx context.Context, calls []trace.Call, keyArg string) (*plan, err
 		} else if tc.Key != "" {
 			byKey[tc.Tool+"\x00"+tc.Key] = pc.id
 		}
-		walk(args, nil, func(path []any, v any) any {
+		args = jsonvalue.MapPath(args, func(path []any, v any) any {
 			s, ok := v.(string)
 			if !ok || s == "" {
 				return v
@@ -133,7 +134,7 @@ func newPlan(ctx context.Context, calls []trace.Call, keyArg string) (*plan, err
 				return &sessioned{parts: strings.Split(s, sess)}
 			}
 			return v
-		})
+		}).(map[string]any)
 		pc.args = args
 		p.calls = append(p.calls, pc)
 		if tc.Outcome != "ok" || len(tc.Result) == 0 {
@@ -143,7 +144,7 @@ func newPlan(ctx context.Context, calls []trace.Call, keyArg string) (*plan, err
 		if json.Unmarshal(tc.Result, &res) != nil {
 			continue
 		}
-		walk(res, nil, func(path []any, v any) any {
+		jsonvalue.MapPath(res, func(path []any, v any) any {
 			if s, ok := v.(string); ok {
 				p.literals[s] = true
 			}
@@ -211,30 +212,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
-// walk visits every leaf of a decoded JSON value in a stable order and replaces it with what f
-// returns.
-func walk(v any, path []any, f func(path []any, v any) any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			x[k] = walk(x[k], append(path, k), f)
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = walk(x[i], append(path, i), f)
-		}
-		return x
-	}
-	return f(path, v)
-}
-
-// dotted writes a path as verdict.Differ does: keys and indexes joined by dots.
+// dotted writes a path as jsonvalue.Differ does: keys and indexes joined by dots.
 func dotted(path []any) string {
 	parts := make([]string, len(path))
 	for i, p := range path {
@@ -303,6 +281,10 @@ func (r run) retryLoop() *spec.Retry {
 
 // render turns carried markers into templates for this run.
 func (r run) render(v any) any {
+	return jsonvalue.Map(v, r.renderLeaf)
+}
+
+func (r run) renderLeaf(v any) any {
 	switch x := v.(type) {
 	case *carried:
 		return "{{ " + r.answerExpr(x.from) + exprPath(x.path) + " }}"
@@ -319,19 +301,6 @@ func (r run) render(v any) any {
 		if assert.HasTemplate(x) {
 			return literalTemplate(x)
 		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = r.render(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = r.render(e)
-		}
-		return out
 	}
 	return v
 }

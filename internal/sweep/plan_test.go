@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -92,10 +93,10 @@ func TestPlanSessionScopedArguments(t *testing.T) {
 	}
 	steps := run{fault: Clean}.steps(p)
 	want := `{"accountId":"{{ \"acct_\" + session }}","memo":"{{ \"{\" + session + \"}\" }}"}`
-	if got := canon(steps[0].Args); got != want {
+	if got := jsonvalue.Canonical(steps[0].Args); got != want {
 		t.Errorf("call 1 args = %s, want %s", got, want)
 	}
-	if got := canon(steps[1].Args); got != `{"accountId":"{{ \"acct_\" + session }}"}` {
+	if got := jsonvalue.Canonical(steps[1].Args); got != `{"accountId":"{{ \"acct_\" + session }}"}` {
 		t.Errorf("call 2 args = %s", got)
 	}
 	// The templates compile as the loader compiles them.
@@ -108,7 +109,7 @@ func TestPlanSessionScopedArguments(t *testing.T) {
 		calls[i].Scenario = ""
 	}
 	p, _ = newPlan(context.Background(), calls, "")
-	if got := canon(run{fault: Clean}.steps(p)[0].Args); got != `{"accountId":"acct_tr7x","memo":"{tr7x}"}` {
+	if got := jsonvalue.Canonical(run{fault: Clean}.steps(p)[0].Args); got != `{"accountId":"acct_tr7x","memo":"{tr7x}"}` {
 		t.Errorf("proxy trace args = %s", got)
 	}
 }

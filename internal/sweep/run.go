@@ -2,13 +2,15 @@ package sweep
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -203,17 +205,19 @@ func (s *sweeper) observe(r run, out *result) {
 		}
 	}
 	m := masker{session: t.Session, minted: s.minted(t, byStep)}
+	// A read is compared without the endpoint's compare.ignore, as the verdict compares answers.
+	view := func(v any) any { return jsonvalue.Without(v, s.def.Ignore) }
 	for _, rd := range s.reads {
 		var o observed
 		if cs := byStep[rd.after]; len(cs) > 0 && cs[len(cs)-1].Outcome == scenario.OK {
-			o.ok, o.value = true, m.mask(cs[len(cs)-1].Result)
+			o.ok, o.value = true, m.mask(view(cs[len(cs)-1].Result))
 		}
 		var before any
 		if cs := byStep[rd.before]; rd.before != "" && len(cs) > 0 && cs[0].Outcome == scenario.OK {
-			o.beforeOK, before = true, cs[0].Result
+			o.beforeOK, before = true, view(cs[0].Result)
 		}
 		if o.ok {
-			o.delta = m.mask(delta(before, byStep[rd.after][len(byStep[rd.after])-1].Result))
+			o.delta = m.mask(jsonvalue.Diff(before, view(byStep[rd.after][len(byStep[rd.after])-1].Result)))
 		}
 		out.reads = append(out.reads, o)
 	}
@@ -257,20 +261,19 @@ func (s *sweeper) stateShows(r run, byStep map[string][]runresult.Call) bool {
 		}
 	}
 	var made []string
-	walk(copyJSON(retries[len(retries)-1].Result), nil, func(path []any, v any) any {
-		if str, ok := v.(string); ok && len(str) >= 4 && !s.plan.literals[str] && !carriedOut[dotted(path)] {
+	jsonvalue.Walk(retries[len(retries)-1].Result, func(path string, v any) {
+		if str, ok := v.(string); ok && len(str) >= 4 && !s.plan.literals[str] && !carriedOut[path] {
 			made = append(made, str)
 		}
-		return v
 	})
 	for _, rd := range s.reads {
 		cs := byStep[rd.after]
 		if len(cs) == 0 {
 			continue
 		}
-		shown := canon(cs[len(cs)-1].Result)
+		shown := jsonvalue.Canonical(cs[len(cs)-1].Result)
 		for _, v := range made {
-			if strings.Contains(shown, canon(v)) {
+			if strings.Contains(shown, jsonvalue.Canonical(v)) {
 				return true
 			}
 		}
@@ -308,33 +311,13 @@ func (s *sweeper) minted(t *runresult.Trial, byStep map[string][]runresult.Call)
 		if !mutating[c.Step] {
 			continue
 		}
-		walk(copyJSON(c.Result), nil, func(_ []any, v any) any {
+		jsonvalue.Walk(c.Result, func(_ string, v any) {
 			if str, ok := v.(string); ok && !s.plan.literals[str] {
 				out[str] = true
 			}
-			return v
 		})
 	}
 	return out
-}
-
-// copyJSON copies a decoded JSON value so walk cannot change the runner's.
-func copyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = copyJSON(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = copyJSON(e)
-		}
-		return out
-	}
-	return v
 }
 
 // brokenBaseline says why run 0 is no evidence ("" when it is).
@@ -400,7 +383,7 @@ func compare(base, got *result) {
 			lines = append(lines, diff...)
 		}
 	}
-	for _, name := range sortedNames(base.sinks) {
+	for _, name := range slices.Sorted(maps.Keys(base.sinks)) {
 		if base.sinks[name] != got.sinks[name] {
 			lines = append(lines, fmt.Sprintf("sink %s received %d requests, %d in run 0", name, got.sinks[name], base.sinks[name]))
 		}
@@ -506,15 +489,6 @@ func because(co callOutcome) string {
 		return ""
 	}
 	return " (" + co.why + ")"
-}
-
-func sortedNames(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // baselineCell decides run 0's own cell.

@@ -12,6 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -340,23 +341,10 @@ func (s *sweeper) decide() error {
 }
 
 func hasCarried(v any) bool {
-	switch x := v.(type) {
-	case *carried:
-		return true
-	case map[string]any:
-		for _, e := range x {
-			if hasCarried(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if hasCarried(e) {
-				return true
-			}
-		}
-	}
-	return false
+	return jsonvalue.Any(v, func(leaf any) bool {
+		_, ok := leaf.(*carried)
+		return ok
+	})
 }
 
 func (s *sweeper) callInfos() []CallInfo {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -118,8 +119,8 @@ func TestPlanCarriesReturnedValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Carry{{From: 1, Path: "orderId", To: 2, Arg: "orderId", Value: "o_rec1"}}
-	if canon(p.carries) != canon(want) {
-		t.Fatalf("carries = %s, want %s", canon(p.carries), canon(want))
+	if jsonvalue.Canonical(p.carries) != jsonvalue.Canonical(want) {
+		t.Fatalf("carries = %s, want %s", jsonvalue.Canonical(p.carries), jsonvalue.Canonical(want))
 	}
 	for _, tc := range []struct {
 		name string
@@ -199,8 +200,8 @@ func TestSweepOrders(t *testing.T) {
 			}
 			sort.Strings(lines)
 			t.Log(strings.Join(lines, "\n"))
-			if canon(got) != canon(tc.want) {
-				t.Errorf("cells = %s, want %s\n%s", canon(got), canon(tc.want), strings.Join(lines, "\n"))
+			if jsonvalue.Canonical(got) != jsonvalue.Canonical(tc.want) {
+				t.Errorf("cells = %s, want %s\n%s", jsonvalue.Canonical(got), jsonvalue.Canonical(tc.want), strings.Join(lines, "\n"))
 			}
 		})
 	}

@@ -2,8 +2,9 @@ package verdict
 
 import (
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
 // Unprovable is a key whose ok answers are equal to each other but carry nothing the server
@@ -20,27 +21,13 @@ type Unprovable struct {
 }
 
 // leaves flattens a decoded answer into its scalar values by dotted path ("" for a scalar
-// answer), each in canonical form.
-func leaves(v any, at string, out map[string]string) {
-	join := func(k string) string {
-		if at == "" {
-			return k
+// answer), each in canonical form; nulls are left out.
+func leaves(v any, out map[string]string) {
+	jsonvalue.Walk(v, func(at string, leaf any) {
+		if leaf != nil {
+			out[at] = jsonvalue.Canonical(leaf)
 		}
-		return at + "." + k
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			leaves(e, join(k), out)
-		}
-	case []any:
-		for i, e := range x {
-			leaves(e, join(strconv.Itoa(i)), out)
-		}
-	case nil:
-	default:
-		out[at] = Canonical(x)
-	}
+	})
 }
 
 // lastName is the field name a dotted path ends in, list indexes skipped.

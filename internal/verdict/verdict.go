@@ -1,12 +1,12 @@
 package verdict
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
 // Call is one answer idemtest saw to a call, in the order the trial made them.
@@ -135,7 +135,7 @@ func toolEvidence(calls []Call, order []scope, byKey map[scope][]int) map[toolOf
 					ev[t] = &evidence{answers: map[string]map[string]string{}}
 				}
 				l := map[string]string{}
-				leaves(Without(calls[i].Answer, calls[i].Ignore), "", l)
+				leaves(jsonvalue.Without(calls[i].Answer, calls[i].Ignore), l)
 				ev[t].keys = append(ev[t].keys, s.key)
 				ev[t].answers[s.key] = l
 				break
@@ -166,7 +166,7 @@ func (j *Judgement) judgeKey(calls []Call, s scope, idx []int, ev *evidence) {
 	}
 	canon := make(map[int]string, len(ok))
 	for _, i := range ok {
-		canon[i] = Canonical(Without(calls[i].Answer, calls[i].Ignore))
+		canon[i] = jsonvalue.Canonical(jsonvalue.Without(calls[i].Answer, calls[i].Ignore))
 	}
 	// Unmarked answers are executions, one per distinct answer; they are compared with each
 	// other only, so that the order of a fan-out's copies in the history does not matter.
@@ -189,8 +189,8 @@ func (j *Judgement) judgeKey(calls []Call, s scope, idx []int, ev *evidence) {
 	// for the execution; otherwise a server that ignores keys answers the same.
 	if equal > 0 && marked == 0 && len(execs) == 1 {
 		args := map[string]string{}
-		leaves(calls[execs[0]].Args, "", args)
-		args["(key)"] = Canonical(s.key) // a server that echoes the key minted nothing
+		leaves(calls[execs[0]].Args, args)
+		args["(key)"] = jsonvalue.Canonical(s.key) // a server that echoes the key minted nothing
 		if !ev.minted(s.key, ev.answers[s.key], args) {
 			j.Unprovable = append(j.Unprovable, Unprovable{Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Calls: len(ok)})
 			return
@@ -213,7 +213,7 @@ func (j *Judgement) judgeKey(calls []Call, s scope, idx []int, ev *evidence) {
 	}
 	if len(differs) > 0 {
 		v := Violation{Kind: ReplayDiffers, Key: s.key, Endpoint: s.endpoint, Tool: s.tool, First: idx[0], Executions: len(execs),
-			Answers: []Call{calls[ref]}, Differ: Differ(Without(calls[ref].Answer, calls[ref].Ignore), Without(calls[differs[0]].Answer, calls[differs[0]].Ignore))}
+			Answers: []Call{calls[ref]}, Differ: jsonvalue.Differ(jsonvalue.Without(calls[ref].Answer, calls[ref].Ignore), jsonvalue.Without(calls[differs[0]].Answer, calls[differs[0]].Ignore))}
 		for _, i := range differs {
 			v.Answers = append(v.Answers, calls[i])
 		}
@@ -224,7 +224,7 @@ func (j *Judgement) judgeKey(calls []Call, s scope, idx []int, ev *evidence) {
 		for _, i := range execs {
 			v.Answers = append(v.Answers, calls[i])
 		}
-		v.Differ = Differ(Without(calls[execs[0]].Answer, calls[execs[0]].Ignore), Without(calls[execs[1]].Answer, calls[execs[1]].Ignore))
+		v.Differ = jsonvalue.Differ(jsonvalue.Without(calls[execs[0]].Answer, calls[execs[0]].Ignore), jsonvalue.Without(calls[execs[1]].Answer, calls[execs[1]].Ignore))
 		j.Violations = append(j.Violations, v)
 		j.Duplicates += len(execs) - 1
 	}
@@ -330,7 +330,7 @@ func (v Violation) Explain() []string {
 			out = append(out, fmt.Sprintf("  … and %d more", len(v.Answers)-maxShown))
 			break
 		}
-		out = append(out, fmt.Sprintf("  %-*s  %s", width, labels[i], shorten(Canonical(c.Answer), maxAnswer)))
+		out = append(out, fmt.Sprintf("  %-*s  %s", width, labels[i], shorten(jsonvalue.Canonical(c.Answer), maxAnswer)))
 	}
 	if len(v.Differ) > 0 {
 		out = append(out, "  they differ at: "+strings.Join(v.Differ, ", "))
@@ -367,131 +367,4 @@ func shorten(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// Canonical is the JSON text of v with map keys sorted, the form answers are compared in.
-func Canonical(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// Without returns v with the dotted paths removed, leaving v itself untouched. A path runs
-// through objects by field name and applies to every element of a list it meets.
-func Without(v any, paths []string) any {
-	for _, p := range paths {
-		if p != "" {
-			v = drop(v, strings.Split(p, "."))
-		}
-	}
-	return v
-}
-
-func drop(v any, path []string) any {
-	switch x := v.(type) {
-	case map[string]any:
-		e, ok := x[path[0]]
-		if !ok {
-			return v
-		}
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = val
-		}
-		if len(path) == 1 {
-			delete(out, path[0])
-		} else {
-			out[path[0]] = drop(e, path[1:])
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = drop(e, path)
-		}
-		return out
-	}
-	return v
-}
-
-// maxDiffer bounds the paths Differ reports.
-const maxDiffer = 5
-
-// Differ lists the dotted paths at which a and b differ ("" for the whole value).
-func Differ(a, b any) []string {
-	var out []string
-	differ(a, b, "", &out)
-	if len(out) > maxDiffer {
-		out = append(out[:maxDiffer], "…")
-	}
-	return out
-}
-
-func differ(a, b any, at string, out *[]string) {
-	join := func(k string) string {
-		if at == "" {
-			return k
-		}
-		return at + "." + k
-	}
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			differ(am[k], bm[k], join(k), out)
-		}
-		return
-	}
-	al, aok := a.([]any)
-	bl, bok := b.([]any)
-	if aok && bok && len(al) == len(bl) {
-		for i := range al {
-			differ(al[i], bl[i], join(fmt.Sprint(i)), out)
-		}
-		return
-	}
-	if Canonical(a) != Canonical(b) {
-		if at == "" {
-			at = "(the whole answer)"
-		}
-		*out = append(*out, at)
-	}
-}
-
-// Lookup reads a dotted path, as Differ reports it, from a decoded JSON value.
-func Lookup(v any, path string) any {
-	if path == "" || path == "(the whole answer)" {
-		return v
-	}
-	for _, k := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[k]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }

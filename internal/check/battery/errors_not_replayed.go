@@ -5,9 +5,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -58,7 +58,7 @@ func (b *Battery) errorsNotReplayed(t endpoints.ToolInfo, args map[string]any) *
 		c.Status, c.Reason = Pass, "refused without "+field+history.StatusNote(br[0])+"; the corrected call with the same key executed"
 	case r.Outcome == scenario.Info:
 		c.Status, c.Reason = Inconclusive, "the corrected call's outcome is unknown"+history.StatusNote(r)
-	case r.Status == br[0].Status && state.Equal(r.Result, br[0].Result):
+	case r.Status == br[0].Status && jsonvalue.Equal(r.Result, br[0].Result):
 		c.Status, c.Evidence = Fail, byStatus
 		c.Reason = "the corrected call got the refused call's error again" + history.StatusNote(r) + ": the error was stored under the key"
 	default:

@@ -7,6 +7,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -37,7 +38,7 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		if c.Status == Fail && res != nil {
-			if a, o := history.Calls(history.Trial(res), "again"), history.Calls(history.Trial(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == scenario.OK && state.Equal(a[0].Result, o[0].Result) {
+			if a, o := history.Calls(history.Trial(res), "again"), history.Calls(history.Trial(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == scenario.OK && jsonvalue.Equal(a[0].Result, o[0].Result) {
 				c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 			}
 		}
@@ -52,10 +53,10 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 		// tool's answer either unless the server marks it as a replay.
 		c.Status = Inconclusive
 		c.Reason = u.Name + " with the key of the " + t.Name + " call answered with an error-shaped success" + history.StatusNote(r) + ": it is no evidence of whose call ran"
-	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && state.Equal(r.Result, first[0].Result))):
+	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && jsonvalue.Equal(r.Result, first[0].Result))):
 		c.Status = Fail
 		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
-	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && state.Equal(again[0].Result, r.Result) && !state.Equal(again[0].Result, first[0].Result):
+	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && jsonvalue.Equal(again[0].Result, r.Result) && !jsonvalue.Equal(again[0].Result, first[0].Result):
 		c.Status = Fail
 		c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 	case r.Outcome == scenario.Info:

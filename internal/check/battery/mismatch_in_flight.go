@@ -6,9 +6,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -61,7 +61,7 @@ func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *C
 	case len(f) > 0 && f[0].Outcome != scenario.Info:
 		c.Status = Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + ": it was not in flight; payload-mismatch covers a finished call"
-	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !state.Equal(last.Result, r.Result):
+	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !jsonvalue.Equal(last.Result, r.Result):
 		c.Status = Fail
 		c.Reason = "another payload under a key in flight executed" + history.StatusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
 	case r.Outcome == scenario.OK && r.Replayed:

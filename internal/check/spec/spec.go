@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -161,52 +162,20 @@ func (ss Step) timing(st *scenario.Step) error {
 
 // compileArgs turns strings with {{ }} into templates, as the loader does.
 func compileArgs(v any, env assert.Env) (any, error) {
-	switch x := v.(type) {
-	case string:
-		if assert.HasTemplate(x) {
+	return jsonvalue.MapErr(v, func(leaf any) (any, error) {
+		if x, ok := leaf.(string); ok && assert.HasTemplate(x) {
 			return assert.CompileTemplate(x, env)
 		}
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			c, err := compileArgs(e, env)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = c
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			c, err := compileArgs(e, env)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = c
-		}
-		return out, nil
-	}
-	return v, nil
+		return leaf, nil
+	})
 }
 
 // PlainArgs turns loaded arguments back into what was written: templates become their source.
 func PlainArgs(v any) any {
-	switch x := v.(type) {
-	case *assert.Template:
-		return x.Source
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = PlainArgs(e)
+	return jsonvalue.Map(v, func(leaf any) any {
+		if t, ok := leaf.(*assert.Template); ok {
+			return t.Source
 		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = PlainArgs(e)
-		}
-		return out
-	}
-	return v
+		return leaf
+	})
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Compare compares the snapshots of a retry check: moved lists the tools whose answer the first
@@ -22,11 +22,11 @@ func (s Snapshots) Compare(t *result.Trial) (moved, changed []string) {
 			continue
 		}
 		v0, v1, v2 := s.view(r0), s.view(r1), s.view(r2)
-		if Equal(v0, v1) {
+		if jsonvalue.Equal(v0, v1) {
 			continue
 		}
 		moved = append(moved, tool)
-		if !Equal(v1, v2) {
+		if !jsonvalue.Equal(v1, v2) {
 			changed = append(changed, tool)
 		}
 	}
@@ -51,7 +51,7 @@ func (s Snapshots) ChangedAt(t *result.Trial, from int) (changed, unread []strin
 		switch {
 		case !ok0 || !ok1:
 			unread = append(unread, tool)
-		case !Equal(s.view(x), s.view(y)):
+		case !jsonvalue.Equal(s.view(x), s.view(y)):
 			changed = append(changed, tool)
 		}
 	}
@@ -73,9 +73,9 @@ func (s Snapshots) Details(t *result.Trial, changed []string) []string {
 			continue
 		}
 		var at []string
-		for _, p := range verdict.Differ(s.view(r1.Result), s.view(r2.Result)) {
-			a, aok := verdict.Lookup(r1.Result, p).([]any)
-			z, zok := verdict.Lookup(r2.Result, p).([]any)
+		for _, p := range jsonvalue.Differ(s.view(r1.Result), s.view(r2.Result)) {
+			a, aok := jsonvalue.Lookup(r1.Result, p).([]any)
+			z, zok := jsonvalue.Lookup(r2.Result, p).([]any)
 			if aok && zok {
 				p += fmt.Sprintf(" (%d → %d items)", len(a), len(z))
 			}

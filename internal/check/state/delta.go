@@ -2,13 +2,13 @@ package state
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
 )
 
@@ -38,45 +38,15 @@ func (s Snapshots) between(t *result.Trial, from, to int) (Delta, bool) {
 	return d, true
 }
 
-func diffDelta(x, y any, path string, ignore []string, out Delta) {
-	for _, ig := range ignore {
-		if strings.HasSuffix(path, "."+ig) {
-			return
+// diffDelta adds how snapshot tool's answer changed from x to y to out, by "tool.path" and
+// "len(tool.path)", the endpoint's compare.ignore left out as every comparison leaves it out.
+func diffDelta(x, y any, tool string, ignore []string, out Delta) {
+	for _, c := range jsonvalue.Delta(jsonvalue.Without(x, ignore), jsonvalue.Without(y, ignore)) {
+		p := jsonvalue.Join(tool, c.Path)
+		if c.Len {
+			p = "len(" + p + ")"
 		}
-	}
-	switch a := x.(type) {
-	case map[string]any:
-		z, _ := y.(map[string]any)
-		keys := map[string]bool{}
-		for k := range a {
-			keys[k] = true
-		}
-		for k := range z {
-			keys[k] = true
-		}
-		for k := range keys {
-			diffDelta(a[k], z[k], path+"."+k, ignore, out)
-		}
-	case []any:
-		z, ok := y.([]any)
-		switch {
-		case !ok:
-		case len(z) != len(a):
-			out["len("+path+")"] = float64(len(z) - len(a))
-		default:
-			// The same items in place (a graph's entities): what changed is inside them.
-			for i := range a {
-				diffDelta(a[i], z[i], fmt.Sprintf("%s.%d", path, i), ignore, out)
-			}
-		}
-	case float64:
-		if z, ok := y.(float64); ok && z != a && a == math.Trunc(a) && z == math.Trunc(z) {
-			out[path] = z - a
-		}
-	case nil:
-		if z, ok := y.([]any); ok && len(z) > 0 {
-			out["len("+path+")"] = float64(len(z))
-		}
+		out[p] = c.By
 	}
 }
 

@@ -3,11 +3,11 @@ package state
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -57,19 +57,19 @@ func (s Snapshots) mintedBy(t *result.Trial, in func(result.Call) bool) (f Fresh
 			continue
 		}
 		seen[c.Key] = true
-		strs(c.Args, "", func(_, s string) { seen[s] = true })
+		strs(c.Args, func(_, s string) { seen[s] = true })
 		if c.Outcome != scenario.OK && c.Discarded != scenario.OK {
 			continue
 		}
 		v := s.view(c.Result)
 		if answered && !ok {
-			strs(v, "", func(path, s string) {
+			strs(v, func(path, s string) {
 				if !ok && !seen[s] && idLike(s) {
 					f, ok = Fresh{step: stepName(c), path: path, value: s}, true
 				}
 			})
 		}
-		strs(v, "", func(_, s string) { seen[s] = true })
+		strs(v, func(_, s string) { seen[s] = true })
 		answered = true
 	}
 	return f, ok
@@ -83,31 +83,13 @@ func stepName(c result.Call) string {
 }
 
 // strs calls fn with every string in a decoded JSON value and its dotted path, in a stable
-// order. A string that is itself JSON (an MCP text content) is walked too.
-func strs(v any, path string, fn func(path, s string)) {
-	join := func(k string) string {
-		if path == "" {
-			return k
+// order.
+func strs(v any, fn func(path, s string)) {
+	jsonvalue.Walk(v, func(path string, leaf any) {
+		if s, ok := leaf.(string); ok {
+			fn(path, s)
 		}
-		return path + "." + k
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			strs(x[k], join(k), fn)
-		}
-	case []any:
-		for i, e := range x {
-			strs(e, join(fmt.Sprint(i)), fn)
-		}
-	case string:
-		fn(path, x)
-	}
+	})
 }
 
 // idLike reports whether a string looks like a value a server mints for one operation: one

@@ -1,8 +1,6 @@
 package state
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -11,9 +9,9 @@ import (
 	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Snapshots are the read-only calls whose answers are the server's state, read around a check's
@@ -131,7 +129,7 @@ func (s Snapshots) json(id string) string {
 // view is a snapshot as the state comparisons see it: without the fields the endpoint's
 // compare.ignore names (a timestamp in a list's answer), as the verdict leaves them out.
 func (s Snapshots) view(v any) any {
-	return verdict.Without(v, s.Ignore)
+	return jsonvalue.Without(v, s.Ignore)
 }
 
 // first is the first call of step id in the trial.
@@ -149,11 +147,4 @@ func snapshot(t *result.Trial, id string) (any, bool) {
 		return nil, false
 	}
 	return c.Result, true
-}
-
-// Equal reports whether two decoded answers are the same JSON.
-func Equal(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/trace"
-	"github.com/idemtest/idemtest/internal/verdict"
 )
 
 // Check names one rule the agent is judged by; the ids are stable (JSON, JUnit).
@@ -273,7 +273,7 @@ func addedOrDropped(am, bm map[string]any) ([]string, bool) {
 		switch {
 		case !ok:
 			onlyA = append(onlyA, k)
-		case verdict.Canonical(av) != verdict.Canonical(bv):
+		case jsonvalue.Canonical(av) != jsonvalue.Canonical(bv):
 			return nil, false
 		default:
 			shared++
@@ -330,7 +330,7 @@ func sigOf(c trace.Call, v any, ok bool) (sig, args string) {
 	if !ok {
 		args = string(c.Args)
 	} else {
-		args = verdict.Canonical(v)
+		args = jsonvalue.Canonical(v)
 	}
 	return c.Tool + "\x00" + args, args
 }
@@ -358,24 +358,17 @@ func decodeArgs(c trace.Call, ignore []string) (any, bool) {
 	if d.Decode(&v) != nil {
 		return nil, false
 	}
-	return verdict.Without(normNumbers(v), drop), true
+	return jsonvalue.Without(normNumbers(v), drop), true
 }
 
-// normNumbers replaces every number in v (decoded with UseNumber) by its canonical spelling.
+// normNumbers is v (decoded with UseNumber) with every number in its canonical spelling.
 func normNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		return json.Number(normNumber(string(x)))
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normNumbers(e)
+	return jsonvalue.Map(v, func(leaf any) any {
+		if n, ok := leaf.(json.Number); ok {
+			return json.Number(normNumber(string(n)))
 		}
-	case []any:
-		for i, e := range x {
-			x[i] = normNumbers(e)
-		}
-	}
-	return v
+		return leaf
+	})
 }
 
 // normNumber spells a JSON number so that equal values are equal text, exactly (no float

@@ -25,7 +25,7 @@ import (
 )
 
 var (
-	mode   = flag.String("mode", "correct", "correct|rejectafter|lease|fpexec|replayexec|noid|statusflag|commit500|hang|giant|globalscope|cacheerr|clock")
+	mode   = flag.String("mode", "correct", "correct|rejectafter|lease|fpexec|replayexec|noid|statusflag|commit500|hang|giant|globalscope|cacheerr|clock|volatile")
 	addr   = flag.String("addr", "127.0.0.1:0", "HTTP listen address")
 	stdio  = flag.Bool("stdio", false, "serve MCP over stdio")
 	keyArg = flag.String("keyarg", "idempotencyKey", "MCP argument carrying the key")
@@ -51,6 +51,8 @@ type server struct {
 	stored map[string]answer
 	seen   map[string]int
 	fails  int
+	// hits counts the refund requests served, replays included (volatile mode).
+	hits int
 }
 
 func id() string {
@@ -72,8 +74,29 @@ func (s *server) execute(args map[string]any, key string) map[string]any {
 	return r
 }
 
-// call runs a tool: status, body, replayed.
+// call runs a tool: status, body, replayed. In volatile mode, a correct server whose every
+// answer carries the count of refund requests served so far, replays included, in a map
+// (stats.count) and in a list (items.n): fields that change on every answer, as a request
+// counter does, and that compare.ignore must leave out.
 func (s *server) call(ctx context.Context, tool, key string, args map[string]any) (int, map[string]any, bool) {
+	st, body, replayed := s.run(ctx, tool, key, args)
+	if *mode != "volatile" || st != 200 {
+		return st, body, replayed
+	}
+	s.mu.Lock()
+	if tool != "list_refunds" {
+		s.hits++
+	}
+	n := s.hits
+	s.mu.Unlock()
+	out := map[string]any{"stats": map[string]any{"count": n}, "items": []any{map[string]any{"n": n}}}
+	for k, v := range body {
+		out[k] = v
+	}
+	return st, out, replayed
+}
+
+func (s *server) run(ctx context.Context, tool, key string, args map[string]any) (int, map[string]any, bool) {
 	switch tool {
 	case "list_refunds":
 		s.mu.Lock()
