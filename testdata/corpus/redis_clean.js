@@ -1,0 +1,21 @@
+// redis_clean.js deletes what a corpus test left in Redis at REDIS_ADDR: for each argument
+// LEDGER[=PREFIX], the idempotency keys the ledger file recorded, each under PREFIX (nothing:
+// the store uses the key as it came). Only keys of this test's sessions are touched.
+'use strict';
+const fs = require('node:fs');
+const { createClient } = require('redis');
+
+async function main() {
+  const client = createClient({ url: 'redis://' + (process.env.REDIS_ADDR || '127.0.0.1:6379') });
+  await client.connect();
+  let n = 0;
+  for (const arg of process.argv.slice(2)) {
+    const [file, prefix = ''] = arg.split(/=(.*)/s);
+    if (!fs.existsSync(file)) continue;
+    const keys = fs.readFileSync(file, 'utf8').split('\n').filter(l => l.trim()).map(l => JSON.parse(l).key).filter(Boolean);
+    for (const k of new Set(keys)) n += await client.del(prefix + k);
+  }
+  await client.quit();
+  console.log(`deleted ${n} keys`);
+}
+main();
