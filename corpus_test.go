@@ -20,6 +20,8 @@ var corpusPackages = map[string]string{
 	"@node-idempotency/core":                   "1.0.11",
 	"@node-idempotency/storage-adapter-memory": "1.0.2",
 	"@node-idempotency/storage-adapter-redis":  "1.0.2",
+	"@aws-lambda-powertools/idempotency":       "2.35.0",
+	"@redis/client":                            "6.4.0",
 }
 
 // TestCorpusPackagesInstalled makes CI fail, rather than skip the corpus scripts, when a corpus
