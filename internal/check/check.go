@@ -242,9 +242,12 @@ func sinkURL(env *runner.Env, base *scenario.Scenario) string {
 	return urls[names[0]]
 }
 
-// diagnose finds whole-server patterns: no keyed tool ever replayed.
+// diagnose finds whole-server patterns: no keyed tool ever replayed. When every judged retry
+// was refused (a status code decided each), the server does keep its keys, and only withholds
+// the stored answer (a library that fails its own payload check on every retry does): that is
+// said instead of "keys look unsupported".
 func diagnose(rep *Report, def *scenario.Endpoint) []string {
-	judged, replayed := 0, 0
+	judged, replayed, refused := 0, 0, 0
 	for _, row := range rep.Rows {
 		if row.Natural || row.Skipped != "" {
 			continue
@@ -255,6 +258,9 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 			}
 			if c.Status == Pass || c.Status == Fail || c.Status == Warn {
 				judged++
+				if c.ByStatusOnly() {
+					refused++
+				}
 			}
 			if c.Replayed {
 				replayed++
@@ -275,6 +281,9 @@ func diagnose(rep *Report, def *scenario.Endpoint) []string {
 	}
 	if judged == 0 || replayed > 0 {
 		return out
+	}
+	if refused == judged {
+		return append(out, fmt.Sprintf("no tool replayed anything: every retry was refused, so keys are kept (the key went in the %s) but the stored answer is never returned", rig.KeyWhere(def)))
 	}
 	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", rig.KeyWhere(def)))
 }
