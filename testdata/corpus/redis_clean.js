@@ -4,7 +4,7 @@
 // prefix unique to the test's run, for stores that hash the key). Only this run's keys go.
 'use strict';
 const fs = require('node:fs');
-const { createClient } = require('redis');
+const { createClient } = require('@redis/client');
 
 async function main() {
   const client = createClient({ url: 'redis://' + (process.env.REDIS_ADDR || '127.0.0.1:6379') });
