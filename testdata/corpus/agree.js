@@ -8,8 +8,11 @@
 //
 // A key executed more than once is a double execution: idemtest must say ✗ (check: a failed
 // cell that blames the key, by name with the ledger's count or by its session; run: the trial
-// that used the key failed, on a double-execution verdict or on an assertion of the effects). Every key executed at most once: idemtest must not fail (check: pass, warn
-// or inconclusive; run: the trial passed). The exit code is 1 when a line disagrees.
+// that used the key failed, on a double-execution verdict or on an assertion of the effects).
+// Every key executed at most once: idemtest must not fail (check: pass, warn or inconclusive;
+// run: the trial passed). The exit code is 1 when a line disagrees. The checks judged must be
+// ones whose ✗ is about executions (replay, lost-response, timeout-retry, concurrent): a
+// payload-mismatch ✗ for a replayed answer is true and would read here as a false alarm.
 'use strict';
 const fs = require('node:fs');
 
@@ -21,6 +24,11 @@ for (const line of ledger.split('\n')) {
   if (!line.trim()) continue;
   const { key } = JSON.parse(line);
   if (key) executions.set(key, (executions.get(key) || 0) + 1);
+}
+if (executions.size === 0) {
+  // Nothing recorded proves nothing: a glue that never wrote its ledger is not a correct server.
+  console.log(`DISAGREE: the ledger ${ledgerFile} records no execution`);
+  process.exit(1);
 }
 const most = keys => Math.max(0, ...keys.map(k => executions.get(k) || 0));
 let disagreements = 0;
