@@ -267,8 +267,8 @@ func keyedEndpoints(inline map[string]any, sc *scenario.Scenario, name string) (
 }
 
 // configEndpoint reads the endpoint name of the config file path as written (templates and
-// ${VAR} references unexpanded: the saved scenario expands them when it loads), with an
-// OpenAPI document's relative path made absolute, as it was relative to the config.
+// ${VAR} references unexpanded: the saved scenario expands them when it loads), with the
+// relative paths the config resolved against its directory made absolute.
 func configEndpoint(path, name string) (map[string]any, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -281,13 +281,21 @@ func configEndpoint(path, name string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	ep := maps.Clone(doc.Endpoints[name])
-	if h, ok := ep["http"].(map[string]any); ok {
-		if src, ok := h["openapi"].(string); ok && !openapi.IsURL(src) && !filepath.IsAbs(src) {
-			h = maps.Clone(h)
-			if h["openapi"], err = filepath.Abs(filepath.Join(filepath.Dir(path), src)); err != nil {
+	// Paths the config resolves against its own directory: an OpenAPI document, an MCP server's
+	// working directory.
+	for _, p := range [][2]string{{"http", "openapi"}, {"mcp", "dir"}} {
+		sub, ok := ep[p[0]].(map[string]any)
+		if !ok {
+			continue
+		}
+		if src, ok := sub[p[1]].(string); ok && !openapi.IsURL(src) && !filepath.IsAbs(src) {
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), src))
+			if err != nil {
 				return nil, err
 			}
-			ep["http"] = h
+			sub = maps.Clone(sub)
+			sub[p[1]] = abs
+			ep[p[0]] = sub
 		}
 	}
 	return ep, nil
