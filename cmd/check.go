@@ -272,13 +272,13 @@ func keyedEndpoints(inline map[string]any, sc *scenario.Scenario, name string) (
 func configEndpoint(path, name string) (map[string]any, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read endpoint %s for --write: %w", name, err)
 	}
 	var doc struct {
 		Endpoints map[string]map[string]any `yaml:"endpoints"`
 	}
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("read endpoint %s for --write: %s: %w", name, path, err)
 	}
 	ep := maps.Clone(doc.Endpoints[name])
 	// Paths the config resolves against its own directory: an OpenAPI document, an MCP server's
