@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
@@ -194,7 +199,11 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, string, map[string]any, error) {
 	if o.Endpoint != "" {
 		sc, name, err := o.resolve(ctx)
-		return sc, name, nil, err
+		if err != nil {
+			return nil, "", nil, err
+		}
+		inline, err := keyedEndpoints(nil, sc, name)
+		return sc, name, inline, err
 	}
 	type loaded struct {
 		cfg *scenario.Scenario
@@ -222,7 +231,88 @@ func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, s
 		return nil, "", nil, err
 	}
 	sc.Check = cfg.Check
-	return sc, name, o.inline(name), nil
+	inline, err := keyedEndpoints(o.inline(name), sc, name)
+	return sc, name, inline, err
+}
+
+// keyedEndpoints is the endpoints: section of the scenarios --write saves. check.key shapes the
+// keys of the endpoint checked for the battery only: run sends the keys of the endpoint's own
+// key spec, so a saved scenario without the format would send idemtest's <session>-<index> keys
+// to a server that accepts only, say, UUIDs, and fail where check passed. With check.key, the
+// endpoint is saved with it: the ad hoc endpoint (inline), or the config's as written in its
+// file (the saved scenario's endpoint then stands in for the config's of the same name), its
+// key: spec the one check used, with the format added.
+func keyedEndpoints(inline map[string]any, sc *scenario.Scenario, name string) (map[string]any, error) {
+	if sc.Check == nil || sc.Check.Key == nil || sc.Endpoints[name] == nil {
+		return inline, nil
+	}
+	var ep map[string]any
+	if inline != nil {
+		ep, _ = inline[name].(map[string]any)
+	} else if sc.Config != "" {
+		var err error
+		if ep, err = configEndpoint(sc.Config, name); err != nil {
+			return nil, err
+		}
+	}
+	if ep == nil {
+		return inline, nil
+	}
+	ep = maps.Clone(ep)
+	spec, f := sc.Endpoints[name].Key, *sc.Check.Key
+	key := map[string]any{}
+	switch {
+	case spec.Header != "":
+		key["header"] = spec.Header
+	case spec.Arg != "":
+		key["arg"] = spec.Arg
+	case spec.Meta != "":
+		key["meta"] = spec.Meta
+	}
+	key["format"] = f.Name
+	if f.Name == "" {
+		key["format"] = f.Template
+	}
+	if f.Length > 0 {
+		key["length"] = f.Length
+	}
+	ep["key"] = key
+	return map[string]any{name: ep}, nil
+}
+
+// configEndpoint reads the endpoint name of the config file path as written (templates and
+// ${VAR} references unexpanded: the saved scenario expands them when it loads), with the
+// relative paths the config resolved against its directory made absolute.
+func configEndpoint(path, name string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read endpoint %s for --write: %w", name, err)
+	}
+	var doc struct {
+		Endpoints map[string]map[string]any `yaml:"endpoints"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("read endpoint %s for --write: %s: %w", name, path, err)
+	}
+	ep := maps.Clone(doc.Endpoints[name])
+	// Paths the config resolves against its own directory: an OpenAPI document, an MCP server's
+	// working directory.
+	for _, p := range [][2]string{{"http", "openapi"}, {"mcp", "dir"}} {
+		sub, ok := ep[p[0]].(map[string]any)
+		if !ok {
+			continue
+		}
+		if src, ok := sub[p[1]].(string); ok && !openapi.IsURL(src) && !filepath.IsAbs(src) {
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), src))
+			if err != nil {
+				return nil, err
+			}
+			sub = maps.Clone(sub)
+			sub[p[1]] = abs
+			ep[p[0]] = sub
+		}
+	}
+	return ep, nil
 }
 
 // checkCoverage lists the mutating tools the battery judged nothing of: a tool left out with its

@@ -272,9 +272,12 @@ func sinkURL(env *runner.Env, base *scenario.Scenario) string {
 }
 
 // diagnose finds whole-server patterns: no keyed tool ever replayed. instances is how many
-// instances of the endpoint the calls reached (0: one).
+// instances of the endpoint the calls reached (0: one). When every judged retry was refused
+// (a status code decided each), the server does keep its keys, and only withholds the stored
+// answer (a library that fails its own payload check on every retry does): that is said
+// instead of "keys look unsupported".
 func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
-	judged, replayed := 0, 0
+	judged, replayed, refused := 0, 0, 0
 	for _, row := range rep.Rows {
 		if row.Natural || row.Skipped != "" {
 			continue
@@ -285,6 +288,9 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 			}
 			if c.Status == Pass || c.Status == Fail || c.Status == Warn {
 				judged++
+				if c.ByStatusOnly() {
+					refused++
+				}
 			}
 			if c.Replayed {
 				replayed++
@@ -310,6 +316,9 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 		// Each retry went to another instance than its first call: a store per process and
 		// no key support at all look the same from here.
 		return append(out, fmt.Sprintf("no tool replayed anything across %d instances: each instance keeps its own keys (a per-process store), or keys are unsupported (the key went in the %s); spread: same on the endpoint checks one instance and tells the two apart", instances, rig.KeyWhere(def)))
+	}
+	if refused == judged {
+		return append(out, fmt.Sprintf("no tool replayed anything: every retry was refused, so keys are kept (the key went in the %s) but the stored answer is never returned", rig.KeyWhere(def)))
 	}
 	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", rig.KeyWhere(def)))
 }

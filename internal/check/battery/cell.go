@@ -54,6 +54,10 @@ type Cell struct {
 	again time.Duration
 }
 
+// ByStatusOnly reports that the status code alone decided the cell: for replay and
+// lost-response, a retry refused rather than executed or answered.
+func (c *Cell) ByStatusOnly() bool { return c.Evidence == byStatus }
+
 // ReplaysDiffer reports that a marked replay differed from the stored answer in this check.
 func (c *Cell) ReplaysDiffer() bool { return c.replaysDiffer }
 

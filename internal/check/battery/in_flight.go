@@ -62,13 +62,14 @@ func (c *Cell) answeredFirst(first result.Call, giveUp time.Duration) string {
 // give-up point in turn until one catches a second execution (✗) or the budget is spent. A trial
 // whose first call was not in flight at the server (answered before the give-up, or never run)
 // judges nothing; the cell is ✓ (or ⚠) when some trial had it in flight and none caught
-// anything, and ? only when no trial did.
+// anything, and ? when no trial did, or when in some trial the retry executed and nothing counts
+// executions (the call given up on may have run as well).
 func (b *Battery) inFlight(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
 	defer func() { b.giveUp = 0 }()
 	points := giveUpPoints(b.Latency(t.Name))
 	deadline := time.Now().Add(b.Opts.Budget)
 	var decided, last *Cell
-	trials, landed := 0, 0
+	trials, landed, blind := 0, 0, 0
 	for i := 0; ; i++ {
 		b.giveUp = points[i%len(points)]
 		c := b.withEffects(b.run(id, t, args))
@@ -92,6 +93,11 @@ func (b *Battery) inFlight(id string, t endpoints.ToolInfo, args map[string]any)
 			return c
 		case c.Status == Inconclusive:
 			last = c
+			if c.plan != nil && c.plan.NeedsEvidence && c.again == 0 {
+				// The retry executed and nothing counts executions: the call given up on may
+				// have run too (a race window this trial's timing hit), or never have run.
+				blind++
+			}
 		default:
 			decided = c
 			landed++
@@ -106,6 +112,16 @@ func (b *Battery) inFlight(id string, t endpoints.ToolInfo, args map[string]any)
 	}
 	if decided != nil {
 		decided.Reason += fmt.Sprintf(" (%d trials giving up after %s, %d with the first call in flight)", trials, span, landed)
+		if blind > 0 {
+			// The trials that met the first call in flight say nothing of these: in them both
+			// calls may have executed (a lookup-then-store library does when the retry lands
+			// between the two), or the first may never have run. Without a count of
+			// executions that is no evidence either way, and the cell cannot be ✓.
+			if decided.Status == Pass {
+				decided.Status = Inconclusive
+			}
+			decided.Reason += fmt.Sprintf("; but in %d other trials the retry executed and nothing counts executions, so whether the call given up on ran as well is unknown: declare check.tools.%s.effects, or sinks, to judge them", blind, t.Name)
+		}
 		return decided
 	}
 	if !strings.Contains(last.Reason, "trials") {
