@@ -158,8 +158,8 @@ func TestValidateOptions(t *testing.T) {
 		cfg     load.Options
 	}{
 		{name: "paths and flags reach the loader", args: []string{"validate", "--config", "c.yaml", "--allow-host", "h.example", "a.yaml", "dir"},
-			code: ExitOK, stdout: "ok: 2 scenarios, 0 steps in 2 files\n", paths: []string{"a.yaml", "dir"}, cfg: load.Options{Config: "c.yaml", AllowHosts: []string{"h.example"}}},
-		{name: "no path is the current directory", args: []string{"validate"}, code: ExitOK, stdout: "ok: 2 scenarios, 0 steps in 2 files\n", paths: []string{"."}},
+			code: ExitOK, stdout: "ok: 3 scenarios, 1 step in 2 files\n", paths: []string{"a.yaml", "dir"}, cfg: load.Options{Config: "c.yaml", AllowHosts: []string{"h.example"}}},
+		{name: "no path is the current directory", args: []string{"validate"}, code: ExitOK, stdout: "ok: 3 scenarios, 1 step in 2 files\n", paths: []string{"."}},
 		{name: "a load error is exit 2 at file:line:col", args: []string{"validate", "refund.yaml"}, loadErr: loadErrors, code: ExitUsage,
 			stderr: "refund.yaml:3:5: unknown key \"asert\"", paths: []string{"refund.yaml"}},
 		{name: "interrupted while loading exits 130", args: []string{"validate"}, loadErr: context.Canceled, cancel: true, code: ExitInterrupted, paths: []string{"."}},
@@ -180,7 +180,9 @@ func TestValidateOptions(t *testing.T) {
 				if tc.loadErr != nil {
 					return nil, tc.loadErr
 				}
-				return twoScenarios(), nil
+				// Three scenarios in two files, one with a step.
+				list := append(twoScenarios(), &scenario.Scenario{Name: "refund twice", File: "refund.yaml", Steps: []*scenario.Step{{}}})
+				return list, nil
 			}
 			r := execute(ctx, seams, tc.args...)
 			r.wantExit(t, tc.code, tc.stderr)
