@@ -163,6 +163,7 @@ func TestCheckOptions(t *testing.T) {
 			name: "a config with a typo is exit 2 at file:line:col", code: ExitUsage, cfgErr: loadErrors,
 			stderr: `refund.yaml:3:5: unknown key "asert"`, args: []string{"check", "--endpoint", "refunds"},
 		},
+		{name: "a report path that is a directory is exit 2, nothing run", args: []string{"check", "--endpoint", "refunds", "--junit", "{dir}"}, code: ExitUsage, stderr: ": is a directory"},
 		{name: "an endpoint the config lacks", args: []string{"check", "--endpoint", "nope"}, code: ExitUsage, stderr: `no endpoint "nope" (idemtest.yaml defines: bookings, refunds)`},
 		{name: "--endpoint and an ad hoc endpoint", args: []string{"check", "--endpoint", "refunds", "--mcp-url", "http://127.0.0.1:1/mcp"}, code: ExitUsage, stderr: "give --endpoint or an ad hoc endpoint, not both"},
 		{name: "--profile unknown", args: []string{"check", "--endpoint", "refunds", "--profile", "aws"}, code: ExitUsage, stderr: `--profile "aws": use ietf, stripe, lenient`},

@@ -183,6 +183,7 @@ func TestRunOptions(t *testing.T) {
 				wantLine(t, r.errOut, "idemtest: 1 problem found; nothing was sent")
 			},
 		},
+		{name: "a report path that is a directory is exit 2, nothing run", args: []string{"run", "--json", "{dir}", "."}, code: ExitUsage, stderr: ": is a directory"},
 		{name: "--parallel 0", args: []string{"run", "-j", "0", "."}, code: ExitUsage, stderr: "--parallel must be at least 1"},
 		{name: "--trials over the limit", args: []string{"run", "--trials", "100001", "."}, code: ExitUsage, stderr: "--trials must be from 1 to"},
 		{name: "--run not a regex", args: []string{"run", "--run", "(", "."}, code: ExitUsage, stderr: "--run: error parsing regexp"},
