@@ -49,11 +49,14 @@ type CheckOptions struct {
 	Shard     string
 	NoColor   bool
 	GateOptions
+
+	// RunCheck is the battery from the Factory (a fake in tests).
+	RunCheck func(ctx context.Context, base *scenario.Scenario, opts check.Options) (*check.Report, error)
 }
 
 // NewCmdCheck builds idemtest check; runF replaces the action in tests.
 func NewCmdCheck(f *Factory, runF func(context.Context, *CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: f.IO, Version: f.Version}
+	opts := &CheckOptions{IO: f.IO, Version: f.Version, EndpointOptions: f.endpointOptions(), RunCheck: f.seams().RunCheck}
 	c := &cobra.Command{
 		Use:   "check",
 		Short: "Run the conformance battery on every mutating tool of an endpoint",
@@ -139,7 +142,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	// The live line shows the services starting and stopping; the cells are lines of their own.
 	progress := terminal.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
-	rep, err := check.Run(ctx, sc, check.Options{
+	rep, err := opts.RunCheck(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
 		ShardK: shardK, ShardN: shardN,
@@ -210,7 +213,7 @@ func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, s
 		err error
 	}
 	l, err := untilDone(ctx, func() loaded {
-		cfg, err := load.ConfigContext(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		cfg, err := o.LoadConfig(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		return loaded{cfg, err}
 	})
 	if err != nil {

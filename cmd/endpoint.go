@@ -25,6 +25,11 @@ type EndpointOptions struct {
 	Tools      []string
 	AllowHosts []string
 	OpenAPI    string
+
+	// LoadConfig and AdHocEndpoint resolve the endpoint: the real loaders from the Factory, or
+	// a test's fakes.
+	LoadConfig    func(ctx context.Context, dir string, opts load.Options) (*scenario.Scenario, error)
+	AdHocEndpoint func(ctx context.Context, a scenario.AdHoc) (*scenario.Scenario, error)
 }
 
 func (o *EndpointOptions) flags(c *cobra.Command) {
@@ -79,7 +84,7 @@ func (o *EndpointOptions) resolveNow(ctx context.Context) (*scenario.Scenario, s
 		if o.MCPCommand != "" || o.MCPURL != "" || o.HTTPURL != "" || o.OpenAPI != "" {
 			return nil, "", &exitError{ExitUsage, errors.New("give --endpoint or an ad hoc endpoint, not both")}
 		}
-		sc, err := load.ConfigContext(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
+		sc, err := o.LoadConfig(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		if err != nil {
 			return nil, "", err
 		}
@@ -92,7 +97,7 @@ func (o *EndpointOptions) resolveNow(ctx context.Context) (*scenario.Scenario, s
 		}
 		return sc, o.Endpoint, nil
 	}
-	sc, err := scenario.AdHocScenarioContext(ctx, o.adHoc())
+	sc, err := o.AdHocEndpoint(ctx, o.adHoc())
 	if err != nil {
 		return nil, "", &exitError{ExitUsage, err}
 	}

@@ -33,6 +33,9 @@ type MergeOptions struct {
 	Verbose bool
 	NoColor bool
 	GateOptions
+
+	// ReadReport is the report reader from the Factory (a fake in tests).
+	ReadReport func(path string) (*merge.Input, error)
 }
 
 // NewCmdReport builds idemtest report, the commands that work on reports already written.
@@ -54,7 +57,7 @@ func NewCmdReport(f *Factory, runF func(context.Context, *MergeOptions) error) *
 
 // NewCmdMerge builds idemtest report merge; runF replaces the action in tests.
 func NewCmdMerge(f *Factory, runF func(context.Context, *MergeOptions) error) *cobra.Command {
-	opts := &MergeOptions{IO: f.IO, Version: f.Version}
+	opts := &MergeOptions{IO: f.IO, Version: f.Version, ReadReport: f.seams().ReadReport}
 	c := &cobra.Command{
 		Use:   "merge REPORT.json...",
 		Short: "Merge the --json reports of run --shard or check --shard jobs into one report",
@@ -91,7 +94,7 @@ is kept once. Reports are data: merge runs nothing and sends nothing.`,
 func runMerge(opts *MergeOptions) error {
 	ins := make([]*merge.Input, 0, len(opts.Paths))
 	for _, p := range opts.Paths {
-		in, err := merge.ReadFile(p)
+		in, err := opts.ReadReport(p)
 		if err != nil {
 			return &exitError{ExitUsage, err}
 		}

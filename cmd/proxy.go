@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -25,6 +24,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
+	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // ProxyOptions are the inputs of idemtest proxy.
@@ -55,11 +55,17 @@ type ProxyOptions struct {
 	// RedactHeaders are more credential headers, besides Authorization, Proxy-Authorization,
 	// Cookie, Set-Cookie and X-Api-Key.
 	RedactHeaders []string
+
+	// RunProxy and RandomSeed are the session and the seed of --fault-rate from the Factory
+	// (fakes in tests).
+	RunProxy   func(ctx context.Context, s *proxy.Session) ([]trace.Call, *proxy.UpstreamError, error)
+	RandomSeed func() uint64
 }
 
 // NewCmdProxy builds idemtest proxy; runF replaces the action in tests.
 func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *cobra.Command {
-	opts := &ProxyOptions{IO: f.IO}
+	s := f.seams()
+	opts := &ProxyOptions{IO: f.IO, RunProxy: s.RunProxy, RandomSeed: s.RandomSeed}
 	c := &cobra.Command{
 		Use:   "proxy [flags] -- COMMAND [ARGS...]",
 		Short: "Sit between an agent and its tools, inject faults, and judge whether the agent reuses its keys",
@@ -131,7 +137,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	red := redact.New(&secrets)
 	errOut := red.Writer(opts.IO.ErrOut)
 	if opts.FaultRate > 0 && !opts.seedSet {
-		sess.Options.Seed = rand.Uint64()
+		sess.Options.Seed = opts.RandomSeed()
 		fmt.Fprintf(errOut, "idemtest proxy: --fault-rate %g --seed %d\n", opts.FaultRate, sess.Options.Seed)
 	}
 	// Report files are opened before the agent's first call, so a bad path costs nothing.
@@ -154,7 +160,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		sess.Record = red.Writer(f)
 	}
 
-	calls, upErr, err := sess.Run(ctx)
+	calls, upErr, err := opts.RunProxy(ctx, sess)
 	if err != nil {
 		return &exitError{ExitFailed, err}
 	}

@@ -86,13 +86,17 @@ func versionTemplate() string {
 	return "idemtest {{.Version}}\n"
 }
 
-// Factory carries what every command needs.
+// Factory carries what every command needs: the streams, and the loaders and runners each
+// command copies into its options (factory.go). A nil loader or runner is the real one; a
+// test sets fakes.
 type Factory struct {
 	IO      *iostreams.IOStreams
 	Version string
 	// SignalEnds is set by a command for which SIGINT/SIGTERM/SIGHUP is the normal way to end
 	// (the proxy): its own exit code stands instead of 128 + the signal.
 	SignalEnds bool
+
+	Seams
 }
 
 // exitError carries an exit code through cobra.

@@ -47,11 +47,18 @@ type RunOptions struct {
 	Verbose    bool
 	NoColor    bool
 	GateOptions
+
+	// LoadScenarios, RunScenarios and Now come from the Factory: the real loader, runner and
+	// clock, or a test's fakes.
+	LoadScenarios func(ctx context.Context, paths []string, opts load.Options) ([]*scenario.Scenario, error)
+	RunScenarios  func(ctx context.Context, list []*scenario.Scenario, opts runner.Options) *result.Report
+	Now           func() time.Time
 }
 
 // NewCmdRun builds idemtest run; runF replaces the action in tests.
 func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra.Command {
-	opts := &RunOptions{IO: f.IO, Version: f.Version}
+	s := f.seams()
+	opts := &RunOptions{IO: f.IO, Version: f.Version, LoadScenarios: s.LoadScenarios, RunScenarios: s.RunScenarios, Now: s.Now}
 	c := &cobra.Command{
 		Use:   "run [paths...]",
 		Short: "Run scenarios (files or directories, default .)",
@@ -114,7 +121,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := opts.loadBaseline(baseline.Run); err != nil {
 		return err
 	}
-	list, err := load.Scenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	list, err := opts.LoadScenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err
@@ -154,12 +161,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
 	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	// Interrupted while loading: nothing ran, and the reports say so.
-	rep := &result.Report{Start: time.Now(), Interrupted: true}
+	rep := &result.Report{Start: opts.Now(), Interrupted: true}
 	switch {
 	case !interrupted && len(list) > 0:
 		rep = runWithProgress(ctx, opts, list, out, color, tracer)
 	case !interrupted:
-		rep = &result.Report{Start: time.Now()} // an empty shard
+		rep = &result.Report{Start: opts.Now()} // an empty shard
 	}
 
 	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }
@@ -214,7 +221,7 @@ func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Sce
 			tracer.Event(ev)
 		}
 	}
-	rep := runner.Run(ctx, list, ropts)
+	rep := opts.RunScenarios(ctx, list, ropts)
 	progress.Finish()
 	if opts.Verbose {
 		fmt.Fprintln(out)

@@ -19,6 +19,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
+	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/sweep"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -41,6 +42,11 @@ type SweepOptions struct {
 	// MaxRuns refuses a sweep of more runs (each replays the whole trace).
 	MaxRuns int
 	GateOptions
+
+	// ReadTrace and RunSweep are the trace reader and the sweep from the Factory (fakes in
+	// tests).
+	ReadTrace func(ctx context.Context, path string) (trace.Header, []trace.Call, error)
+	RunSweep  func(ctx context.Context, base *scenario.Scenario, tracePath string, calls []trace.Call, opts sweep.Options) (*sweep.Report, error)
 }
 
 // defaultMaxRuns is the most runs a sweep makes without --max-runs: 1 + 3 × 166 mutating calls.
@@ -48,7 +54,8 @@ const defaultMaxRuns = 500
 
 // NewCmdSweep builds idemtest sweep; runF replaces the action in tests.
 func NewCmdSweep(f *Factory, runF func(context.Context, *SweepOptions) error) *cobra.Command {
-	opts := &SweepOptions{IO: f.IO, Version: f.Version}
+	s := f.seams()
+	opts := &SweepOptions{IO: f.IO, Version: f.Version, EndpointOptions: f.endpointOptions(), ReadTrace: s.ReadTrace, RunSweep: s.RunSweep}
 	c := &cobra.Command{
 		Use:   "sweep TRACE",
 		Short: "Replay a recorded agent session with a fault on each mutating call",
@@ -102,7 +109,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if err := opts.loadBaseline(baseline.Sweep); err != nil {
 		return err
 	}
-	h, calls, err := trace.ReadFileContext(ctx, opts.Trace)
+	h, calls, err := opts.ReadTrace(ctx, opts.Trace)
 	if pe := (*trace.PosError)(nil); errors.As(err, &pe) {
 		return &exitError{ExitUsage, fmt.Errorf("%s:%w", opts.Trace, err)}
 	}
@@ -128,7 +135,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	}
 	defer reports.Close()
 	out, color := humanOut(opts.IO, reports, opts.NoColor)
-	rep, err := sweep.Run(ctx, sc, opts.Trace, calls, sweep.Options{
+	rep, err := opts.RunSweep(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun, MaxRuns: opts.MaxRuns,
 		OnPlan: func(runs, mutating int) {
 			fmt.Fprintf(opts.IO.ErrOut, "sweep: %d runs (run 0, then %d faults for each of %d mutating calls)\n", runs, len(sweep.Faults), mutating)

@@ -10,13 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
-	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -29,11 +29,13 @@ type ToolsOptions struct {
 	// JSON is the file the JSON list goes to, "-" for standard output (the table then goes to
 	// stderr).
 	JSON string
+	// ListTools is the tool lister from the Factory (a fake in tests).
+	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]endpoints.ToolInfo, error)
 }
 
 // NewCmdTools builds idemtest tools.
 func NewCmdTools(f *Factory, runF func(context.Context, *ToolsOptions) error) *cobra.Command {
-	opts := &ToolsOptions{IO: f.IO}
+	opts := &ToolsOptions{IO: f.IO, EndpointOptions: f.endpointOptions(), ListTools: f.seams().ListTools}
 	c := &cobra.Command{
 		Use:   "tools",
 		Short: "List an endpoint's tools and whether idemtest treats each as mutating",
@@ -65,7 +67,7 @@ func runTools(ctx context.Context, opts *ToolsOptions) error {
 		return &exitError{ExitUsage, err}
 	}
 	defer reports.Close()
-	tools, err := runner.Tools(ctx, sc, name)
+	tools, err := opts.ListTools(ctx, sc, name)
 	if ctx.Err() != nil {
 		return silentExit(ExitInterrupted)
 	}
@@ -90,11 +92,13 @@ type InitOptions struct {
 	Force  bool
 	Fanout int
 	Trials int
+	// ListTools is the tool lister from the Factory (a fake in tests).
+	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]endpoints.ToolInfo, error)
 }
 
 // NewCmdInit builds idemtest init.
 func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
-	opts := &InitOptions{IO: f.IO}
+	opts := &InitOptions{IO: f.IO, EndpointOptions: f.endpointOptions(), ListTools: f.seams().ListTools}
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Write a starting scenario for each mutating tool of an endpoint",
@@ -131,7 +135,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		return err
 	}
 	opts.IO.Redact(redact.New(sc.Secrets))
-	tools, err := runner.Tools(ctx, sc, name)
+	tools, err := opts.ListTools(ctx, sc, name)
 	if ctx.Err() != nil {
 		return silentExit(ExitInterrupted)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/plural"
+	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
@@ -17,11 +18,13 @@ type ValidateOptions struct {
 	Paths      []string
 	Config     string
 	AllowHosts []string
+	// LoadScenarios is the loader from the Factory (a fake in tests).
+	LoadScenarios func(ctx context.Context, paths []string, opts load.Options) ([]*scenario.Scenario, error)
 }
 
 // NewCmdValidate builds idemtest validate: load, check and compile, and send nothing.
 func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) error) *cobra.Command {
-	opts := &ValidateOptions{IO: f.IO}
+	opts := &ValidateOptions{IO: f.IO, LoadScenarios: f.seams().LoadScenarios}
 	c := &cobra.Command{
 		Use:   "validate [paths...]",
 		Short: "Check scenarios without sending anything",
@@ -42,7 +45,7 @@ func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) err
 }
 
 func runValidate(ctx context.Context, opts *ValidateOptions) error {
-	list, err := load.Scenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
+	list, err := opts.LoadScenarios(ctx, opts.Paths, load.Options{Config: opts.Config, AllowHosts: opts.AllowHosts})
 	if ctx.Err() != nil {
 		return silentExit(ExitInterrupted)
 	}
