@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idemtest/idemtest/internal/regularfile"
 )
 
 // Kind is the command whose JSON report a baseline is.
@@ -164,20 +164,18 @@ const runSubject = "run"
 
 // ReadFile reads the baseline at path, which must be a JSON report of kind and of Version.
 func ReadFile(path string, kind Kind) (*Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read baseline: %w", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("baseline %s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read baseline %s: %w", path, err)
-	}
-	if len(b) > MaxBytes {
+	// regularfile refuses a named pipe before opening it: os.Open of a FIFO without a writer
+	// blocks for good.
+	b, err := regularfile.ReadSmall(path, MaxBytes)
+	var notRegular *regularfile.NotRegularError
+	var tooLarge *regularfile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
+		return nil, fmt.Errorf("baseline %s is not a regular file (%s)", path, regularfile.Kind(notRegular.Mode))
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("baseline %s is larger than %d MiB: it is not a report idemtest wrote", path, MaxBytes>>20)
+	case err != nil:
+		return nil, fmt.Errorf("read baseline: %w", err)
 	}
 	return Parse(b, path, kind)
 }

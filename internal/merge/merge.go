@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/result"
 )
@@ -28,20 +27,18 @@ type Input struct {
 // ReadFile reads the JSON report at path: a regular file of at most baseline.MaxBytes that is a
 // report of idemtest of the format version this idemtest reads.
 func ReadFile(path string) (*Input, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("report %s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, baseline.MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read report %s: %w", path, err)
-	}
-	if len(b) > baseline.MaxBytes {
+	// regularfile refuses a named pipe before opening it: os.Open of a FIFO without a writer
+	// blocks for good, and no signal could end the merge.
+	b, err := regularfile.ReadSmall(path, baseline.MaxBytes)
+	var notRegular *regularfile.NotRegularError
+	var tooLarge *regularfile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
+		return nil, fmt.Errorf("report %s is not a regular file (%s)", path, regularfile.Kind(notRegular.Mode))
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("report %s is larger than %d MiB: it is not a report idemtest wrote", path, baseline.MaxBytes>>20)
+	case err != nil:
+		return nil, fmt.Errorf("read report: %w", err)
 	}
 	kind, err := baseline.Sniff(b, path)
 	if err != nil {
