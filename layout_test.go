@@ -17,12 +17,13 @@ func TestImportsPointOneWay(t *testing.T) {
 	}
 	const mod = "github.com/idemtest/idemtest/"
 	leaves := map[string][]string{
-		"internal/endpoint":    {"internal/netguard", "internal/outcome"},
+		"internal/endpoint":    {"internal/netguard", "internal/outcome", "internal/dispatch"},
 		"internal/sink":        nil,
 		"internal/jsonvalue":   nil,
 		"internal/verdict":     {"internal/jsonvalue"},
 		"internal/assert":      {"internal/jsonvalue"},
 		"internal/outcome":     nil,
+		"internal/dispatch":    nil,
 		"internal/safejson":    nil,
 		"internal/plural":      nil,
 		"internal/safefile":    nil,

@@ -30,7 +30,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 func main() {
@@ -137,7 +139,7 @@ type method struct {
 	send func(s *server, n int, key, acct string) error
 }
 
-func idemtest(syncMode endpoint.Sync, hold endpoint.Hold) func(*server, int, string, string) error {
+func idemtest(syncMode dispatch.Sync, hold endpoint.Hold) func(*server, int, string, string) error {
 	eps := map[string]*endpoint.HTTP{}
 	var mu sync.Mutex
 	return func(s *server, n int, key, acct string) error {
@@ -151,7 +153,7 @@ func idemtest(syncMode endpoint.Sync, hold endpoint.Hold) func(*server, int, str
 		fo := endpoint.Fanout(context.Background(), ep, endpoint.Request{Tool: "issue_refund", Key: key,
 			Args: map[string]any{"accountId": acct, "amount": 10}}, endpoint.FanoutOptions{Copies: n, Sync: syncMode, Hold: hold})
 		for _, r := range fo.Results {
-			if r.Outcome == endpoint.Fail && r.Status == 0 {
+			if r.Outcome == outcome.Fail && r.Status == 0 {
 				return errors.New(r.Error)
 			}
 		}
@@ -273,10 +275,10 @@ func run(trials int, windowsFlag, copiesFlag, out string) error {
 		copies = append(copies, n)
 	}
 	methods := []method{
-		{"idemtest single-packet (h2c)", idemtest(endpoint.SyncSinglePacket, 0)},
-		{"idemtest last-byte (body)", idemtest(endpoint.SyncLastByte, endpoint.HoldBody)},
-		{"idemtest last-byte (header end)", idemtest(endpoint.SyncLastByte, endpoint.HoldHeaderEnd)},
-		{"idemtest barrier", idemtest(endpoint.SyncBarrier, 0)},
+		{"idemtest single-packet (h2c)", idemtest(dispatch.SyncSinglePacket, 0)},
+		{"idemtest last-byte (body)", idemtest(dispatch.SyncLastByte, endpoint.HoldBody)},
+		{"idemtest last-byte (header end)", idemtest(dispatch.SyncLastByte, endpoint.HoldHeaderEnd)},
+		{"idemtest barrier", idemtest(dispatch.SyncBarrier, 0)},
 		{"goroutines + http.Post", goroutines},
 	}
 	heyNote := ""
@@ -327,7 +329,7 @@ func run(trials int, windowsFlag, copiesFlag, out string) error {
 	}
 	report.WriteString(heyNote)
 
-	for _, mode := range []endpoint.Sync{endpoint.SyncLastByte, endpoint.SyncSinglePacket} {
+	for _, mode := range []dispatch.Sync{dispatch.SyncLastByte, dispatch.SyncSinglePacket} {
 		if err := whereTheTimeGoes(bin, mode, trials*2, &report); err != nil {
 			return err
 		}
@@ -375,7 +377,7 @@ func (l *lockedBuffer) String() string {
 // whereTheTimeGoes splits the time between two copies into the client's release spread and
 // the server's own delay between the moments the two requests reach the key check, using the
 // reference server's --trace-checks, for caught and missed trials apart.
-func whereTheTimeGoes(bin string, mode endpoint.Sync, trials int, report *strings.Builder) error {
+func whereTheTimeGoes(bin string, mode dispatch.Sync, trials int, report *strings.Builder) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -468,7 +470,7 @@ func spreads(bin string, report *strings.Builder) error {
 	report.WriteString("\n## Release spread (µs, first to last copy released; correct server; 100 fan-outs each)\n\n")
 	report.WriteString("| copies | sync | p50 | p90 | max | overlapped |\n|---|---|---|---|---|---|\n")
 	for _, n := range []int{2, 8, 64} {
-		for _, mode := range []endpoint.Sync{endpoint.SyncSinglePacket, endpoint.SyncLastByte, endpoint.SyncBarrier} {
+		for _, mode := range []dispatch.Sync{dispatch.SyncSinglePacket, dispatch.SyncLastByte, dispatch.SyncBarrier} {
 			var xs []float64
 			over := 0
 			for i := range 100 {
@@ -517,7 +519,7 @@ func overhead(bin string, report *strings.Builder) error {
 	}
 	harness := func(i int) error {
 		res := ep.Call(context.Background(), endpoint.Request{Tool: "issue_refund", Args: args, Key: fmt.Sprintf("h-%d", i)})
-		if res.Outcome != endpoint.OK {
+		if res.Outcome != outcome.OK {
 			return errors.New(res.Error)
 		}
 		return nil
@@ -570,13 +572,13 @@ func peakMem(base string) int {
 	ep, _ := endpoint.NewHTTP(endpoint.HTTPConfig{URL: base + "/tools/{tool}", KeyHeader: "Idempotency-Key"})
 	start := time.Now()
 	fo := endpoint.Fanout(context.Background(), ep, endpoint.Request{Tool: "issue_refund", Key: "mem-1000",
-		Args: map[string]any{"accountId": "acct_mem", "amount": 1}}, endpoint.FanoutOptions{Copies: 1000, Sync: endpoint.SyncLastByte})
+		Args: map[string]any{"accountId": "acct_mem", "amount": 1}}, endpoint.FanoutOptions{Copies: 1000, Sync: dispatch.SyncLastByte})
 	took := time.Since(start)
-	counts := map[endpoint.Outcome]int{}
+	counts := map[outcome.Outcome]int{}
 	errs := map[string]int{}
 	for _, r := range fo.Results {
 		counts[r.Outcome]++
-		if r.Outcome == endpoint.Fail {
+		if r.Outcome == outcome.Fail {
 			errs[r.Error]++
 		}
 	}
@@ -593,7 +595,7 @@ func peakMem(base string) int {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("| copies | outcomes | fan-out time | spread | peak RSS (VmHWM) | Go heap total allocated |\n|---|---|---|---|---|---|\n")
-	fmt.Printf("| 1000 | ok %d, fail %d (409 in progress), info %d | %s | %.0f µs | %s | %.1f MiB |\n", counts[endpoint.OK], counts[endpoint.Fail], counts[endpoint.Info],
+	fmt.Printf("| 1000 | ok %d, fail %d (409 in progress), info %d | %s | %.0f µs | %s | %.1f MiB |\n", counts[outcome.OK], counts[outcome.Fail], counts[outcome.Info],
 		took.Round(time.Millisecond), fo.SpreadUS, hwm, float64(ms.TotalAlloc)/(1<<20))
 	return 0
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/merge"
 	"github.com/idemtest/idemtest/internal/proxy"
 	"github.com/idemtest/idemtest/internal/result"
@@ -14,6 +13,7 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 	"github.com/idemtest/idemtest/internal/sweep"
+	"github.com/idemtest/idemtest/internal/toolset"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -34,7 +34,7 @@ type Seams struct {
 	// RunScenarios runs scenarios and reports what finished (runner.Run).
 	RunScenarios func(ctx context.Context, list []*scenario.Scenario, opts runner.Options) *result.Report
 	// ListTools lists an endpoint's tools with what idemtest makes of each (runner.Tools).
-	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]endpoints.ToolInfo, error)
+	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]toolset.ToolInfo, error)
 	// RunCheck runs the conformance battery (check.Run).
 	RunCheck func(ctx context.Context, base *scenario.Scenario, opts check.Options) (*check.Report, error)
 	// ReadTrace reads a trace file (trace.ReadFileContext).

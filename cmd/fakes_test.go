@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/merge"
 	"github.com/idemtest/idemtest/internal/proxy"
@@ -19,6 +18,7 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 	"github.com/idemtest/idemtest/internal/sweep"
+	"github.com/idemtest/idemtest/internal/toolset"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -48,7 +48,7 @@ func forbidden(t *testing.T) Seams {
 			no("RunScenarios")
 			return &result.Report{}
 		},
-		ListTools: func(context.Context, *scenario.Scenario, string) ([]endpoints.ToolInfo, error) {
+		ListTools: func(context.Context, *scenario.Scenario, string) ([]toolset.ToolInfo, error) {
 			no("ListTools")
 			return nil, nil
 		},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/redact"
@@ -16,6 +15,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/safefile"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
 // appendStepSummary appends the run's Markdown summary to the GitHub Actions job summary file.
@@ -74,11 +74,11 @@ func humanOut(s *iostreams.IOStreams, reports *reportfile.Set, noColor bool) (io
 // writeScenarios saves the scenarios that ran to dir (check and sweep --write; "" saves none),
 // with the endpoint given on the command line (inline) that no config defines; existing files
 // are replaced only with force (--force).
-func writeScenarios(s *iostreams.IOStreams, dir string, force bool, specs []*spec.Spec, inline map[string]any) error {
+func writeScenarios(s *iostreams.IOStreams, dir string, force bool, specs []*scenariogen.Spec, inline map[string]any) error {
 	if dir == "" {
 		return nil
 	}
-	paths, err := spec.Write(dir, specs, inline, safefile.Options{
+	paths, err := scenariogen.Write(dir, specs, inline, safefile.Options{
 		Force: force,
 		Warn:  func(msg string) { fmt.Fprintf(s.ErrOut, "idemtest: %s\n", reporters.Escape(msg)) },
 	})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
@@ -20,6 +19,7 @@ import (
 	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // ToolsOptions are the inputs of idemtest tools.
@@ -30,7 +30,7 @@ type ToolsOptions struct {
 	// stderr).
 	JSON string
 	// ListTools is the tool lister from the Factory (a fake in tests).
-	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]endpoints.ToolInfo, error)
+	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]toolset.ToolInfo, error)
 }
 
 // NewCmdTools builds idemtest tools.
@@ -93,7 +93,7 @@ type InitOptions struct {
 	Fanout int
 	Trials int
 	// ListTools is the tool lister from the Factory (a fake in tests).
-	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]endpoints.ToolInfo, error)
+	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]toolset.ToolInfo, error)
 }
 
 // NewCmdInit builds idemtest init.

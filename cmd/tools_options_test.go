@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // refundTools is what the fake lister lists.
-var refundTools = []endpoints.ToolInfo{
+var refundTools = []toolset.ToolInfo{
 	{Tool: endpoint.Tool{Name: "issue_refund"}, KeyCarrier: "arg idempotencyKey", AcceptsKey: "yes", Mutating: true},
 	{Tool: endpoint.Tool{Name: "get_refund", ReadOnly: true}, KeyCarrier: "arg idempotencyKey"},
 }
@@ -124,7 +124,7 @@ func TestToolsOptions(t *testing.T) {
 				}
 				return &scenario.Scenario{Endpoints: map[string]*scenario.Endpoint{scenario.AdHocName: {}}}, nil
 			}
-			seams.ListTools = func(_ context.Context, _ *scenario.Scenario, endpoint string) ([]endpoints.ToolInfo, error) {
+			seams.ListTools = func(_ context.Context, _ *scenario.Scenario, endpoint string) ([]toolset.ToolInfo, error) {
 				s.endpoint = endpoint
 				if tc.cancel {
 					cancel()

@@ -13,11 +13,11 @@ import (
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // The battery's vocabulary, under the names check's users write (the checks live in battery).
@@ -124,8 +124,8 @@ func (r *Report) AllSkipped() bool {
 }
 
 // Specs returns the scenarios the battery ran, tool by tool.
-func (r *Report) Specs() []*spec.Spec {
-	var out []*spec.Spec
+func (r *Report) Specs() []*scenariogen.Spec {
+	var out []*scenariogen.Spec
 	for _, row := range r.Rows {
 		for _, c := range row.Cells {
 			if c.Scenario != nil {
@@ -232,8 +232,8 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 
 // shard is the mutating tools selected by opts, in the endpoint's order, and of them only those
 // of opts' shard when it names one (dealt by sorted name: the endpoint's order may vary).
-func shard(tools []endpoints.ToolInfo, opts Options) []endpoints.ToolInfo {
-	var out []endpoints.ToolInfo
+func shard(tools []toolset.ToolInfo, opts Options) []toolset.ToolInfo {
+	var out []toolset.ToolInfo
 	for _, t := range tools {
 		if t.Mutating && selected(t.Name, opts.Tools, opts.SkipTools) {
 			out = append(out, t)
@@ -253,7 +253,7 @@ func shard(tools []endpoints.ToolInfo, opts Options) []endpoints.ToolInfo {
 			keep[n] = true
 		}
 	}
-	return slices.DeleteFunc(out, func(t endpoints.ToolInfo) bool { return !keep[t.Name] })
+	return slices.DeleteFunc(out, func(t toolset.ToolInfo) bool { return !keep[t.Name] })
 }
 
 // sinkURL is where a synthesised uri argument points: the first of the base's sinks, else a

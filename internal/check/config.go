@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/check/state"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/stateview"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // ConfigError is a check: section that does not fit the endpoint (a snapshot tool it does not
@@ -25,7 +25,7 @@ func (e *ConfigError) Error() string { return e.Msg }
 // checkNames refuses --tool names that are not mutating tools of the endpoint, and check.tools
 // entries that name no tool the server lists (a typo would silently check the tool with
 // synthesised arguments instead of the user's).
-func checkNames(selected []string, tools []endpoints.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
+func checkNames(selected []string, tools []toolset.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) error {
 	var all, mutating []string
 	for _, t := range tools {
 		all = append(all, t.Name)
@@ -75,8 +75,8 @@ func checkNames(selected []string, tools []endpoints.ToolInfo, def *scenario.End
 
 // snapshots are the state reads: check.snapshot, whose configured read-only calls replace the
 // read-only tools found by listing, else those tools.
-func snapshots(tools []endpoints.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) (state.Snapshots, error) {
-	snap := state.Snapshots{Tools: state.SnapshotTools(tools), Ignore: def.Ignore}
+func snapshots(tools []toolset.ToolInfo, def *scenario.Endpoint, cfg *scenario.CheckConfig) (stateview.Snapshots, error) {
+	snap := stateview.Snapshots{Tools: stateview.SnapshotTools(tools), Ignore: def.Ignore}
 	if len(cfg.Snapshot) == 0 {
 		return snap, nil
 	}
@@ -87,7 +87,7 @@ func snapshots(tools []endpoints.ToolInfo, def *scenario.Endpoint, cfg *scenario
 		names = append(names, t.Name)
 	}
 	for _, sn := range cfg.Snapshot {
-		var info *endpoints.ToolInfo
+		var info *toolset.ToolInfo
 		for i := range tools {
 			if tools[i].Name == sn.Tool {
 				info = &tools[i]
@@ -100,11 +100,11 @@ func snapshots(tools []endpoints.ToolInfo, def *scenario.Endpoint, cfg *scenario
 				hint = fmt.Sprintf("did you mean %q?", c)
 			}
 			return snap, &ConfigError{fmt.Sprintf("%s: check.snapshot: endpoint %s has no tool %s; %s", sn.Pos, def.Name, sn.Tool, hint)}
-		case (info != nil && info.Mutating) || (info == nil && endpoints.Mutating(def, sn.Tool, nil)):
+		case (info != nil && info.Mutating) || (info == nil && toolset.Mutating(def, sn.Tool, nil)):
 			return snap, &ConfigError{fmt.Sprintf("%s: check.snapshot: %s is a mutating tool of endpoint %s; a snapshot must not change anything (name the mutating tools with mutating: on the endpoint)", sn.Pos, sn.Tool, def.Name)}
 		}
 		snap.Tools = append(snap.Tools, sn.Tool)
-		if m, ok := spec.PlainArgs(sn.Args).(map[string]any); ok {
+		if m, ok := scenariogen.PlainArgs(sn.Args).(map[string]any); ok {
 			snap.Args[sn.Tool] = m
 		}
 	}
@@ -135,7 +135,7 @@ func selected(tool string, only, skip []string) bool {
 
 // listTools is the endpoint's tools as idemtest tools shows them; a plain HTTP endpoint without
 // a mutating list takes its tools from the check: section.
-func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, def *scenario.Endpoint, cfg *scenario.CheckConfig) ([]endpoints.ToolInfo, error) {
+func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, def *scenario.Endpoint, cfg *scenario.CheckConfig) ([]toolset.ToolInfo, error) {
 	if def.MCP == nil && def.Mutating == nil && def.HTTP.OpenAPI == nil {
 		names := make([]string, 0, len(cfg.Tools))
 		for n := range cfg.Tools {
@@ -145,9 +145,9 @@ func listTools(ctx context.Context, env *runner.Env, base *scenario.Scenario, de
 		if len(names) == 0 {
 			return nil, fmt.Errorf("endpoint %s is plain HTTP and cannot list its tools: name them under mutating: on the endpoint or under check: {tools: {NAME: {args: {…}}}}", def.Name)
 		}
-		var out []endpoints.ToolInfo
+		var out []toolset.ToolInfo
 		for _, n := range names {
-			info := endpoints.ToolInfo{Mutating: endpoints.Mutating(def, n, nil), Natural: endpoints.Natural(def, n, nil)}
+			info := toolset.ToolInfo{Mutating: toolset.Mutating(def, n, nil), Natural: toolset.Natural(def, n, nil)}
 			info.Name = n
 			out = append(out, info)
 		}

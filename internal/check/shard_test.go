@@ -4,17 +4,17 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 func TestShard(t *testing.T) {
-	tool := func(name string, mutating bool) endpoints.ToolInfo {
-		info := endpoints.ToolInfo{Mutating: mutating}
+	tool := func(name string, mutating bool) toolset.ToolInfo {
+		info := toolset.ToolInfo{Mutating: mutating}
 		info.Name = name
 		return info
 	}
 	// The endpoint's order, not sorted; list_refunds reads.
-	tools := []endpoints.ToolInfo{tool("refund", true), tool("list_refunds", false), tool("charge", true), tool("cancel", true)}
+	tools := []toolset.ToolInfo{tool("refund", true), tool("list_refunds", false), tool("charge", true), tool("cancel", true)}
 	tests := []struct {
 		name string
 		opts Options

@@ -11,7 +11,7 @@
 // prepared first (its own connection, its request written but for the held-back bytes), then
 // all are released, and the result says how far apart they left and whether they overlapped.
 //
-//	fo := endpoint.Fanout(ctx, ep, req, endpoint.FanoutOptions{Copies: 16, Sync: endpoint.SyncLastByte})
+//	fo := endpoint.Fanout(ctx, ep, req, endpoint.FanoutOptions{Copies: 16, Sync: dispatch.SyncLastByte})
 //
 // An endpoint served by several instances (DESIGN §11) is an InstanceSet: its caller picks the
 // instance of each call, and of each fan-out copy with FanoutOptions.Targets.

@@ -7,16 +7,6 @@ import (
 	"github.com/idemtest/idemtest/internal/outcome"
 )
 
-// Outcome is what a caller can know about whether a call took effect.
-type Outcome = outcome.Outcome
-
-// The outcomes a call ends with (outcome.Any is only expected, never the result of a call).
-const (
-	OK   = outcome.OK
-	Fail = outcome.Fail
-	Info = outcome.Info
-)
-
 // Request is one tool call.
 type Request struct {
 	Tool string
@@ -31,7 +21,7 @@ type Request struct {
 
 // Result is a call's classified outcome and what came back.
 type Result struct {
-	Outcome  Outcome
+	Outcome  outcome.Outcome
 	Status   int
 	Error    string
 	Body     []byte
@@ -42,7 +32,7 @@ type Result struct {
 	Lost bool
 	// Discarded is the outcome the discarded response had (ok when the server executed), ""
 	// when nothing was discarded: the agent never heard it, the verdict does.
-	Discarded Outcome
+	Discarded outcome.Outcome
 	Headers   map[string]string
 	// Start is when the call began; Sent when its last byte was handed to the connection (for
 	// a fan-out copy, its release; zero if unknown);

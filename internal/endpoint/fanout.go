@@ -11,26 +11,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/outcome"
-)
-
-// Sync is how a fan-out's copies are released (defined in package outcome, which the scenario
-// model shares).
-type Sync = outcome.Sync
-
-// Sync modes of a fan-out.
-const (
-	SyncBarrier      = outcome.SyncBarrier
-	SyncLastByte     = outcome.SyncLastByte
-	SyncSinglePacket = outcome.SyncSinglePacket
+	"golang.org/x/sync/errgroup"
 )
 
 // FanoutOptions say how copies are released.
 type FanoutOptions struct {
 	Copies int
-	Sync   outcome.Sync
+	Sync   dispatch.Sync
 	Hold   Hold
 	// StaggerMin and StaggerMax spread the releases: each copy gets a random offset in the
 	// range, new for every fan-out.
@@ -61,7 +50,7 @@ type FanoutResult struct {
 // Fanout sends opts.Copies copies of req, prepared first and released together.
 func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) FanoutResult {
 	n := max(opts.Copies, 1)
-	if opts.Sync == SyncSinglePacket {
+	if opts.Sync == dispatch.SyncSinglePacket {
 		h, ok := ep.(*HTTP)
 		if l, listed := ep.(*ListedHTTP); listed {
 			h, ok = l.HTTP, true
@@ -77,7 +66,7 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 		}
 		return fo
 	}
-	popts := PrepareOptions{LastByte: opts.Sync == SyncLastByte, Hold: opts.Hold}
+	popts := PrepareOptions{LastByte: opts.Sync == dispatch.SyncLastByte, Hold: opts.Hold}
 	prepared := make([]Prepared, n)
 	var pg errgroup.Group
 	pg.SetLimit(64)
@@ -97,13 +86,13 @@ func Fanout(ctx context.Context, ep Endpoint, req Request, opts FanoutOptions) F
 	if ctx.Err() != nil {
 		for i, p := range prepared {
 			p.Abort()
-			results[i] = Finish(Result{Start: time.Now()}, Fail, "interrupted before sending")
+			results[i] = Finish(Result{Start: time.Now()}, outcome.Fail, "interrupted before sending")
 		}
 		return FanoutResult{Results: results, Offsets: offsets}
 	}
 
 	var done sync.WaitGroup
-	if opts.Sync == SyncLastByte {
+	if opts.Sync == dispatch.SyncLastByte {
 		// Readers first, so each answer is seen when it arrives; then one goroutine writes the
 		// final bytes back to back, in offset order.
 		for i := range n {
@@ -156,7 +145,7 @@ func notSent(n int, err error) FanoutResult {
 	err = fmt.Errorf("single-packet: %w", err)
 	fo := FanoutResult{Results: make([]Result, n), Offsets: make([]time.Duration, n), Err: err}
 	for i := range fo.Results {
-		fo.Results[i] = Finish(Result{Start: time.Now()}, Fail, err.Error())
+		fo.Results[i] = Finish(Result{Start: time.Now()}, outcome.Fail, err.Error())
 	}
 	return fo
 }

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // arrivalServer records when each request's body was complete, and how many handlers are
@@ -92,7 +94,7 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 				p.Send()
 			}
 			for _, p := range ps {
-				if res := p.Wait(ctx); res.Outcome != OK {
+				if res := p.Wait(ctx); res.Outcome != outcome.OK {
 					t.Errorf("copy: %s %q", res.Outcome, res.Error)
 				}
 			}
@@ -104,7 +106,7 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 // is the distance between the first and the last release, and copies that all reached a server
 // which answers none before the last arrived overlapped.
 func TestFanoutReportsItsSpread(t *testing.T) {
-	for _, syncMode := range []Sync{SyncBarrier, SyncLastByte} {
+	for _, syncMode := range []dispatch.Sync{dispatch.SyncBarrier, dispatch.SyncLastByte} {
 		t.Run(string(syncMode), func(t *testing.T) {
 			srv := newArrivalServer(t, 8)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
@@ -112,7 +114,7 @@ func TestFanoutReportsItsSpread(t *testing.T) {
 			fo := Fanout(context.Background(), ep, Request{Tool: "x", Key: "k"}, FanoutOptions{Copies: 8, Sync: syncMode})
 			var first, last time.Time
 			for _, r := range fo.Results {
-				if r.Outcome != OK || r.Sent.IsZero() || r.Answered.IsZero() {
+				if r.Outcome != outcome.OK || r.Sent.IsZero() || r.Answered.IsZero() {
 					t.Fatalf("copy: %+v", r)
 				}
 				if r.Answered.Before(r.Sent) {
@@ -143,7 +145,7 @@ func TestStaggerAndOverlap(t *testing.T) {
 	ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
 	defer ep.Close()
 	ctx := context.Background()
-	opts := FanoutOptions{Copies: 4, Sync: SyncLastByte, StaggerMin: 30 * time.Millisecond, StaggerMax: 60 * time.Millisecond}
+	opts := FanoutOptions{Copies: 4, Sync: dispatch.SyncLastByte, StaggerMin: 30 * time.Millisecond, StaggerMax: 60 * time.Millisecond}
 	before := time.Now()
 	a := Fanout(ctx, ep, Request{Tool: "x"}, opts)
 	b := Fanout(ctx, ep, Request{Tool: "x"}, opts)
@@ -232,9 +234,9 @@ func TestSinglePacketOverH2C(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}", KeyHeader: "Idempotency-Key"})
-	fo := Fanout(context.Background(), ep, Request{Tool: "x", Key: "k-h2", Args: map[string]any{"a": 1}}, FanoutOptions{Copies: 8, Sync: SyncSinglePacket})
+	fo := Fanout(context.Background(), ep, Request{Tool: "x", Key: "k-h2", Args: map[string]any{"a": 1}}, FanoutOptions{Copies: 8, Sync: dispatch.SyncSinglePacket})
 	for i, r := range fo.Results {
-		if r.Outcome != OK || !r.Replayed || r.Result.(map[string]any)["key"] != "k-h2" {
+		if r.Outcome != outcome.OK || !r.Replayed || r.Result.(map[string]any)["key"] != "k-h2" {
 			t.Fatalf("copy %d: %s %q %v", i, r.Outcome, r.Error, r.Result)
 		}
 	}
@@ -262,8 +264,8 @@ func TestSinglePacketOverH2C(t *testing.T) {
 	// A server without HTTP/2: a clear error, and nothing executed.
 	plain := newArrivalServer(t, 0)
 	ep2, _ := NewHTTP(HTTPConfig{URL: plain.URL + "/tools/{tool}"})
-	fo = Fanout(context.Background(), ep2, Request{Tool: "x"}, FanoutOptions{Copies: 2, Sync: SyncSinglePacket})
-	if r := fo.Results[0]; r.Outcome != Fail || !strings.Contains(r.Error, "does not speak HTTP/2") {
+	fo = Fanout(context.Background(), ep2, Request{Tool: "x"}, FanoutOptions{Copies: 2, Sync: dispatch.SyncSinglePacket})
+	if r := fo.Results[0]; r.Outcome != outcome.Fail || !strings.Contains(r.Error, "does not speak HTTP/2") {
 		t.Errorf("HTTP/1 server: %s %q", r.Outcome, r.Error)
 	}
 	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "single-packet: the server does not speak HTTP/2") {
@@ -325,7 +327,7 @@ func newInstantServer(t *testing.T) *instantServer {
 // when their offsets said, did not overlap.
 func TestStaggeredCopiesAgainstAnInstantServer(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	for _, sync := range []Sync{SyncBarrier, SyncLastByte} {
+	for _, sync := range []dispatch.Sync{dispatch.SyncBarrier, dispatch.SyncLastByte} {
 		t.Run(string(sync), func(t *testing.T) {
 			srv := newInstantServer(t)
 			ep, _ := NewHTTP(HTTPConfig{URL: srv.URL + "/tools/{tool}"})
@@ -346,7 +348,7 @@ func TestStaggeredCopiesAgainstAnInstantServer(t *testing.T) {
 				srv.mu.Unlock()
 				fo := Fanout(context.Background(), ep, Request{Tool: "x"}, opts)
 				for i, r := range fo.Results {
-					if r.Outcome != OK || r.Answered.Before(r.Sent) {
+					if r.Outcome != outcome.OK || r.Answered.Before(r.Sent) {
 						t.Fatalf("copy %d: %s %q, answered %v after its release", i+1, r.Outcome, r.Error, r.Answered.Sub(r.Sent))
 					}
 				}

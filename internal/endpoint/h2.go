@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/outcome"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -332,9 +333,9 @@ func (e *HTTP) collect(ctx context.Context, c *h2conn, req Request, timeout time
 		res := Result{Start: start, Sent: sent}
 		switch {
 		case werr != nil:
-			out.Results[i] = Finish(res, Info, "send: "+werr.Error())
+			out.Results[i] = Finish(res, outcome.Info, "send: "+werr.Error())
 		case s.reset && s.status == 0:
-			out.Results[i] = Finish(res, Fail, s.err.Error())
+			out.Results[i] = Finish(res, outcome.Fail, s.err.Error())
 		case !s.done || s.status == 0:
 			msg := "no response"
 			if s.err != nil {
@@ -342,7 +343,7 @@ func (e *HTTP) collect(ctx context.Context, c *h2conn, req Request, timeout time
 			} else if ctx.Err() != nil {
 				msg = fmt.Sprintf("no response within %s (timeout)", timeout)
 			}
-			out.Results[i] = Finish(res, Info, msg)
+			out.Results[i] = Finish(res, outcome.Info, msg)
 		default:
 			res.Answered = s.answered
 			resp := &http.Response{StatusCode: s.status, Header: s.header, Body: io.NopCloser(bytes.NewReader(s.body.Bytes()))}

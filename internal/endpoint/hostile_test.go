@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 func TestHTTPRedirectsReachNoRefusedHost(t *testing.T) {
@@ -26,13 +28,13 @@ func TestHTTPRedirectsReachNoRefusedHost(t *testing.T) {
 			"call":     ep.Call(ctx, Request{Tool: "t", Key: "k"}),
 			"prepared": Fire(ctx, ep.Prepare(ctx, Request{Tool: "t", Key: "k"}, PrepareOptions{LastByte: true})),
 		} {
-			if res.Outcome != Fail || !strings.Contains(res.Error, "0.0.0.0") {
+			if res.Outcome != outcome.Fail || !strings.Contains(res.Error, "0.0.0.0") {
 				t.Errorf("%s %s: %s %q", url, name, res.Outcome, res.Error)
 			}
 		}
-		fo := Fanout(ctx, ep, Request{Tool: "t", Key: "k"}, FanoutOptions{Copies: 2, Sync: SyncSinglePacket})
+		fo := Fanout(ctx, ep, Request{Tool: "t", Key: "k"}, FanoutOptions{Copies: 2, Sync: dispatch.SyncSinglePacket})
 		for _, res := range fo.Results {
-			if url == refused.URL+"/{tool}" && (res.Outcome != Fail || !strings.Contains(res.Error, "0.0.0.0")) {
+			if url == refused.URL+"/{tool}" && (res.Outcome != outcome.Fail || !strings.Contains(res.Error, "0.0.0.0")) {
 				t.Errorf("single-packet to the refused address: %s %q", res.Outcome, res.Error)
 			}
 		}
@@ -56,11 +58,11 @@ func TestKeysAreCheckedOnEveryPath(t *testing.T) {
 		"http call":          h.Call(ctx, req),
 		"http arg call":      ha.Call(ctx, req),
 		"http prepared":      Fire(ctx, h.Prepare(ctx, req, PrepareOptions{LastByte: true})),
-		"http fanout":        Fanout(ctx, h, req, FanoutOptions{Copies: 2, Sync: SyncLastByte}).Results[0],
-		"http single-packet": Fanout(ctx, h, req, FanoutOptions{Copies: 2, Sync: SyncSinglePacket}).Results[0],
+		"http fanout":        Fanout(ctx, h, req, FanoutOptions{Copies: 2, Sync: dispatch.SyncLastByte}).Results[0],
+		"http single-packet": Fanout(ctx, h, req, FanoutOptions{Copies: 2, Sync: dispatch.SyncSinglePacket}).Results[0],
 	}
 	for name, res := range results {
-		if res.Outcome != Fail || !strings.Contains(res.Error, "control character") {
+		if res.Outcome != outcome.Fail || !strings.Contains(res.Error, "control character") {
 			t.Errorf("%s: %s %q, want the key refused", name, res.Outcome, res.Error)
 		}
 	}

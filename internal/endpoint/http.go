@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // HTTPConfig describes a JSON-over-HTTP tool server.
@@ -175,7 +176,7 @@ func (e *HTTP) Call(ctx context.Context, req Request) Result {
 	defer cancel()
 	hr, err := e.newRequest(ctx, req)
 	if err != nil {
-		return Finish(res, Fail, err.Error())
+		return Finish(res, outcome.Fail, err.Error())
 	}
 	var mu sync.Mutex
 	wrote := false
@@ -210,21 +211,21 @@ func lose(res Result, discard bool) Result {
 	}
 	res.Lost = true
 	res.Discarded = res.Outcome
-	res.Outcome = Info
+	res.Outcome = outcome.Info
 	res.Error = fmt.Sprintf("response discarded (lose_response); the server answered %d", res.Status)
 	return res
 }
 
 // transportOutcome classifies a failed exchange: nothing sent is fail, anything after is info.
-func transportOutcome(ctx context.Context, err error, sent bool) Outcome {
+func transportOutcome(ctx context.Context, err error, sent bool) outcome.Outcome {
 	if ctx.Err() != nil || sent {
-		return Info
+		return outcome.Info
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return Fail
+		return outcome.Fail
 	}
-	return Info
+	return outcome.Info
 }
 
 func describe(ctx context.Context, err error, timeout time.Duration) string {
@@ -250,10 +251,10 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, e.cfg.MaxResponseBytes+1))
 	if err != nil {
-		return Finish(res, Info, "response cut off: "+describe(ctx, err, timeout))
+		return Finish(res, outcome.Info, "response cut off: "+describe(ctx, err, timeout))
 	}
 	if int64(len(body)) > e.cfg.MaxResponseBytes {
-		return Finish(res, Info, TooLarge(e.cfg.MaxResponseBytes))
+		return Finish(res, outcome.Info, TooLarge(e.cfg.MaxResponseBytes))
 	}
 	res.Body = body
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -267,7 +268,7 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 	res.Replayed = isTrue(resp.Header.Get("Idempotent-Replayed"))
 	if re := netguard.Redirect(resp); re != nil {
 		// Nothing is sent to the target: the redirect itself is the answer, and it did nothing.
-		return Finish(res, Fail, re.Error())
+		return Finish(res, outcome.Fail, re.Error())
 	}
 	outcome, msg := classify(resp.StatusCode)
 	res.Conflict = resp.StatusCode == http.StatusConflict
@@ -278,18 +279,18 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 }
 
 // classify maps a status code to an outcome (DESIGN §2).
-func classify(status int) (Outcome, string) {
+func classify(status int) (outcome.Outcome, string) {
 	switch {
 	case status >= 200 && status < 300:
-		return OK, ""
+		return outcome.OK, ""
 	case status >= 500:
-		return Info, fmt.Sprintf("server error %d", status)
+		return outcome.Info, fmt.Sprintf("server error %d", status)
 	case status == http.StatusConflict:
-		return Fail, "conflict 409"
+		return outcome.Fail, "conflict 409"
 	case status >= 400:
-		return Fail, fmt.Sprintf("client error %d", status)
+		return outcome.Fail, fmt.Sprintf("client error %d", status)
 	}
-	return Fail, fmt.Sprintf("unexpected status %d", status)
+	return outcome.Fail, fmt.Sprintf("unexpected status %d", status)
 }
 
 func isTrue(v string) bool {
@@ -303,12 +304,12 @@ func (e *HTTP) Prepare(ctx context.Context, req Request, opts PrepareOptions) Pr
 	p := &preparedHTTP{e: e, timeout: e.timeout(req), lose: req.LoseResponse, sent: make(chan struct{})}
 	hr, err := e.newRequest(context.Background(), req)
 	if err != nil {
-		p.err, p.outcome = err.Error(), Fail
+		p.err, p.outcome = err.Error(), outcome.Fail
 		return p
 	}
 	var buf bytes.Buffer
 	if err := hr.Write(&buf); err != nil {
-		p.err, p.outcome = "encode request: "+err.Error(), Fail
+		p.err, p.outcome = "encode request: "+err.Error(), outcome.Fail
 		return p
 	}
 	p.req, p.wire = hr, buf.Bytes()
@@ -324,7 +325,7 @@ func (e *HTTP) Prepare(ctx context.Context, req Request, opts PrepareOptions) Pr
 	defer cancel()
 	conn, err := e.cfg.Policy.DialContext(dctx, "tcp", addr)
 	if err != nil {
-		p.err, p.outcome = "connect: "+err.Error(), Fail
+		p.err, p.outcome = "connect: "+err.Error(), outcome.Fail
 		return p
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
@@ -334,7 +335,7 @@ func (e *HTTP) Prepare(ctx context.Context, req Request, opts PrepareOptions) Pr
 		tconn := tls.Client(conn, &tls.Config{ServerName: hr.URL.Hostname(), NextProtos: []string{"http/1.1"}})
 		if err := tconn.HandshakeContext(dctx); err != nil {
 			conn.Close()
-			p.err, p.outcome = "tls handshake: "+err.Error(), Fail
+			p.err, p.outcome = "tls handshake: "+err.Error(), outcome.Fail
 			return p
 		}
 		conn = tconn
@@ -347,7 +348,7 @@ func (e *HTTP) Prepare(ctx context.Context, req Request, opts PrepareOptions) Pr
 			// An incomplete request is never processed: nothing happened.
 			conn.Close()
 			p.conn = nil
-			p.err, p.outcome = "send: "+err.Error(), Fail
+			p.err, p.outcome = "send: "+err.Error(), outcome.Fail
 		}
 	}
 	return p
@@ -373,7 +374,7 @@ type preparedHTTP struct {
 	conn    net.Conn
 	timeout time.Duration
 	err     string
-	outcome Outcome
+	outcome outcome.Outcome
 	lose    bool
 
 	sent    chan struct{}
@@ -421,13 +422,13 @@ func (p *preparedHTTP) Wait(ctx context.Context) Result {
 	select {
 	case <-p.sent:
 	case <-ctx.Done():
-		return Finish(Result{Start: p.start}, Info, "cancelled")
+		return Finish(Result{Start: p.start}, outcome.Info, "cancelled")
 	}
 	res := Result{Start: p.start, Sent: p.sentAt}
 	if p.sendErr != nil {
-		o := Info
+		o := outcome.Info
 		if p.written == 0 && p.split == 0 {
-			o = Fail
+			o = outcome.Fail
 		}
 		if resp != nil {
 			resp.Body.Close()
@@ -436,12 +437,12 @@ func (p *preparedHTTP) Wait(ctx context.Context) Result {
 	}
 	if rerr != nil {
 		if ne, ok := errors.AsType[net.Error](rerr); ok && ne.Timeout() && ctx.Err() == nil {
-			return Finish(res, Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
+			return Finish(res, outcome.Info, fmt.Sprintf("no response within %s (timeout)", p.timeout))
 		}
 		if ctx.Err() != nil {
-			return Finish(res, Info, "cancelled")
+			return Finish(res, outcome.Info, "cancelled")
 		}
-		return Finish(res, Info, "connection lost after sending: "+rerr.Error())
+		return Finish(res, outcome.Info, "connection lost after sending: "+rerr.Error())
 	}
 	defer resp.Body.Close()
 	res.Answered = answered

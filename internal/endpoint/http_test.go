@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // toolServer answers each tool the way a real server might fail.
@@ -63,20 +65,20 @@ func TestHTTPOutcomes(t *testing.T) {
 	defer ep.Close()
 	cases := []struct {
 		tool     string
-		outcome  Outcome
+		outcome  outcome.Outcome
 		status   int
 		conflict bool
 		errHas   string
 	}{
-		{"ok", OK, 200, false, ""},
-		{"conflict", Fail, 409, true, "in progress"},
-		{"unprocessable", Fail, 422, false, "client error 422"},
-		{"boom", Info, 503, false, "server error"},
-		{"hang", Info, 0, false, "timeout"},
-		{"reset", Info, 0, false, ""},
-		{"big", Info, 200, false, "max_response_bytes"},
-		{"redirect", Fail, 302, false, "redirected (302) to http://127.0.0.1"},
-		{"text", OK, 200, false, ""},
+		{"ok", outcome.OK, 200, false, ""},
+		{"conflict", outcome.Fail, 409, true, "in progress"},
+		{"unprocessable", outcome.Fail, 422, false, "client error 422"},
+		{"boom", outcome.Info, 503, false, "server error"},
+		{"hang", outcome.Info, 0, false, "timeout"},
+		{"reset", outcome.Info, 0, false, ""},
+		{"big", outcome.Info, 200, false, "max_response_bytes"},
+		{"redirect", outcome.Fail, 302, false, "redirected (302) to http://127.0.0.1"},
+		{"text", outcome.OK, 200, false, ""},
 	}
 	for _, mode := range []string{"call", "prepared"} {
 		for _, tc := range cases {
@@ -116,10 +118,10 @@ func TestHTTPRefusedIsFail(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	ep, _ := NewHTTP(HTTPConfig{URL: "http://" + addr + "/tools/{tool}"})
-	if res := ep.Call(context.Background(), Request{Tool: "x"}); res.Outcome != Fail {
+	if res := ep.Call(context.Background(), Request{Tool: "x"}); res.Outcome != outcome.Fail {
 		t.Errorf("refused connection: %s %q, want fail", res.Outcome, res.Error)
 	}
-	if res := Fire(context.Background(), ep.Prepare(context.Background(), Request{Tool: "x"}, PrepareOptions{})); res.Outcome != Fail {
+	if res := Fire(context.Background(), ep.Prepare(context.Background(), Request{Tool: "x"}, PrepareOptions{})); res.Outcome != outcome.Fail {
 		t.Errorf("refused prepared connection: %s %q, want fail", res.Outcome, res.Error)
 	}
 }

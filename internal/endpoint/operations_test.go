@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idemtest/idemtest/internal/dispatch"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // TestOperations calls tools whose method, URL and body come per tool (an OpenAPI document), on
@@ -46,18 +49,18 @@ func TestOperations(t *testing.T) {
 	ep := &ListedHTTP{HTTP: h, List: []Tool{{Name: "list", ReadOnly: true}, {Name: "create"}}}
 	defer ep.Close()
 	ctx := context.Background()
-	if r := ep.Call(ctx, Request{Tool: "list", Args: map[string]any{"status": "open"}}); r.Outcome != OK {
+	if r := ep.Call(ctx, Request{Tool: "list", Args: map[string]any{"status": "open"}}); r.Outcome != outcome.OK {
 		t.Fatalf("list: %+v", r)
 	}
-	if r := ep.Call(ctx, Request{Tool: "create", Args: map[string]any{"item": "w"}, Key: "k1"}); r.Outcome != OK {
+	if r := ep.Call(ctx, Request{Tool: "create", Args: map[string]any{"item": "w"}, Key: "k1"}); r.Outcome != outcome.OK {
 		t.Fatalf("create: %+v", r)
 	}
-	if r := ep.Call(ctx, Request{Tool: "get"}); r.Outcome != Fail || !strings.Contains(r.Error, "needs the path parameter id") {
+	if r := ep.Call(ctx, Request{Tool: "get"}); r.Outcome != outcome.Fail || !strings.Contains(r.Error, "needs the path parameter id") {
 		t.Errorf("get without its path parameter: %+v", r)
 	}
-	fo := Fanout(ctx, ep, Request{Tool: "create", Args: map[string]any{"item": "w"}, Key: "k2"}, FanoutOptions{Copies: 2, Sync: SyncLastByte})
+	fo := Fanout(ctx, ep, Request{Tool: "create", Args: map[string]any{"item": "w"}, Key: "k2"}, FanoutOptions{Copies: 2, Sync: dispatch.SyncLastByte})
 	for _, r := range fo.Results {
-		if r.Outcome != OK {
+		if r.Outcome != outcome.OK {
 			t.Fatalf("fan-out copy: %+v", r)
 		}
 	}

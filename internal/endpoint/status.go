@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // ClassifyStatus maps an HTTP status code to an outcome (DESIGN §2), with a message for every
 // outcome but ok.
-func ClassifyStatus(status int) (Outcome, string) { return classify(status) }
+func ClassifyStatus(status int) (outcome.Outcome, string) { return classify(status) }
 
 // IsReplayed reports whether an HTTP response's headers mark it as a replay
 // (Idempotent-Replayed: true).
@@ -20,7 +22,7 @@ func TooLarge(limit int64) string {
 }
 
 // Finish completes res: its outcome, its error message ("" for ok) and when it was received.
-func Finish(res Result, o Outcome, msg string) Result {
+func Finish(res Result, o outcome.Outcome, msg string) Result {
 	res.Outcome = o
 	res.Error = msg
 	res.Received = time.Now()

@@ -19,6 +19,7 @@ import (
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/endpoint/mcp"
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
 
@@ -240,15 +241,15 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	p := h.rec.Begin(path.Base(r.URL.Path), args, r.Header.Get(h.rec.opts.Key.Header))
 	if p.Fault.Kind == fault.Error {
 		msg := fmt.Sprintf("idemtest injected fault: %s (the call was not forwarded)", p.Fault)
-		outcome, _ := endpoint.ClassifyStatus(p.Fault.Status)
-		h.rec.Finish(p, Answer{Outcome: outcome, Status: p.Fault.Status, Error: msg})
+		oc, _ := endpoint.ClassifyStatus(p.Fault.Status)
+		h.rec.Finish(p, Answer{Outcome: oc, Status: p.Fault.Status, Error: msg})
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(p.Fault.Status)
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": msg})
 		return
 	}
 	if !h.wait(r, p.Fault.Delay) {
-		h.rec.Finish(p, Answer{Outcome: endpoint.Fail, Error: "the agent gave up during the injected delay; not forwarded"})
+		h.rec.Finish(p, Answer{Outcome: outcome.Fail, Error: "the agent gave up during the injected delay; not forwarded"})
 		return
 	}
 	// With a lost answer the server finishes whatever the agent does meanwhile.
@@ -256,7 +257,7 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	resp, err := h.forward(ctx, r, body)
 	if err != nil {
-		h.rec.Finish(p, Answer{Outcome: endpoint.Info, Error: "upstream: " + err.Error()})
+		h.rec.Finish(p, Answer{Outcome: outcome.Info, Error: "upstream: " + err.Error()})
 		if p.Fault.Kind == fault.LoseResponse || p.Fault.Kind == fault.Timeout {
 			reset(w)
 			return
@@ -269,11 +270,11 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	// A body over the cap is not kept: the agent gets it streamed, the trace a marker.
 	rbody, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	over := len(rbody) > maxBody
-	outcome, msg := endpoint.ClassifyStatus(resp.StatusCode)
+	oc, msg := endpoint.ClassifyStatus(resp.StatusCode)
 	if rerr != nil {
-		outcome, msg = endpoint.Info, "upstream body: "+rerr.Error()
+		oc, msg = outcome.Info, "upstream body: "+rerr.Error()
 	}
-	a := Answer{Outcome: outcome, Status: resp.StatusCode, Error: msg, Replayed: endpoint.IsReplayed(resp.Header)}
+	a := Answer{Outcome: oc, Status: resp.StatusCode, Error: msg, Replayed: endpoint.IsReplayed(resp.Header)}
 	switch {
 	case over:
 		a.Truncated = true

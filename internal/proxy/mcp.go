@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/endpoint/mcp"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 )
 
@@ -184,7 +184,7 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		switch p.Fault.Kind {
 		case fault.Error:
 			msg := fmt.Sprintf("idemtest injected fault: %s (status %d, the call was not forwarded)", p.Fault, p.Fault.Status)
-			s.rec.Finish(p, Answer{Outcome: endpoint.Fail, Status: p.Fault.Status, Error: "json-rpc error -32000: " + msg})
+			s.rec.Finish(p, Answer{Outcome: outcome.Fail, Status: p.Fault.Status, Error: "json-rpc error -32000: " + msg})
 			reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID,
 				"error": map[string]any{"code": -32000, "message": msg, "data": map[string]any{"status": p.Fault.Status}}})
 			return agentAction{reply: append(reply, '\n'), then: then}
@@ -358,7 +358,7 @@ func readOnlyTools(result json.RawMessage) (map[string]bool, string) {
 // JSON, else the whole result.
 func classify(m rpcMsg) Answer {
 	if m.Error != nil {
-		return Answer{Outcome: endpoint.Fail, Error: fmt.Sprintf("json-rpc error %d: %s", m.Error.Code, m.Error.Message)}
+		return Answer{Outcome: outcome.Fail, Error: fmt.Sprintf("json-rpc error %d: %s", m.Error.Code, m.Error.Message)}
 	}
 	var r struct {
 		IsError           bool            `json:"isError"`
@@ -370,7 +370,7 @@ func classify(m rpcMsg) Answer {
 		Meta map[string]any `json:"_meta"`
 	}
 	_ = json.Unmarshal(m.Result, &r)
-	a := Answer{Outcome: endpoint.OK, Result: m.Result}
+	a := Answer{Outcome: outcome.OK, Result: m.Result}
 	var text strings.Builder
 	for _, c := range r.Content {
 		if c.Type == "text" {
@@ -385,7 +385,7 @@ func classify(m rpcMsg) Answer {
 	}
 	a.Replayed = mcp.Replayed(r.Meta)
 	if r.IsError {
-		a.Outcome = endpoint.Fail
+		a.Outcome = outcome.Fail
 		a.Error = "tool error: " + strings.TrimSpace(text.String())
 	}
 	return a
@@ -440,7 +440,7 @@ func (s *mcpSession) serverDropped(d dropped, max int) (reply []byte, note strin
 	case f != nil && f.own:
 		return nil, note
 	case f != nil && f.p != nil:
-		s.rec.Finish(f.p, Answer{Outcome: endpoint.Info, Error: msg})
+		s.rec.Finish(f.p, Answer{Outcome: outcome.Info, Error: msg})
 		note += fmt.Sprintf(" (%s call #%d, recorded as info)", f.p.Tool, f.p.Seq)
 		if k := f.p.Fault.Kind; k == fault.LoseResponse || k == fault.Timeout {
 			return nil, note

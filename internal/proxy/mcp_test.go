@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -95,18 +95,18 @@ func TestMCPSessionFlow(t *testing.T) {
 	type row struct {
 		tool     string
 		mutating bool
-		outcome  endpoint.Outcome
+		outcome  outcome.Outcome
 		replayed bool
 		fault    string
 		result   string
 		errText  string
 	}
 	want := []row{
-		{"issue_refund", true, endpoint.OK, true, "", `{"refundId":"re_1"}`, ""},
-		{"issue_refund", true, endpoint.Fail, false, "error:503", "", "injected fault"},
-		{"issue_refund", true, endpoint.Info, false, "lose-response", `{"refundId":"re_1"}`, "withheld from the agent"},
-		{"list_refunds", false, endpoint.Fail, false, "", "", "tool error: boom"},
-		{"issue_refund", true, endpoint.Info, false, "", "", "no answer before the session ended"},
+		{"issue_refund", true, outcome.OK, true, "", `{"refundId":"re_1"}`, ""},
+		{"issue_refund", true, outcome.Fail, false, "error:503", "", "injected fault"},
+		{"issue_refund", true, outcome.Info, false, "lose-response", `{"refundId":"re_1"}`, "withheld from the agent"},
+		{"list_refunds", false, outcome.Fail, false, "", "", "tool error: boom"},
+		{"issue_refund", true, outcome.Info, false, "", "", "no answer before the session ended"},
 	}
 	if len(calls) != len(want) {
 		t.Fatalf("%d calls, want %d: %+v", len(calls), len(want), calls)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -84,7 +84,7 @@ type Pending struct {
 
 // Answer is what came back for a call, as the agent sees it.
 type Answer struct {
-	Outcome  endpoint.Outcome
+	Outcome  outcome.Outcome
 	Status   int
 	Replayed bool
 	Result   json.RawMessage
@@ -227,7 +227,7 @@ func (r *Recorder) finish(p *Pending, a Answer, answered bool) {
 	c.ResultTruncated = a.Truncated
 	c.DurationUS = time.Since(p.start).Microseconds()
 	if answered && (p.Fault.Kind == fault.LoseResponse || p.Fault.Kind == fault.Timeout) {
-		c.Outcome = endpoint.Info
+		c.Outcome = outcome.Info
 		c.Error = "response withheld from the agent (" + p.Fault.String() + "); the server answered " + string(a.Outcome)
 	}
 	r.calls = append(r.calls, c)
@@ -250,7 +250,7 @@ func (r *Recorder) Close() ([]trace.Call, error) {
 		if p.Cancelled {
 			msg = "cancelled by the agent; no answer before the session ended"
 		}
-		r.finish(p, Answer{Outcome: endpoint.Info, Error: msg}, false)
+		r.finish(p, Answer{Outcome: outcome.Info, Error: msg}, false)
 	}
 	r.mu.Lock()
 	calls := slices.Clone(r.calls)

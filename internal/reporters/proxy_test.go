@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
@@ -18,7 +18,7 @@ import (
 )
 
 // refund is a trace line of a mutating issue_refund of 10 with the key in its arguments.
-func refund(seq int, key, fault string, outcome endpoint.Outcome) trace.Call {
+func refund(seq int, key, fault string, outcome outcome.Outcome) trace.Call {
 	args, _ := json.Marshal(map[string]any{"accountId": "acct_1", "amount": 10, "idempotencyKey": key})
 	return trace.Call{Seq: seq, Tool: "issue_refund", Args: args, Key: key, KeyCarrier: "arg idempotencyKey",
 		Mutating: true, Outcome: outcome, Fault: fault, Result: json.RawMessage(`{"refundId":"re_1"}`)}
@@ -27,7 +27,7 @@ func refund(seq int, key, fault string, outcome endpoint.Outcome) trace.Call {
 // TestProxyReportsAreValid: the proxy's verdict on an agent that retried with a new key (a key
 // holding a byte XML cannot carry) is valid JUnit and round-trips as JSON.
 func TestProxyReportsAreValid(t *testing.T) {
-	v := agentverdict.Judge([]trace.Call{refund(1, "s-\x01", "lose-response", endpoint.Info), refund(2, "s-2", "", endpoint.OK)}, agentverdict.JudgeOptions{})
+	v := agentverdict.Judge([]trace.Call{refund(1, "s-\x01", "lose-response", outcome.Info), refund(2, "s-2", "", outcome.OK)}, agentverdict.JudgeOptions{})
 	var x bytes.Buffer
 	if err := junit.WriteProxy(&x, v); err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestProxyReportsAreValid(t *testing.T) {
 // failed tool server is one more test case in error, in reports that stay valid; a pass without
 // a fault says that no retry was tested.
 func TestProxyReportsOfNothingJudged(t *testing.T) {
-	readOnly := trace.Call{Seq: 1, Tool: "list_refunds", Outcome: endpoint.OK}
+	readOnly := trace.Call{Seq: 1, Tool: "list_refunds", Outcome: outcome.OK}
 	failed := agentverdict.Judge(nil, agentverdict.JudgeOptions{})
 	failed.Error = "tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom"
 	for _, tc := range []struct {
@@ -65,7 +65,7 @@ func TestProxyReportsOfNothingJudged(t *testing.T) {
 	}{
 		{"no call", agentverdict.Judge(nil, agentverdict.JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no tool call\n"},
 		{"read-only calls", agentverdict.Judge([]trace.Call{readOnly}, agentverdict.JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no mutating tool call (1 read-only)\n"},
-		{"no fault injected", agentverdict.Judge([]trace.Call{refund(1, "s-1", "", endpoint.OK)}, agentverdict.JudgeOptions{}), 4, 0, 0, "pass", "PASS: the agent kept its keys (no fault was injected: no retry was tested)\n"},
+		{"no fault injected", agentverdict.Judge([]trace.Call{refund(1, "s-1", "", outcome.OK)}, agentverdict.JudgeOptions{}), 4, 0, 0, "pass", "PASS: the agent kept its keys (no fault was injected: no retry was tested)\n"},
 		{"a failed tool server", failed, 5, 1, 4, "error", "ERROR: tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

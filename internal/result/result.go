@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -154,7 +155,7 @@ type Call struct {
 	Copy     int                `json:"copy"`
 	Attempt  int                `json:"attempt"`
 	Key      string             `json:"key"`
-	Outcome  scenario.Outcome   `json:"outcome"`
+	Outcome  outcome.Outcome    `json:"outcome"`
 	Status   int                `json:"status"`
 	Replayed bool               `json:"replayed"`
 	Conflict bool               `json:"conflict"`
@@ -162,10 +163,10 @@ type Call struct {
 	// Status what the server really answered.
 	Lost bool `json:"lost,omitempty"`
 	// Discarded is the outcome of the answer lose_response discarded ("" when none was).
-	Discarded scenario.Outcome `json:"discarded,omitempty"`
-	Error     string           `json:"error,omitempty"`
-	Start     time.Time        `json:"start"`
-	Duration  time.Duration    `json:"duration_ns"`
+	Discarded outcome.Outcome `json:"discarded,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Start     time.Time       `json:"start"`
+	Duration  time.Duration   `json:"duration_ns"`
 	// Sent is when the request's last byte left; Answered when its answer began to arrive.
 	Sent     time.Time `json:"sent,omitzero"`
 	Answered time.Time `json:"answered,omitzero"`

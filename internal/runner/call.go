@@ -8,6 +8,7 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
@@ -85,8 +86,8 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 		out = lostResult(res, key)
 	}
 	st.env[step.ID] = out
-	got := scenario.Outcome(out.Outcome)
-	if step.Expect != scenario.Any && got != step.Expect {
+	got := outcome.Outcome(out.Outcome)
+	if step.Expect != outcome.Any && got != step.Expect {
 		return result.StepFailure(result.FailExpect, step, fmt.Sprintf("%s: expected outcome %s, got %s%s", step.Tool, step.Expect, got, describeResult(res)))
 	}
 	return nil
@@ -133,7 +134,7 @@ func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 	for _, on := range p.On {
 		switch on {
 		case scenario.RetryInfo:
-			if res.Outcome == endpoint.Info {
+			if res.Outcome == outcome.Info {
 				return true
 			}
 		case scenario.RetryConflict:
@@ -145,7 +146,7 @@ func shouldRetry(p *scenario.Retry, res endpoint.Result) bool {
 				return true
 			}
 		case scenario.RetryFail:
-			if res.Outcome == endpoint.Fail {
+			if res.Outcome == outcome.Fail {
 				return true
 			}
 		}
@@ -179,11 +180,11 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	m := st.metrics
 	m.Calls++
 	switch c.Outcome {
-	case scenario.OK:
+	case outcome.OK:
 		m.OK++
-	case scenario.Fail:
+	case outcome.Fail:
 		m.Fail++
-	case scenario.Info:
+	case outcome.Info:
 		m.Info++
 	}
 	if c.Conflict {
@@ -217,7 +218,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 	}
 	st.judged = append(st.judged, verdict.Call{
 		Key: key, Endpoint: step.Endpoint, Tool: step.Tool, Step: step.ID, Copy: copy, Attempt: attempt, Instance: instance,
-		OK:   res.Outcome == endpoint.OK || (res.Lost && res.Discarded == endpoint.OK),
+		OK:   res.Outcome == outcome.OK || (res.Lost && res.Discarded == outcome.OK),
 		Lost: res.Lost, Replayed: res.Replayed, Answer: res.Result, Ignore: ignore, Exempt: st.exempt[step.ID] != "", Args: st.args[step.ID],
 	})
 	st.mu.Unlock()
@@ -231,7 +232,7 @@ func callResult(res endpoint.Result, key string, attempts int) assert.CallResult
 		headers[k] = v
 	}
 	return assert.CallResult{
-		OK:         res.Outcome == endpoint.OK,
+		OK:         res.Outcome == outcome.OK,
 		Outcome:    string(res.Outcome),
 		Status:     res.Status,
 		Error:      res.Error,
@@ -248,7 +249,7 @@ func callResult(res endpoint.Result, key string, attempts int) assert.CallResult
 // lostResult is what the scenario sees of a call whose response was discarded: nothing came back.
 func lostResult(res endpoint.Result, key string) assert.CallResult {
 	return assert.CallResult{
-		Outcome: string(endpoint.Info), Error: "response discarded (lose_response)", Key: key,
+		Outcome: string(outcome.Info), Error: "response discarded (lose_response)", Key: key,
 		DurationMS: float64(res.Duration.Microseconds()) / 1000,
 		Headers:    map[string]string{}, Attempts: 1, Lost: true,
 	}

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/probe"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/service"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Env is what scenarios run on: started sinks and services, and the endpoints built from them
@@ -27,7 +27,7 @@ type runner struct {
 	sinks  *sinks
 	probes *probe.Prober
 
-	endpoints *endpoints.Set
+	endpoints *toolset.Set
 }
 
 // Start starts the sinks and services of the scenarios, each once, and waits until the
@@ -54,7 +54,7 @@ func StartWith(ctx context.Context, list []*scenario.Scenario, onEvent func(Even
 		sks.close()
 		return nil, err
 	}
-	r := &runner{svcs: svcs, sinks: sks, endpoints: endpoints.New(ctx, svcs.TemplateEnv)}
+	r := &runner{svcs: svcs, sinks: sks, endpoints: toolset.New(ctx, svcs.TemplateEnv)}
 	r.probes = probe.New(r.probeTool)
 	return &Env{r: r}, nil
 }
@@ -84,7 +84,7 @@ func (e *Env) SinkURLs(sc *scenario.Scenario) map[string]string {
 func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenario.Endpoint, tool string) (bool, error) {
 	lister, ok := ep.(endpoint.ToolLister)
 	if !ok {
-		return endpoints.Mutating(def, tool, nil), nil
+		return toolset.Mutating(def, tool, nil), nil
 	}
 	tools, err := lister.Tools(ctx)
 	if err != nil {
@@ -93,7 +93,7 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		if t.Name == tool {
-			return endpoints.Mutating(def, tool, &t), nil
+			return toolset.Mutating(def, tool, &t), nil
 		}
 		names = append(names, t.Name)
 	}

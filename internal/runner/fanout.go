@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -19,7 +21,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	// Each copy goes to its instance; single-packet's copies are streams of one connection, so
 	// all of them go to one instance.
 	sends := n
-	if step.Sync == endpoint.SyncSinglePacket {
+	if step.Sync == dispatch.SyncSinglePacket {
 		sends = 1
 	}
 	targets, insts := st.spread.targets(ep, def, req.Key, sends)
@@ -66,11 +68,11 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 		c.ReleasedUS, c.AnsweredUS = since(res.Sent), since(res.Answered)
 		out.Calls[i] = c
 		switch res.Outcome {
-		case endpoint.OK:
+		case outcome.OK:
 			out.OK++
-		case endpoint.Fail:
+		case outcome.Fail:
 			out.Fail++
-		case endpoint.Info:
+		case outcome.Info:
 			out.Info++
 		}
 		if res.Conflict {
@@ -88,7 +90,7 @@ func (r *runner) fanout(ctx context.Context, st *trialState, step *scenario.Step
 	}
 	st.mu.Unlock()
 	st.env[step.ID] = out
-	if step.Expect != scenario.Any {
+	if step.Expect != outcome.Any {
 		for i, res := range fo.Results {
 			if res.Outcome != step.Expect {
 				return result.StepFailure(result.FailExpect, step, fmt.Sprintf("%s: copy %d of %d: expected outcome %s, got %s%s", step.Tool, i+1, n, step.Expect, res.Outcome, describeResult(res)))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/probe"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -58,7 +59,7 @@ func (r *runner) probeTool(ctx context.Context, sc *scenario.Scenario, p *scenar
 	}
 	m, _ := args.(map[string]any)
 	res := ep.Call(ctx, endpoint.Request{Tool: p.CallTool.Tool, Args: m})
-	if res.Outcome != endpoint.OK {
+	if res.Outcome != outcome.OK {
 		return nil, fmt.Errorf("%s: %s %s", p.CallTool.Tool, res.Outcome, res.Error)
 	}
 	return res.Result, nil

@@ -4,8 +4,8 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -47,9 +47,9 @@ func (sp *spreader) targets(ep endpoint.Endpoint, def *scenario.Endpoint, key st
 func (sp *spreader) pick(def *scenario.Endpoint, key string, size, n int) []int {
 	out := make([]int, n)
 	switch def.Spread {
-	case outcome.SpreadSame:
+	case dispatch.SpreadSame:
 		return out
-	case outcome.SpreadRandom:
+	case dispatch.SpreadRandom:
 		if sp.rng == nil {
 			h := fnv.New64a()
 			h.Write([]byte(sp.session))

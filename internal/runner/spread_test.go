@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -18,7 +18,7 @@ func TestSpreadPick(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		spread outcome.Spread
+		spread dispatch.Spread
 		size   int
 		sends  []send
 		want   [][]int
@@ -33,7 +33,7 @@ func TestSpreadPick(t *testing.T) {
 			sends: []send{{"a", 4}, {"a", 1}}, want: [][]int{{0, 1, 0, 1}, {0}}},
 		{name: "calls without a key take turns", size: 2,
 			sends: []send{{"", 1}, {"", 1}, {"", 1}}, want: [][]int{{0}, {1}, {0}}},
-		{name: "same", spread: outcome.SpreadSame, size: 3,
+		{name: "same", spread: dispatch.SpreadSame, size: 3,
 			sends: []send{{"a", 1}, {"a", 2}, {"b", 1}}, want: [][]int{{0}, {0, 0}, {0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,7 +50,7 @@ func TestSpreadPick(t *testing.T) {
 	}
 
 	t.Run("random is seeded by the session", func(t *testing.T) {
-		def := &scenario.Endpoint{Name: "e", Spread: outcome.SpreadRandom}
+		def := &scenario.Endpoint{Name: "e", Spread: dispatch.SpreadRandom}
 		draw := func(session string) []int {
 			sp := &spreader{session: session}
 			return sp.pick(def, "k", 4, 32)

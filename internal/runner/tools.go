@@ -8,13 +8,13 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Tools starts what the endpoint needs (its services, its server), lists its tools with what
 // idemtest makes of each, and stops everything again.
-func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]endpoints.ToolInfo, error) {
+func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]toolset.ToolInfo, error) {
 	_, ok := sc.Endpoints[name]
 	if !ok {
 		names := slices.Sorted(maps.Keys(sc.Endpoints))
@@ -34,7 +34,7 @@ func Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]endpoints
 }
 
 // Tools lists the tools of a started endpoint with what idemtest makes of each.
-func (e *Env) Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]endpoints.ToolInfo, error) {
+func (e *Env) Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]toolset.ToolInfo, error) {
 	def, ok := sc.Endpoints[name]
 	if !ok {
 		return nil, fmt.Errorf("no endpoint %q", name)
@@ -58,5 +58,5 @@ func (e *Env) Tools(ctx context.Context, sc *scenario.Scenario, name string) ([]
 			return nil, fmt.Errorf("endpoint %s is plain HTTP and cannot list its tools; list them under mutating: in its config", name)
 		}
 	}
-	return endpoints.Describe(def, tools, listed), nil
+	return toolset.Describe(def, tools, listed), nil
 }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/toolset"
 	"github.com/idemtest/idemtest/internal/verdict"
 )
 
@@ -23,7 +23,7 @@ func (r *runner) exemption(ctx context.Context, ep endpoint.Endpoint, def *scena
 	}
 	lister, ok := ep.(endpoint.ToolLister)
 	if !ok || def.Natural != nil {
-		if endpoints.Natural(def, step.Tool, nil) {
+		if toolset.Natural(def, step.Tool, nil) {
 			return result.UnjudgedNatural
 		}
 		return ""
@@ -33,7 +33,7 @@ func (r *runner) exemption(ctx context.Context, ep endpoint.Endpoint, def *scena
 		return ""
 	}
 	for _, t := range tools {
-		if t.Name == step.Tool && endpoints.Natural(def, step.Tool, &t) {
+		if t.Name == step.Tool && toolset.Natural(def, step.Tool, &t) {
 			return result.UnjudgedHint
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -25,10 +26,10 @@ func TestTracerBoundsAHugeResult(t *testing.T) {
 	}
 	tr := NewTracer(w)
 	tr.Event(runner.Event{Kind: runner.EventCall, Scenario: sc, Trial: 1, Call: &result.Call{Step: "first", Tool: "issue_refund", Endpoint: "refunds",
-		Key: "s-1", Outcome: scenario.OK, Status: 200, Mutating: true, Args: map[string]any{"accountId": "a"},
+		Key: "s-1", Outcome: outcome.OK, Status: 200, Mutating: true, Args: map[string]any{"accountId": "a"},
 		Result: map[string]any{"refundId": strings.Repeat("x", 70<<20)}}})
 	tr.Event(runner.Event{Kind: runner.EventCall, Scenario: sc, Trial: 1, Call: &result.Call{Step: "second", Tool: "issue_refund", Endpoint: "refunds",
-		Key: "s-2", Outcome: scenario.OK, Status: 200, Mutating: true, Result: map[string]any{"refundId": "re_2"}}})
+		Key: "s-2", Outcome: outcome.OK, Status: 200, Mutating: true, Result: map[string]any{"refundId": "re_2"}}})
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -58,7 +58,7 @@ func (t *Tracer) Err() error {
 func Call(ev runner.Event) trace.Call {
 	c := ev.Call
 	tc := trace.Call{
-		Tool: c.Tool, Key: c.Key, Mutating: c.Mutating, Outcome: endpoint.Outcome(c.Outcome),
+		Tool: c.Tool, Key: c.Key, Mutating: c.Mutating, Outcome: outcome.Outcome(c.Outcome),
 		Status: c.Status, Replayed: c.Replayed, Error: c.Error, DurationUS: c.Duration.Microseconds(),
 		Scenario: ev.Scenario.Name, Trial: ev.Trial, Step: c.Step, Endpoint: c.Endpoint, Instance: c.Instance,
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -26,10 +27,10 @@ func TestTracerWritesCallsInOrder(t *testing.T) {
 	tr := NewTracer(w)
 	tr.Event(runner.Event{Kind: "scenario-start", Scenario: sc})
 	tr.Event(runner.Event{Kind: "call", Scenario: sc, Trial: 2, Call: &result.Call{Step: "first", Tool: "issue_refund", Endpoint: "mcp",
-		Key: "s-1", Outcome: scenario.Info, Status: 200, Lost: true, Start: start.Add(time.Millisecond), Duration: 2 * time.Millisecond,
+		Key: "s-1", Outcome: outcome.Info, Status: 200, Lost: true, Start: start.Add(time.Millisecond), Duration: 2 * time.Millisecond,
 		Args: args, Mutating: true, Result: map[string]any{"refundId": "re_1"}}})
 	tr.Event(runner.Event{Kind: "call", Scenario: sc, Trial: 2, Call: &result.Call{Step: "list", Tool: "list_refunds", Endpoint: "http",
-		Outcome: scenario.OK, Start: start.Add(3 * time.Millisecond), Args: args}})
+		Outcome: outcome.OK, Start: start.Add(3 * time.Millisecond), Args: args}})
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Project is what init scaffolds: a scenario for each mutating tool of an endpoint, in Dir.
@@ -27,7 +27,7 @@ type Project struct {
 
 // Files returns the files of the project for the endpoint's tools, as runner.Tools lists them,
 // named for safefile.Write into Dir.
-func (p Project) Files(tools []endpoints.ToolInfo) ([]safefile.File, error) {
+func (p Project) Files(tools []toolset.ToolInfo) ([]safefile.File, error) {
 	var files []safefile.File
 	for _, t := range tools {
 		if !t.Mutating {

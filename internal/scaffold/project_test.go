@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 func TestInline(t *testing.T) {
@@ -40,7 +40,7 @@ func TestProjectFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := Project{Dir: dir, Endpoint: scenario.AdHocName, Def: &scenario.Endpoint{Key: scenario.KeySpec{Arg: "idempotencyKey"}},
 		AdHoc: scenario.AdHoc{MCPURL: "http://127.0.0.1:3000/mcp"}, Fanout: 2, Trials: 1}
-	files, err := p.Files([]endpoints.ToolInfo{
+	files, err := p.Files([]toolset.ToolInfo{
 		{Tool: endpoint.Tool{Name: "issue_refund"}, Mutating: true},
 		{Tool: endpoint.Tool{Name: "list_refunds"}},
 	})
@@ -54,7 +54,7 @@ func TestProjectFiles(t *testing.T) {
 	if want := []string{"issue_refund.yaml", scenario.ConfigName}; !reflect.DeepEqual(names, want) || !files[1].Fixed {
 		t.Errorf("files %v, want %v, the config fixed", names, want)
 	}
-	if _, err := p.Files([]endpoints.ToolInfo{{Tool: endpoint.Tool{Name: "list_refunds"}}}); err == nil {
+	if _, err := p.Files([]toolset.ToolInfo{{Tool: endpoint.Tool{Name: "list_refunds"}}}); err == nil {
 		t.Error("an endpoint without mutating tools got files")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/redact"
@@ -52,17 +53,6 @@ const (
 	SleepStep
 )
 
-// Outcome is a call's outcome in Jepsen's sense (DESIGN §2), defined in package outcome.
-type Outcome = outcome.Outcome
-
-// The outcomes a step may expect.
-const (
-	OK   = outcome.OK
-	Fail = outcome.Fail
-	Info = outcome.Info
-	Any  = outcome.Any
-)
-
 // Step is one step in either written form; after loading nothing knows which form it was.
 type Step struct {
 	Kind StepKind
@@ -79,13 +69,13 @@ type Step struct {
 	Key      *assert.Template
 	RetryOf  string
 	Fanout   int
-	Sync     outcome.Sync
+	Sync     dispatch.Sync
 	// StaggerMin and StaggerMax spread a fan-out's releases over random offsets in the range.
 	StaggerMin, StaggerMax time.Duration
 	Timeout                time.Duration
 	LoseResponse           bool
 	Retry                  *Retry
-	Expect                 Outcome
+	Expect                 outcome.Outcome
 	WithoutKey             bool
 	// VerdictOff exempts the step's calls from the exactly-once verdict (verdict: off).
 	VerdictOff bool
@@ -150,7 +140,7 @@ type Endpoint struct {
 	URLsPos []Pos
 	// Spread is how calls are spread over the endpoint's instances when it has several (urls:,
 	// or a URL naming a service with replicas); "" means round-robin.
-	Spread outcome.Spread
+	Spread dispatch.Spread
 }
 
 // IsMutating reports whether tool gets an idempotency key, when the config says; an MCP

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -62,7 +62,7 @@ type planCall struct {
 	// retryOf is the step id of the earlier call whose key this call reused (a recorded retry).
 	retryOf string
 	// recorded is the call's outcome in the recording.
-	recorded scenario.Outcome
+	recorded outcome.Outcome
 }
 
 // plan is a trace ready to be replayed.
@@ -274,9 +274,9 @@ const retryAttempts = 6
 // outcome or an in-progress conflict (a correct server's answer while the first call still
 // works), backing off from half the timeout; the server's remaining work is shorter than the
 // sum of the waits.
-func (r run) retryLoop() *spec.Retry {
+func (r run) retryLoop() *scenariogen.Retry {
 	backoff := max(r.giveUp/2, 20*time.Millisecond).Round(time.Millisecond)
-	return &spec.Retry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
+	return &scenariogen.Retry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
 }
 
 // render turns carried markers into templates for this run.
@@ -332,11 +332,11 @@ func quotedPieces(s string) []string {
 }
 
 // steps are the run's call steps for the trace, without the state reads.
-func (r run) steps(p *plan) []spec.Step {
-	var out []spec.Step
+func (r run) steps(p *plan) []scenariogen.Step {
+	var out []scenariogen.Step
 	for _, pc := range p.calls {
 		args, _ := r.render(pc.args).(map[string]any)
-		st := spec.Step{ID: pc.id, CallTool: pc.tool, Args: args, Expect: "any"}
+		st := scenariogen.Step{ID: pc.id, CallTool: pc.tool, Args: args, Expect: "any"}
 		if pc.retryOf != "" {
 			st.CallTool, st.RetryOf = "", pc.retryOf
 		}
@@ -347,13 +347,13 @@ func (r run) steps(p *plan) []spec.Step {
 		switch r.fault {
 		case LostResponse:
 			st.LoseResponse = true
-			out = append(out, st, spec.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any"})
+			out = append(out, st, scenariogen.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any"})
 		case Duplicate:
 			st.Fanout = 2
 			out = append(out, st)
 		case Timeout:
 			st.Timeout = r.giveUp.String()
-			out = append(out, st, spec.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: r.retryLoop()})
+			out = append(out, st, scenariogen.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: r.retryLoop()})
 		}
 	}
 	return out

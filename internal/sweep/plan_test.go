@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -28,7 +28,7 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 	}
 	r := run{fault: LostResponse, call: p.calls[0]}
 	steps := r.steps(p)
-	var st spec.Step
+	var st scenariogen.Step
 	for _, s := range steps {
 		if s.ID == "c2" {
 			st = s
@@ -75,7 +75,7 @@ func TestPlanKeepsLiteralBraces(t *testing.T) {
 		}
 	}
 	// The loader compiles every argument as the runner will.
-	sp := &spec.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: r.fault}
+	sp := &scenariogen.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: r.fault}
 	if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestPlanSessionScopedArguments(t *testing.T) {
 		t.Errorf("call 2 args = %s", got)
 	}
 	// The templates compile as the loader compiles them.
-	sp := &spec.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: Clean}
+	sp := &scenariogen.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: Clean}
 	if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
 // maxHistory bounds the calls shown under a cell: a run is the whole trace, so more than check.
@@ -22,7 +23,7 @@ const maxHistory = 100
 // callOutcome is what the agent would have learnt from one call of the trace in one run.
 type callOutcome struct {
 	sent    bool
-	outcome scenario.Outcome
+	outcome outcome.Outcome
 	why     string // the error, or why it was not sent
 }
 
@@ -62,25 +63,25 @@ type result struct {
 // run 0 succeeds. A sweep judges its runs itself (compare), so the runs it executes leave them
 // out: each compiles against every step before it, which would make one run's scenario grow
 // with the square of the trace.
-func (s *sweeper) spec(r run, asserts bool) *spec.Spec {
-	var steps []spec.Step
+func (s *sweeper) spec(r run, asserts bool) *scenariogen.Spec {
+	var steps []scenariogen.Step
 	for i, tool := range s.snapshots {
-		steps = append(steps, spec.Step{ID: s.reads[i].before, CallTool: tool, Expect: "any"})
+		steps = append(steps, scenariogen.Step{ID: s.reads[i].before, CallTool: tool, Expect: "any"})
 	}
 	for _, pc := range s.plan.calls {
 		if !pc.mutating && !hasCarried(pc.args) {
 			args, _ := r.render(pc.args).(map[string]any)
-			steps = append(steps, spec.Step{ID: pc.id + "_before", CallTool: pc.tool, Args: args, Expect: "any"})
+			steps = append(steps, scenariogen.Step{ID: pc.id + "_before", CallTool: pc.tool, Args: args, Expect: "any"})
 		}
 	}
 	steps = append(steps, r.steps(s.plan)...)
 	for i, tool := range s.snapshots {
-		steps = append(steps, spec.Step{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
+		steps = append(steps, scenariogen.Step{ID: s.reads[i].after, CallTool: tool, Expect: "any"})
 	}
 	if r.call != nil && asserts {
 		steps = append(steps, s.okAsserts(r)...)
 	}
-	sp := &spec.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
+	sp := &scenariogen.Spec{Trials: 1, Endpoint: s.def.Name, Steps: steps, By: "idemtest sweep", Check: r.fault, Tags: []string{"sweep", r.fault}}
 	switch {
 	case r.call == nil:
 		sp.Name = fmt.Sprintf("sweep %s: run 0, the trace replayed without a fault", s.name)
@@ -103,8 +104,8 @@ func (s *sweeper) spec(r run, asserts bool) *spec.Spec {
 
 // okAsserts are the assertions that every call that succeeded in run 0 succeeds in run r too
 // (through its retry or one of its copies), so a saved run fails where it diverged in outcome.
-func (s *sweeper) okAsserts(r run) []spec.Step {
-	var out []spec.Step
+func (s *sweeper) okAsserts(r run) []scenariogen.Step {
+	var out []scenariogen.Step
 	for _, pc := range s.plan.calls {
 		if !s.ok0[pc.id] {
 			continue
@@ -118,7 +119,7 @@ func (s *sweeper) okAsserts(r run) []spec.Step {
 				expr = pc.id + ".ok > 0"
 			}
 		}
-		out = append(out, spec.Step{Assert: expr})
+		out = append(out, scenariogen.Step{Assert: expr})
 	}
 	return out
 }
@@ -200,7 +201,7 @@ func (s *sweeper) observe(r run, out *result) {
 			out.note, out.unseen = timeoutNote(r, byStep[pc.id], cs)
 			out.missed, out.again = answeredFirst(r, byStep[pc.id])
 		}
-		if r.call == pc && co.sent && co.outcome == scenario.Info {
+		if r.call == pc && co.sent && co.outcome == outcome.Info {
 			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
 		}
 	}
@@ -209,11 +210,11 @@ func (s *sweeper) observe(r run, out *result) {
 	view := func(v any) any { return jsonvalue.Without(v, s.def.Ignore) }
 	for _, rd := range s.reads {
 		var o observed
-		if cs := byStep[rd.after]; len(cs) > 0 && cs[len(cs)-1].Outcome == scenario.OK {
+		if cs := byStep[rd.after]; len(cs) > 0 && cs[len(cs)-1].Outcome == outcome.OK {
 			o.ok, o.value = true, m.mask(view(cs[len(cs)-1].Result))
 		}
 		var before any
-		if cs := byStep[rd.before]; rd.before != "" && len(cs) > 0 && cs[0].Outcome == scenario.OK {
+		if cs := byStep[rd.before]; rd.before != "" && len(cs) > 0 && cs[0].Outcome == outcome.OK {
 			o.beforeOK, before = true, view(cs[0].Result)
 		}
 		if o.ok {
@@ -286,12 +287,12 @@ func combine(cs []runresult.Call) callOutcome {
 	co := callOutcome{sent: true, outcome: cs[len(cs)-1].Outcome, why: cs[len(cs)-1].Error}
 	if len(cs) > 1 {
 		for _, c := range cs {
-			if c.Outcome == scenario.OK {
-				return callOutcome{sent: true, outcome: scenario.OK}
+			if c.Outcome == outcome.OK {
+				return callOutcome{sent: true, outcome: outcome.OK}
 			}
 		}
 	}
-	if co.why == "" && co.outcome != scenario.OK {
+	if co.why == "" && co.outcome != outcome.OK {
 		co.why = fmt.Sprintf("status %d", cs[len(cs)-1].Status)
 	}
 	return co
@@ -336,7 +337,7 @@ func brokenBaseline(b *result) string {
 	for _, pc := range b.plan.calls {
 		// A call the recording saw succeed must succeed in run 0, else the runs compare a
 		// session that went elsewhere (an id no answer showed, state the recording had).
-		if co := b.calls[pc.id]; pc.recorded == scenario.OK && co.outcome != scenario.OK {
+		if co := b.calls[pc.id]; pc.recorded == outcome.OK && co.outcome != outcome.OK {
 			return fmt.Sprintf("call %d %s was ok in the recording, %s in run 0%s: run 0 cannot serve as the baseline", pc.seq, pc.tool, co.outcome, because(co))
 		}
 	}
@@ -363,7 +364,7 @@ func compare(base, got *result) {
 		switch {
 		case !b.sent:
 			lines = append(lines, fmt.Sprintf("call %d %s was %s", pc.seq, pc.tool, b.why))
-		case b.outcome == scenario.Info:
+		case b.outcome == outcome.Info:
 			// Unknown is no evidence either way (Jepsen).
 		case a.outcome != b.outcome:
 			lines = append(lines, fmt.Sprintf("call %d %s: %s in run 0, %s here%s", pc.seq, pc.tool, a.outcome, b.outcome, because(b)))
@@ -394,22 +395,22 @@ func compare(base, got *result) {
 	switch {
 	case len(lines) > 0:
 		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
-		c.Details = append(lines[1:], history.Details(got.res, got.trial, maxHistory)...)
+		c.Details = append(lines[1:], explain.Details(got.res, got.trial, maxHistory)...)
 	case len(unchanged) > 0:
 		c.Status = check.Inconclusive
 		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
-		c.Details = history.Details(got.res, got.trial, maxHistory)
+		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	case got.unseen:
 		// The call given up on either never reached the server or executed as well (its answer
 		// unseen); no read, sink or answer differed, which proves nothing when none shows it.
 		c.Status, c.Reason = check.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
-		c.Details = history.Details(got.res, got.trial, maxHistory)
+		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
 		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
-		c.Details = history.Details(got.res, got.trial, maxHistory)
+		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	case got.missed != "":
 		c.Status, c.Reason = check.Inconclusive, got.missed
-		c.Details = history.Details(got.res, got.trial, maxHistory)
+		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	default:
 		c.Status, c.Reason = check.Pass, "same state as run 0"
 	}
@@ -434,7 +435,7 @@ func compare(base, got *result) {
 // one no client of that patience gives up on: the fault cannot happen, and the retry that follows
 // it is judged like any retry ("" then).
 func answeredFirst(r run, first []runresult.Call) (missed string, again time.Duration) {
-	if len(first) == 0 || first[0].Outcome == scenario.Info {
+	if len(first) == 0 || first[0].Outcome == outcome.Info {
 		return "", 0
 	}
 	if d := first[0].Duration; d > 2*r.giveUp {
@@ -453,7 +454,7 @@ func timeoutNote(r run, first, retries []runresult.Call) (note string, unseen bo
 	if len(retries) == 0 {
 		return fmt.Sprintf("the client gave up after %s; the retry was not sent", r.giveUp), false
 	}
-	if len(first) > 0 && first[0].Outcome != scenario.Info {
+	if len(first) > 0 && first[0].Outcome != outcome.Info {
 		if d := first[0].Duration; d > 2*r.giveUp {
 			return fmt.Sprintf("answered after %s, though the client was to give up after %s: the retry came after it", d.Round(time.Millisecond), r.giveUp), false
 		}
@@ -466,7 +467,7 @@ func timeoutNote(r run, first, retries []runresult.Call) (note string, unseen bo
 		}
 	}
 	note = fmt.Sprintf("the client gave up after %s; the retry took %d attempt(s), %d answered in progress", r.giveUp, len(retries), conflicts)
-	if last := retries[len(retries)-1]; conflicts == 0 && last.Outcome == scenario.OK && !last.Replayed {
+	if last := retries[len(retries)-1]; conflicts == 0 && last.Outcome == outcome.OK && !last.Replayed {
 		note += "; the retry executed rather than replayed, so only the state shows whether the call given up on executed too"
 		unseen = true
 	}
@@ -502,7 +503,7 @@ func baselineCell(b *result) {
 			c.Status = check.Fail
 		}
 		if b.res != nil {
-			c.Details = history.Details(b.res, b.trial, maxHistory)
+			c.Details = explain.Details(b.res, b.trial, maxHistory)
 		}
 		return
 	}
@@ -510,7 +511,7 @@ func baselineCell(b *result) {
 	var failed []string
 	for _, pc := range b.plan.calls {
 		n++
-		if co := b.calls[pc.id]; co.outcome != scenario.OK {
+		if co := b.calls[pc.id]; co.outcome != outcome.OK {
 			failed = append(failed, fmt.Sprintf("%d %s", pc.seq, co.outcome))
 		}
 	}

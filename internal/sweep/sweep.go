@@ -9,12 +9,13 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/check/state"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/stateview"
+	"github.com/idemtest/idemtest/internal/toolset"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -121,11 +122,11 @@ func (r *Report) Failed() bool {
 
 // Specs returns the scenarios of the faulty runs, to save with --write: each built again from
 // the plan, with the assertions that every call that succeeded in run 0 succeeds.
-func (r *Report) Specs() []*spec.Spec {
+func (r *Report) Specs() []*scenariogen.Spec {
 	if r.sweeper == nil {
 		return nil
 	}
-	out := make([]*spec.Spec, 0, len(r.Cells))
+	out := make([]*scenariogen.Spec, 0, len(r.Cells))
 	for _, c := range r.Cells {
 		if c.run.call != nil {
 			out = append(out, r.sweeper.spec(c.run, true))
@@ -199,7 +200,7 @@ func Run(ctx context.Context, base *scenario.Scenario, tracePath string, calls [
 	baselineCell(base0)
 	s.ok0 = map[string]bool{}
 	for id, co := range base0.calls {
-		s.ok0[id] = co.sent && co.outcome == scenario.OK
+		s.ok0[id] = co.sent && co.outcome == outcome.OK
 	}
 	rep.Baseline = base0.cell
 	s.tell(base0.cell)
@@ -312,7 +313,7 @@ func (s *sweeper) decide() error {
 	if err != nil && s.def.MCP != nil {
 		return err
 	}
-	byName := map[string]endpoints.ToolInfo{}
+	byName := map[string]toolset.ToolInfo{}
 	for _, t := range tools {
 		byName[t.Name] = t
 	}
@@ -323,7 +324,7 @@ func (s *sweeper) decide() error {
 			pc.mutating = s.def.IsMutating(pc.tool)
 		}
 	}
-	s.snapshots = state.SnapshotTools(tools)
+	s.snapshots = stateview.SnapshotTools(tools)
 	for i, tool := range s.snapshots {
 		s.reads = append(s.reads, read{label: tool + " (state after the run)", before: fmt.Sprintf("state%d_before", i+1), after: fmt.Sprintf("state%d_after", i+1)})
 	}

@@ -17,10 +17,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check"
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -147,7 +148,7 @@ func TestPlanCarriesReturnedValues(t *testing.T) {
 				t.Errorf("c2 orderId = %v, want %s", got, tc.want)
 			}
 			// The templates compile as the loader compiles them.
-			sp := &spec.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: tc.r.fault}
+			sp := &scenariogen.Spec{Endpoint: "e", Steps: steps, Tool: "t", Check: tc.r.fault}
 			if _, err := sp.Scenario(&scenario.Scenario{}); err != nil {
 				t.Fatal(err)
 			}
@@ -225,11 +226,11 @@ func TestAnsweredFirst(t *testing.T) {
 		missed string
 		again  time.Duration
 	}{
-		{name: "given up", giveUp: 50 * ms, first: runresult.Call{Outcome: scenario.Info, Duration: 50 * ms}},
-		{name: "as fast as the shortest give-up", giveUp: minGiveUp, first: runresult.Call{Outcome: scenario.OK, Duration: 21 * ms}},
-		{name: "faster than in run 0", giveUp: 50 * ms, first: runresult.Call{Outcome: scenario.OK, Duration: 30 * ms}, missed: "answered within about 50ms, faster than in run 0", again: 25 * ms},
-		{name: "the client too busy to give up", giveUp: 50 * ms, first: runresult.Call{Outcome: scenario.OK, Duration: 210 * ms}, missed: "answered after 210ms, though the client was to give up on it after 50ms", again: 50 * ms},
-		{name: "too busy at the shortest give-up", giveUp: minGiveUp, first: runresult.Call{Outcome: scenario.OK, Duration: 60 * ms}, missed: "the machine was too busy to give up in time", again: minGiveUp},
+		{name: "given up", giveUp: 50 * ms, first: runresult.Call{Outcome: outcome.Info, Duration: 50 * ms}},
+		{name: "as fast as the shortest give-up", giveUp: minGiveUp, first: runresult.Call{Outcome: outcome.OK, Duration: 21 * ms}},
+		{name: "faster than in run 0", giveUp: 50 * ms, first: runresult.Call{Outcome: outcome.OK, Duration: 30 * ms}, missed: "answered within about 50ms, faster than in run 0", again: 25 * ms},
+		{name: "the client too busy to give up", giveUp: 50 * ms, first: runresult.Call{Outcome: outcome.OK, Duration: 210 * ms}, missed: "answered after 210ms, though the client was to give up on it after 50ms", again: 50 * ms},
+		{name: "too busy at the shortest give-up", giveUp: minGiveUp, first: runresult.Call{Outcome: outcome.OK, Duration: 60 * ms}, missed: "the machine was too busy to give up in time", again: minGiveUp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			missed, again := answeredFirst(run{fault: Timeout, giveUp: tc.giveUp}, []runresult.Call{tc.first})

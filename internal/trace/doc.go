@@ -3,7 +3,7 @@
 // them; a trace is what the agent verdict and a later sweep read.
 //
 //	w, err := trace.NewWriter(f, trace.Header{Endpoint: "node server.js", Transport: "mcp-stdio"})
-//	err = w.Write(trace.Call{Seq: 1, Tool: "issue_refund", Args: args, Key: "s1-0", Outcome: endpoint.OK})
+//	err = w.Write(trace.Call{Seq: 1, Tool: "issue_refund", Args: args, Key: "s1-0", Outcome: outcome.OK})
 //
 //	h, calls, err := trace.Read(f)
 package trace

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/safejson"
 )
 
@@ -67,9 +68,9 @@ type Call struct {
 	// Mutating reports whether the tool was treated as mutating (it must carry a key).
 	Mutating bool `json:"mutating"`
 	// Outcome is what the agent could know: info when a fault hid the answer.
-	Outcome  endpoint.Outcome `json:"outcome"`
-	Status   int              `json:"status,omitempty"`
-	Replayed bool             `json:"replayed"`
+	Outcome  outcome.Outcome `json:"outcome"`
+	Status   int             `json:"status,omitempty"`
+	Replayed bool            `json:"replayed"`
 	// Result is the server's answer (also when a fault kept it from the agent), or absent
 	// when the server never answered.
 	Result     json.RawMessage `json:"result,omitempty"`
@@ -145,7 +146,7 @@ func (w *Writer) line(v any) error {
 const MaxLine = 64 << 20
 
 // Outcomes are the values a call's "outcome" may hold.
-var Outcomes = []endpoint.Outcome{endpoint.OK, endpoint.Fail, endpoint.Info}
+var Outcomes = []outcome.Outcome{outcome.OK, outcome.Fail, outcome.Info}
 
 // PosError is a trace that cannot be read, at a line and column (both from 1).
 type PosError struct {

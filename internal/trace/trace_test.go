@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -22,12 +22,12 @@ func TestRoundTrip(t *testing.T) {
 	}
 	want := []Call{
 		{Seq: 1, AtUS: 10, Tool: "issue_refund", Args: json.RawMessage(`{"accountId":"a","idempotencyKey":"k1"}`), Key: "k1",
-			KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: endpoint.Info, Status: 0,
+			KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.Info, Status: 0,
 			Result: json.RawMessage(`{"refundId":"re_1"}`), DurationUS: 1500, Fault: "lose-response"},
 		{Seq: 2, AtUS: 2000, Tool: "issue_refund", Args: json.RawMessage(`{"accountId":"a","idempotencyKey":"k1"}`), Key: "k1",
-			KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: endpoint.OK, Replayed: true,
+			KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.OK, Replayed: true,
 			Result: json.RawMessage(`{"refundId":"re_1"}`), DurationUS: 900},
-		{Seq: 3, Tool: "list_refunds", KeyCarrier: "arg idempotencyKey", Outcome: endpoint.Fail, Error: "json-rpc error -32603: boom", Fault: "error:503", Status: 503},
+		{Seq: 3, Tool: "list_refunds", KeyCarrier: "arg idempotencyKey", Outcome: outcome.Fail, Error: "json-rpc error -32603: boom", Fault: "error:503", Status: 503},
 	}
 	for _, c := range want {
 		if err := w.Write(c); err != nil {
@@ -84,7 +84,7 @@ func TestConcurrentWritesStayWholeLines(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = w.Write(Call{Seq: i + 1, Tool: "t", Key: fmt.Sprint("k", i), Outcome: endpoint.OK})
+			_ = w.Write(Call{Seq: i + 1, Tool: "t", Key: fmt.Sprint("k", i), Outcome: outcome.OK})
 		}()
 	}
 	wg.Wait()

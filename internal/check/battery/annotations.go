@@ -3,16 +3,16 @@ package battery
 import (
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // annotations checks what an MCP tool's annotations promise: an idempotentHint tool called twice
 // without a key changes the state once; a readOnlyHint tool changes nothing.
-func (b *Battery) annotations(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) annotations(t toolset.ToolInfo, args map[string]any) *Cell {
 	switch {
 	case b.Def.MCP == nil:
 		return &Cell{Check: Annotations, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
@@ -45,11 +45,11 @@ func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
 	case len(changed) > 0:
 		c.Status, c.Evidence = Fail, byState
 		c.Reason = "annotated idempotentHint, yet the same call again changed " + strings.Join(changed, ", ") + " again"
-	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+history.StatusNote(r)
-	case r.Outcome == scenario.Fail:
+	case r.Outcome == outcome.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
+	case r.Outcome == outcome.Fail:
 		c.Status, c.Evidence = Warn, byStatus
-		c.Reason = "annotated idempotentHint, yet the same call again was refused" + history.StatusNote(r)
+		c.Reason = "annotated idempotentHint, yet the same call again was refused" + explain.StatusNote(r)
 	case len(moved) > 0:
 		c.Status, c.Evidence = Pass, byState
 		c.Reason = "the same call again left " + strings.Join(moved, ", ") + " as one call left it"
@@ -64,7 +64,7 @@ func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
 
 // readOnly judges a tool annotated readOnlyHint that is checked as mutating: one call must leave
 // every snapshot tool's answer as it was.
-func (b *Battery) readOnly(t endpoints.ToolInfo, call spec.Step) *Cell {
+func (b *Battery) readOnly(t toolset.ToolInfo, call scenariogen.Step) *Cell {
 	s := b.NewPlan(t, Annotations, "readOnlyHint: a call changes nothing", b.Snap.AroundOne(call)...)
 	s.Comment = "The tool is annotated readOnlyHint: a call must leave the state as it was."
 	j, done := b.judge(s, call.ID, call.ID)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Battery runs the checks on the tools of one endpoint, on one started environment: its rig runs
@@ -29,13 +29,13 @@ func New(ctx context.Context, target rig.Target, opts rig.Options, prof Profile)
 
 // Prepare readies the battery for tool t (rig.Prepare): its arguments, or why it cannot be
 // checked.
-func (b *Battery) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
+func (b *Battery) Prepare(t toolset.ToolInfo) (args map[string]any, why string) {
 	b.contentDedup, b.keys = false, nil
 	return b.Rig.Prepare(t)
 }
 
 // Cell runs check id on tool t, prepared with args, and decides its cell from every evidence.
-func (b *Battery) Cell(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) Cell(id string, t toolset.ToolInfo, args map[string]any) *Cell {
 	start := time.Now()
 	var c *Cell
 	if id == TimeoutRetry || id == MismatchInFlight {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
 // Status is a cell's verdict.
@@ -46,7 +46,7 @@ type Cell struct {
 	// replaysDiffer is set when a marked replay differed from the stored answer.
 	replaysDiffer bool
 	// Scenario is what ran (nil when the check was skipped before building one).
-	Scenario *spec.Spec `json:"-"`
+	Scenario *scenariogen.Spec `json:"-"`
 	// plan is how the battery ran it.
 	plan *rig.Plan
 	// again, when set, says that the trial judged nothing because its first call was not in

@@ -1,8 +1,8 @@
 package battery
 
 import (
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // The checks, by stable id (DESIGN §9).
@@ -25,7 +25,7 @@ const (
 // and decides the cell, in a file of its own. Adding one is that file and a line here.
 var checks = []struct {
 	id    string
-	check func(b *Battery, t endpoints.ToolInfo, args map[string]any) *Cell
+	check func(b *Battery, t toolset.ToolInfo, args map[string]any) *Cell
 }{
 	{Replay, (*Battery).replay},
 	{LostResponse, (*Battery).lostResponse},
@@ -51,7 +51,7 @@ var IDs = func() []string {
 }()
 
 // cell decides one cell from the answers and the state.
-func (b *Battery) cell(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) cell(id string, t toolset.ToolInfo, args map[string]any) *Cell {
 	for _, c := range checks {
 		if c.id == id {
 			return c.check(b, t, args)
@@ -61,8 +61,8 @@ func (b *Battery) cell(id string, t endpoints.ToolInfo, args map[string]any) *Ce
 }
 
 // call is a step that calls the tool with args.
-func call(t endpoints.ToolInfo, id string, args map[string]any) spec.Step {
-	return spec.Step{ID: id, CallTool: t.Name, Args: args}
+func call(t toolset.ToolInfo, id string, args map[string]any) scenariogen.Step {
+	return scenariogen.Step{ID: id, CallTool: t.Name, Args: args}
 }
 
 // keyless is the cell of a check about keys for a tool idempotent by nature, which it skips.
@@ -84,7 +84,7 @@ func (b *Battery) naturalWhy() string {
 
 // once is the executions a retry check expects: one, or not counted for a tool idempotent by
 // nature, which may execute again harmlessly.
-func (b *Battery) once(t endpoints.ToolInfo) int {
+func (b *Battery) once(t toolset.ToolInfo) int {
 	if t.Natural {
 		return -1
 	}

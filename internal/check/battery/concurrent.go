@@ -6,21 +6,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // concurrent repeats a same-key fan-out until a double execution is caught or the budget is
 // spent (and, when --rounds is given, the rounds are done): the budget bounds time, not a round
 // count, since a narrow check-then-act window is caught by many rounds, not by a few. Only a
 // round whose copies overlapped is evidence.
-func (b *Battery) concurrent(t endpoints.ToolInfo, args map[string]any) *Cell {
-	burst := spec.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.Opts.Fanout, Expect: "any"}
-	steps := []spec.Step{burst}
+func (b *Battery) concurrent(t toolset.ToolInfo, args map[string]any) *Cell {
+	burst := scenariogen.Step{ID: "burst", CallTool: t.Name, Args: args, Fanout: b.Opts.Fanout, Expect: "any"}
+	steps := []scenariogen.Step{burst}
 	if len(b.OneCall) > 0 {
 		steps = append(b.Snap.AroundOne(burst), b.Snap.BurstAsserts(b.OneCall)...)
 	}
@@ -70,7 +70,7 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		c.Overlapped += res.Overlapped
 		r.spreads = append(r.spreads, res.SpreadsUS...)
 	}
-	n, why := b.Snap.Burst(history.Trial(res), b.OneCall)
+	n, why := b.Snap.Burst(explain.Trial(res), b.OneCall)
 	if res != nil && noID(res) && n != 1 {
 		r.unproven++
 	}
@@ -80,13 +80,13 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		cc.lead("state ("+strings.Join(b.Snap.Tools, ", ")+")", why)
 	case n > 1:
 		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.Snap.Tools, ", ") + ")", Reason: why}
-		cc.Details = details(res, history.Trial(res))
+		cc.Details = details(res, explain.Trial(res))
 	case n == 1:
 		r.byState++
 		if res != nil && noID(res) && r.byState == 1 {
 			stateDecidesBecause(s.Spec, "burst", noIDComment)
 		}
-		if f, ok := b.Snap.MintedKey(history.Trial(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+		if f, ok := b.Snap.MintedKey(explain.Trial(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
 			cc.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
 			cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.Snap.Tools)
 		} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
@@ -99,7 +99,7 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 	}
 	if cc == nil && len(s.SinkNames) > 0 {
 		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Reason: "the sinks heard another execution"}
-		cc.Details = details(res, history.Trial(res))
+		cc.Details = details(res, explain.Trial(res))
 	}
 	if cc != nil {
 		cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
@@ -114,11 +114,11 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		}
 		return cc
 	}
-	for _, call := range history.Calls(history.Trial(res), "burst") {
+	for _, call := range explain.Calls(explain.Trial(res), "burst") {
 		switch {
-		case call.Outcome == scenario.OK:
+		case call.Outcome == outcome.OK:
 			r.okCopies++
-		case call.Outcome == scenario.Fail && call.Status != 0 && b.prof.Flight != 0 && call.Status != b.prof.Flight:
+		case call.Outcome == outcome.Fail && call.Status != 0 && b.prof.Flight != 0 && call.Status != b.prof.Flight:
 			r.flightWrong++
 			r.wrongStatus = call.Status
 		}
@@ -127,7 +127,7 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 }
 
 // burstVerdict decides the concurrent cell c after rounds that caught no double execution.
-func (b *Battery) burstVerdict(t endpoints.ToolInfo, s *rig.Plan, c *Cell, r *rounds) {
+func (b *Battery) burstVerdict(t toolset.ToolInfo, s *rig.Plan, c *Cell, r *rounds) {
 	c.SpreadP50US, c.SpreadMaxUS = quantiles(r.spreads)
 	c.Evidence = byAnswers
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
@@ -162,7 +162,7 @@ func (b *Battery) burstVerdict(t endpoints.ToolInfo, s *rig.Plan, c *Cell, r *ro
 		}
 	}
 	if c.Status != Pass && !t.Natural && r.last != nil {
-		c.Details = details(r.last, history.Trial(r.last))
+		c.Details = details(r.last, explain.Trial(r.last))
 	}
 }
 

@@ -3,24 +3,24 @@ package battery
 import (
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // distinctKeys: two calls with the same arguments and two keys are two operations; a server
 // that dedupes on the payload instead of the key swallows the second.
-func (b *Battery) distinctKeys(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) distinctKeys(t toolset.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(DistinctKeys)
 	}
-	steps := append(b.Snap.Steps(call(t, "first", args), spec.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
-		spec.Step{Assert: "second.ok && !second.replayed"},
-		spec.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})
+	steps := append(b.Snap.Steps(call(t, "first", args), scenariogen.Step{ID: "second", CallTool: t.Name, Args: args, Expect: "any"}),
+		scenariogen.Step{Assert: "second.ok && !second.replayed"},
+		scenariogen.Step{Assert: "toJSON(first.result) != toJSON(second.result)"})
 	s := b.NewPlan(t, DistinctKeys, "two keys with the same payload are two operations", steps...)
 	s.Comment = "Two calls with the same arguments and two keys are two operations: a server that dedupes on the payload instead of the key swallows the second."
 	s.Executions = 2
@@ -28,7 +28,7 @@ func (b *Battery) distinctKeys(t endpoints.ToolInfo, args map[string]any) *Cell 
 }
 
 // distinct judges the second key's call.
-func (b *Battery) distinct(s *rig.Plan, t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) distinct(s *rig.Plan, t toolset.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "first", "second")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
@@ -37,10 +37,10 @@ func (b *Battery) distinct(s *rig.Plan, t endpoints.ToolInfo, args map[string]an
 	c.Evidence = byAnswers
 	f := res.Failure
 	switch {
-	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+history.StatusNote(r)
-	case r.Outcome == scenario.Fail:
-		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+history.StatusNote(r)+": the server dedupes on the payload, not the key"
+	case r.Outcome == outcome.Info:
+		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
+	case r.Outcome == outcome.Fail:
+		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+explain.StatusNote(r)+": the server dedupes on the payload, not the key"
 	case r.Replayed:
 		c.Status, c.Reason = Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
 	case f != nil && f.Kind == "assert":
@@ -65,7 +65,7 @@ func (b *Battery) distinct(s *rig.Plan, t endpoints.ToolInfo, args map[string]an
 // distinctEvidence revises a distinct-keys cell with what else is known: a second call that
 // changed nothing though the first did (the server deduplicates by content), or a refusal that a
 // call with other arguments gets too (it is not about the payload).
-func (b *Battery) distinctEvidence(c *Cell, tr *result.Trial, t endpoints.ToolInfo, args map[string]any) {
+func (b *Battery) distinctEvidence(c *Cell, tr *result.Trial, t toolset.ToolInfo, args map[string]any) {
 	switch c.Status {
 	case Pass:
 		moved, same := b.Snap.Same(tr)

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // run decides one cell, and adds what the sinks heard to it.
-func (b *Battery) run(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell {
 	c := b.cell(id, t, args)
 	s := c.plan
 	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == Inconclusive || c.Status == Skip {
@@ -95,10 +95,10 @@ func (c *Cell) lead(evidence, showed string) {
 func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 	c.Evidence = byStatus
 	switch {
-	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+history.StatusNote(r)
+	case r.Outcome == outcome.Info:
+		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+explain.StatusNote(r)
 	case r.Status == 0 || want == 0:
-		c.Status, c.Reason = Pass, what+": rejected"+history.StatusNote(r)
+		c.Status, c.Reason = Pass, what+": rejected"+explain.StatusNote(r)
 	case r.Status == want:
 		c.Status, c.Reason = Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
 	default:
@@ -109,7 +109,7 @@ func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 
 // inconclusiveControl turns a ✓ for a refused call into ? when a call with a fresh key and the
 // same arguments is refused too: the refusal was not about the key.
-func (b *Battery) inconclusiveControl(c *Cell, t endpoints.ToolInfo, args map[string]any, what string) {
+func (b *Battery) inconclusiveControl(c *Cell, t toolset.ToolInfo, args map[string]any, what string) {
 	if c.Status != Pass && c.Status != Warn {
 		return
 	}
@@ -125,7 +125,7 @@ func (b *Battery) inconclusiveControl(c *Cell, t endpoints.ToolInfo, args map[st
 // executed all the same (a server that commits, then answers 422): from is the position of
 // the snapshot reads just before the call (as state.Snapshots.ChangedAt has it). It reports whether it did.
 func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from int, what string) bool {
-	if r.Outcome != scenario.Fail {
+	if r.Outcome != outcome.Fail {
 		return false
 	}
 	changed, _ := b.Snap.ChangedAt(tr, from)
@@ -133,7 +133,7 @@ func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from 
 		return false
 	}
 	c.Status, c.Evidence = Fail, "state ("+strings.Join(changed, ", ")+"), "+byStatus
-	c.Reason = what + " executed: it changed " + strings.Join(changed, ", ") + ", though it was refused" + history.StatusNote(r)
+	c.Reason = what + " executed: it changed " + strings.Join(changed, ", ") + ", though it was refused" + explain.StatusNote(r)
 	return true
 }
 
@@ -144,11 +144,11 @@ func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bo
 	if c.Status != Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
 		return false
 	}
-	moved, same := b.Snap.Same(history.Trial(res))
+	moved, same := b.Snap.Same(explain.Trial(res))
 	if !same {
 		return false
 	}
-	if f, ok := b.Snap.MintedKey(history.Trial(res), "retry"); ok {
+	if f, ok := b.Snap.MintedKey(explain.Trial(res), "retry"); ok {
 		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
 		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
 		return true
@@ -183,7 +183,7 @@ func (b *Battery) twice(s *rig.Plan, first string) string {
 
 // stateDecides leaves steps out of the exactly-once verdict in the saved scenario, once the
 // state overruled the answers: run then judges them as check did, by the state assertions.
-func stateDecides(s *spec.Spec, steps ...string) {
+func stateDecides(s *scenariogen.Spec, steps ...string) {
 	for _, step := range steps {
 		stateDecidesBecause(s, step, " The server deduplicates by content: its answers differ though the state shows one execution, so the state decides (verdict: off).")
 	}
@@ -191,7 +191,7 @@ func stateDecides(s *spec.Spec, steps ...string) {
 
 // stateDecidesBecause turns the verdict off on a saved spec's step, saying why in its comment
 // (once).
-func stateDecidesBecause(s *spec.Spec, step, why string) {
+func stateDecidesBecause(s *scenariogen.Spec, step, why string) {
 	if s == nil {
 		return
 	}

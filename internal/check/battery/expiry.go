@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // maxExpiryWait is the longest key_ttl the expiry check waits out in a full battery: a longer one
@@ -15,7 +15,7 @@ import (
 const maxExpiryWait = time.Minute
 
 // expiry (opt-in) retries after the declared key lifetime: the key must still be remembered.
-func (b *Battery) expiry(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) expiry(t toolset.ToolInfo, args map[string]any) *Cell {
 	if b.Config.KeyTTL <= 0 {
 		return &Cell{Check: Expiry, Status: Skip, Reason: "opt-in: declare how long keys must live with check: {key_ttl: DURATION}"}
 	}
@@ -26,9 +26,9 @@ func (b *Battery) expiry(t endpoints.ToolInfo, args map[string]any) *Cell {
 		return b.keyless(Expiry)
 	}
 	ttl := b.Config.KeyTTL
-	first := spec.Step{ID: "first", CallTool: t.Name, Args: args}
+	first := scenariogen.Step{ID: "first", CallTool: t.Name, Args: args}
 	steps := b.Snap.WithState(first, afterCompletion("first"))
-	steps = insertAt(steps, "retry", false, spec.Step{Sleep: ttl.String()})
+	steps = insertAt(steps, "retry", false, scenariogen.Step{Sleep: ttl.String()})
 	s := b.NewPlan(t, Expiry, "a retry after the declared key lifetime ("+ttl.String()+") still gets the stored answer", steps...)
 	s.Comment = "A call, then its retry with the same key after check.key_ttl: the key must still be remembered, so the retry must not execute again."
 	s.Executions = 1

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // neverRan explains a trial whose retry executed while the evidence shows one execution.
@@ -64,7 +64,7 @@ func (c *Cell) answeredFirst(first result.Call, giveUp time.Duration) string {
 // judges nothing; the cell is ✓ (or ⚠) when some trial had it in flight and none caught
 // anything, and ? when no trial did, or when in some trial the retry executed and nothing counts
 // executions (the call given up on may have run as well).
-func (b *Battery) inFlight(id string, t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) inFlight(id string, t toolset.ToolInfo, args map[string]any) *Cell {
 	defer func() { b.giveUp = 0 }()
 	points := giveUpPoints(b.Latency(t.Name))
 	deadline := time.Now().Add(b.Opts.Budget)

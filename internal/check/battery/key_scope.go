@@ -3,17 +3,17 @@ package battery
 import (
 	"fmt"
 
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/check/state"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/stateview"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // keyScope sends the key of a call to another tool: that tool must execute its own call, and
 // the first tool's retry must still get its own answer.
-func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(KeyScope)
 	}
@@ -24,13 +24,13 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	if ok, why := b.keysWork(t, args); !ok {
 		return keysUnproven(KeyScope, why)
 	}
-	other := spec.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
+	other := scenariogen.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.NewPlan(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",
-		spec.Step{ID: "first", CallTool: t.Name, Args: args}, other,
+		scenariogen.Step{ID: "first", CallTool: t.Name, Args: args}, other,
 		// Whether the retry executes again is replay's business; here only whose answer it gets.
-		spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off"},
-		spec.Step{Assert: "!other.ok || (!other.replayed && toJSON(other.result) != toJSON(first.result))"},
-		spec.Step{Assert: "!again.ok || toJSON(again.result) != toJSON(other.result) || toJSON(again.result) == toJSON(first.result)"})
+		scenariogen.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off"},
+		scenariogen.Step{Assert: "!other.ok || (!other.replayed && toJSON(other.result) != toJSON(first.result))"},
+		scenariogen.Step{Assert: "!again.ok || toJSON(again.result) != toJSON(other.result) || toJSON(again.result) == toJSON(first.result)"})
 	s.Comment = fmt.Sprintf("Keys are scoped per tool: the key of the %s call sent with a %s call is another operation, and the retry of the first still gets its own answer.", t.Name, u.Name)
 	// Two tools execute: the sinks and effects of one tool do not count them.
 	s.Executions = -1
@@ -38,37 +38,37 @@ func (b *Battery) keyScope(t endpoints.ToolInfo, args map[string]any) *Cell {
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		if c.Status == Fail && res != nil {
-			if a, o := history.Calls(history.Trial(res), "again"), history.Calls(history.Trial(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == scenario.OK && jsonvalue.Equal(a[0].Result, o[0].Result) {
+			if a, o := explain.Calls(explain.Trial(res), "again"), explain.Calls(explain.Trial(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == outcome.OK && jsonvalue.Equal(a[0].Result, o[0].Result) {
 				c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 			}
 		}
 		return c
 	}
 	c.Evidence = byAnswers
-	first := history.Calls(tr, "first")
-	again := history.Calls(tr, "again")
+	first := explain.Calls(tr, "first")
+	again := explain.Calls(tr, "again")
 	switch {
-	case r.Outcome == scenario.OK && !r.Replayed && state.ErrorShaped(r.Result):
+	case r.Outcome == outcome.OK && !r.Replayed && stateview.ErrorShaped(r.Result):
 		// An answer that reports an error is no execution of anyone's call, and not the first
 		// tool's answer either unless the server marks it as a replay.
 		c.Status = Inconclusive
-		c.Reason = u.Name + " with the key of the " + t.Name + " call answered with an error-shaped success" + history.StatusNote(r) + ": it is no evidence of whose call ran"
-	case r.Outcome == scenario.OK && (r.Replayed || (len(first) > 0 && jsonvalue.Equal(r.Result, first[0].Result))):
+		c.Reason = u.Name + " with the key of the " + t.Name + " call answered with an error-shaped success" + explain.StatusNote(r) + ": it is no evidence of whose call ran"
+	case r.Outcome == outcome.OK && (r.Replayed || (len(first) > 0 && jsonvalue.Equal(r.Result, first[0].Result))):
 		c.Status = Fail
 		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
-	case len(again) > 0 && len(first) > 0 && again[0].Outcome == scenario.OK && jsonvalue.Equal(again[0].Result, r.Result) && !jsonvalue.Equal(again[0].Result, first[0].Result):
+	case len(again) > 0 && len(first) > 0 && again[0].Outcome == outcome.OK && jsonvalue.Equal(again[0].Result, r.Result) && !jsonvalue.Equal(again[0].Result, first[0].Result):
 		c.Status = Fail
 		c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
-	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, u.Name+"'s outcome is unknown"+history.StatusNote(r)
-	case r.Outcome == scenario.Fail:
+	case r.Outcome == outcome.Info:
+		c.Status, c.Reason = Inconclusive, u.Name+"'s outcome is unknown"+explain.StatusNote(r)
+	case r.Outcome == outcome.Fail:
 		if ok, why := b.Control(u, uargs); !ok {
 			c.Status = Inconclusive
-			c.Reason = u.Name + " refused the key of the " + t.Name + " call" + history.StatusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
+			c.Reason = u.Name + " refused the key of the " + t.Name + " call" + explain.StatusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
 			break
 		}
 		c.Status, c.Evidence = Warn, byStatus
-		c.Reason = u.Name + " refused the key of the " + t.Name + " call" + history.StatusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
+		c.Reason = u.Name + " refused the key of the " + t.Name + " call" + explain.StatusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
 	default:
 		c.Status, c.Reason = Pass, u.Name+" with the same key executed its own call"
 	}

@@ -1,7 +1,7 @@
 package battery
 
 import (
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // keyProof is what a retry check showed of a tool's keys: whether a same-key retry was recognised
@@ -27,7 +27,7 @@ func proofOf(c *Cell) *keyProof {
 // distinct-keys judge what a key does on another tool or next to another key, which says
 // nothing on a server where a key does nothing to begin with (an answer equal to the first
 // tool's, or two executions for two keys, are then no evidence).
-func (b *Battery) keysWork(t endpoints.ToolInfo, args map[string]any) (bool, string) {
+func (b *Battery) keysWork(t toolset.ToolInfo, args map[string]any) (bool, string) {
 	if b.keys == nil {
 		b.keys = proofOf(b.withEffects(b.replay(t, args)))
 	}

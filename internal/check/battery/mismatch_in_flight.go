@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // mismatchInFlight gives up on a call while the server works and sends the same key with
 // another payload at once: it must be refused (409 or the profile's mismatch status), never
 // executed nor replayed. A last retry of the first call, once everything settled, tells whether
 // both payloads executed.
-func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(MismatchInFlight)
 	}
@@ -26,28 +26,28 @@ func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *C
 		return &Cell{Check: MismatchInFlight, Status: Skip, Reason: "no argument to vary"}
 	}
 	timeout := b.giveUpOf(t.Name)
-	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
-	other := spec.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
+	first := scenariogen.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
+	other := scenariogen.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
 	// Whether the retry executes again is replay's business; here only what the key holds.
-	again := spec.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
-		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
+	again := scenariogen.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
+		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	steps := insertAt(b.Snap.WithState(first, again), "first", true, other)
 	// The other payload may be answered only when the first call never reached the server
 	// (dropped when the client gave up, or overtaken): then the key holds the other payload and
 	// the first call's retry must be refused. Both answered is both payloads under one key.
-	steps = append(append(steps, b.Snap.WholeAsserts(b.OneCall)...), spec.Step{Assert: "!other.ok || !again.ok"})
+	steps = append(append(steps, b.Snap.WholeAsserts(b.OneCall)...), scenariogen.Step{Assert: "!other.ok || !again.ok"})
 	s := b.NewPlan(t, MismatchInFlight, "the same key with another payload while the first call is in flight is rejected", steps...)
 	s.Comment = fmt.Sprintf("The client gives up on a call after %s while the server works, and at once sends the same key with another %s: it must be refused, neither executed nor replayed; a last retry of the first call reads what the key holds. Where the first call never reached the server the other payload may execute, and the retry of the first must then be refused.", timeout, field)
 	s.Executions = 1
 	j, done := b.judge(s, "first", "other")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
-		if o := history.Calls(history.Trial(res), "other"); c.Status == Fail && len(o) > 0 && o[0].Outcome == scenario.OK {
+		if o := explain.Calls(explain.Trial(res), "other"); c.Status == Fail && len(o) > 0 && o[0].Outcome == outcome.OK {
 			c.Reason = "another payload under a key in flight was answered: " + c.Reason
 		}
 		return c
 	}
-	f, ag := history.Calls(tr, "first"), history.Calls(tr, "again")
+	f, ag := explain.Calls(tr, "first"), explain.Calls(tr, "again")
 	last := result.Call{}
 	if len(ag) > 0 {
 		last = ag[len(ag)-1]
@@ -58,20 +58,20 @@ func (b *Battery) mismatchInFlight(t endpoints.ToolInfo, args map[string]any) *C
 	case len(names) > 0:
 		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
 		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
-	case len(f) > 0 && f[0].Outcome != scenario.Info:
+	case len(f) > 0 && f[0].Outcome != outcome.Info:
 		c.Status = Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + ": it was not in flight; payload-mismatch covers a finished call"
-	case r.Outcome == scenario.OK && last.Outcome == scenario.OK && !jsonvalue.Equal(last.Result, r.Result):
+	case r.Outcome == outcome.OK && last.Outcome == outcome.OK && !jsonvalue.Equal(last.Result, r.Result):
 		c.Status = Fail
-		c.Reason = "another payload under a key in flight executed" + history.StatusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
-	case r.Outcome == scenario.OK && r.Replayed:
+		c.Reason = "another payload under a key in flight executed" + explain.StatusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
+	case r.Outcome == outcome.OK && r.Replayed:
 		c.Status = Fail
 		c.Reason = "another payload under a key in flight got a replay"
-	case r.Outcome == scenario.OK:
+	case r.Outcome == outcome.OK:
 		// Another trial may have the other payload meet the first call in flight.
 		c.Status, c.again = Inconclusive, timeout
-		c.Reason = "another payload under a key in flight was answered" + history.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + history.StatusNote(last) + ": the second payload may have reached the server first"
-	case r.Outcome == scenario.Fail && r.Status == 409:
+		c.Reason = "another payload under a key in flight was answered" + explain.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + explain.StatusNote(last) + ": the second payload may have reached the server first"
+	case r.Outcome == outcome.Fail && r.Status == 409:
 		c.Status, c.Evidence, c.Reason = Pass, byStatus, "another payload under a key in flight: rejected with 409"
 	default:
 		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")

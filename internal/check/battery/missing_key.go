@@ -1,16 +1,16 @@
 package battery
 
 import (
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // missingKey: a mutating call without an idempotency key, per check.missing_key: reject expects
 // a refusal and no effect, accept reports.
-func (b *Battery) missingKey(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) missingKey(t toolset.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(MissingKey)
 	}
@@ -18,7 +18,7 @@ func (b *Battery) missingKey(t endpoints.ToolInfo, args map[string]any) *Cell {
 	nokey.WithoutKey, nokey.Expect = true, "any"
 	steps := b.Snap.AroundOne(nokey)
 	if b.Config.MissingKey != "accept" {
-		steps = append(append(steps, spec.Step{Assert: "!nokey.ok"}), b.Snap.Unchanged(0)...)
+		steps = append(append(steps, scenariogen.Step{Assert: "!nokey.ok"}), b.Snap.Unchanged(0)...)
 	}
 	s := b.NewPlan(t, MissingKey, "a call without a key is rejected", steps...)
 	s.Comment = "A mutating call without an idempotency key (check.missing_key: " + b.Config.MissingKey + ")."
@@ -30,18 +30,18 @@ func (b *Battery) missingKey(t endpoints.ToolInfo, args map[string]any) *Cell {
 }
 
 // missing judges the call without a key.
-func (b *Battery) missing(s *rig.Plan, t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) missing(s *rig.Plan, t toolset.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "", "nokey")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		return c
 	}
 	switch {
-	case r.Outcome == scenario.OK && b.Config.MissingKey == "accept":
+	case r.Outcome == outcome.OK && b.Config.MissingKey == "accept":
 		c.Status, c.Evidence, c.Reason = Pass, byStatus, "accepted without a key (check.missing_key: accept)"
-	case r.Outcome == scenario.OK:
+	case r.Outcome == outcome.OK:
 		c.Status, c.Evidence = Fail, byStatus
-		c.Reason = "a call without a key executed" + history.StatusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
+		c.Reason = "a call without a key executed" + explain.StatusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.Missing, "a call without a key")
 		if !b.executedAnyway(c, r, tr, 0, "a call without a key") {

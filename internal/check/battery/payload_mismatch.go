@@ -3,17 +3,17 @@ package battery
 import (
 	"fmt"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/endpoints"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // payloadMismatch: the same key again with another payload must be rejected, neither executed
 // nor replayed.
-func (b *Battery) payloadMismatch(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) payloadMismatch(t toolset.ToolInfo, args map[string]any) *Cell {
 	if t.Natural {
 		return b.keyless(PayloadMismatch)
 	}
@@ -23,7 +23,7 @@ func (b *Battery) payloadMismatch(t endpoints.ToolInfo, args map[string]any) *Ce
 	}
 	reuse := call(t, "reuse", other)
 	reuse.Key, reuse.Expect = "{{ first.key }}", "any"
-	steps := append(b.Snap.Steps(call(t, "first", args), reuse), spec.Step{Assert: "!reuse.ok"})
+	steps := append(b.Snap.Steps(call(t, "first", args), reuse), scenariogen.Step{Assert: "!reuse.ok"})
 	s := b.NewPlan(t, PayloadMismatch, "the same key with another payload is rejected", append(steps, b.Snap.Unchanged(1)...)...)
 	s.Comment = fmt.Sprintf("The same key again with another %s: rejected, neither executed nor replayed.", field)
 	s.Executions = 1
@@ -31,20 +31,20 @@ func (b *Battery) payloadMismatch(t endpoints.ToolInfo, args map[string]any) *Ce
 }
 
 // mismatch judges the reuse of a key with another payload.
-func (b *Battery) mismatch(s *rig.Plan, t endpoints.ToolInfo, other map[string]any) *Cell {
+func (b *Battery) mismatch(s *rig.Plan, t toolset.ToolInfo, other map[string]any) *Cell {
 	j, done := b.judge(s, "first", "reuse")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		if c.Status == Fail && res != nil {
-			if rs := history.Calls(history.Trial(res), "reuse"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
-				c.Reason = "another payload under a used key executed" + history.StatusNote(rs[0])
+			if rs := explain.Calls(explain.Trial(res), "reuse"); len(rs) > 0 && rs[0].Outcome == outcome.OK {
+				c.Reason = "another payload under a used key executed" + explain.StatusNote(rs[0])
 			}
 		}
 		return c
 	}
-	if r.Outcome == scenario.OK {
+	if r.Outcome == outcome.OK {
 		c.Status, c.Evidence = Fail, byAnswers
-		c.Reason = "another payload under a used key executed" + history.StatusNote(r)
+		c.Reason = "another payload under a used key executed" + explain.StatusNote(r)
 		if r.Replayed || res.Metrics.Replayed > 0 {
 			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"
 		}

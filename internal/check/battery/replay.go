@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // replay: a call, then its retry with the same key, which must get the stored answer and not
 // execute again.
-func (b *Battery) replay(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) replay(t toolset.ToolInfo, args map[string]any) *Cell {
 	s := b.NewPlan(t, Replay, "a sequential retry with the same key gets the stored answer",
 		b.Snap.WithState(call(t, "first", args), afterCompletion("first"))...)
 	s.Comment = "A call, then its retry with the same key: the retry must not execute again."
@@ -23,8 +23,8 @@ func (b *Battery) replay(t endpoints.ToolInfo, args map[string]any) *Cell {
 
 // afterCompletion is the retry of a call that completed: it tries again on a conflict (a store
 // that lags behind the answer may refuse once), and a refusal on every attempt is for ever.
-func afterCompletion(of string) spec.Step {
-	return spec.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: &spec.Retry{Attempts: refusedAttempts, On: []string{"conflict"}, Backoff: "50ms"}}
+func afterCompletion(of string) scenariogen.Step {
+	return scenariogen.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: &scenariogen.Retry{Attempts: refusedAttempts, On: []string{"conflict"}, Backoff: "50ms"}}
 }
 
 // refusedAttempts is how many times a retry after completion is sent before a refusal (409, in
@@ -33,18 +33,18 @@ const refusedAttempts = 4
 
 // retry judges replay and lost-response (timeout-retry and expiry too): the retry of a completed
 // call must be answered with the stored result, not executed again.
-func (b *Battery) retry(id string, t endpoints.ToolInfo, s *rig.Plan, first, natural string) *Cell {
+func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natural string) *Cell {
 	j, done := b.judge(s, first, "retry")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
 		if b.overruled(c, res, "the retry") {
-			c.Details = details(res, history.Trial(res))
+			c.Details = details(res, explain.Trial(res))
 			return c
 		}
 		if res != nil && c.Status == Fail {
-			if moved, changed := b.Snap.Compare(history.Trial(res)); len(changed) > 0 {
+			if moved, changed := b.Snap.Compare(explain.Trial(res)); len(changed) > 0 {
 				c.lead("state ("+strings.Join(moved, ", ")+")", "the retry changed "+strings.Join(changed, ", ")+" again")
-				c.Details = append(b.Snap.Details(history.Trial(res), changed), c.Details...)
+				c.Details = append(b.Snap.Details(explain.Trial(res), changed), c.Details...)
 			}
 		}
 		return c
@@ -56,24 +56,24 @@ func (b *Battery) retry(id string, t endpoints.ToolInfo, s *rig.Plan, first, nat
 	case len(changed) > 0:
 		c.Status, c.Evidence = Fail, byState
 		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
-	case r.Outcome == scenario.Info:
-		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+history.StatusNote(r)
-	case r.Outcome == scenario.Fail && firstFailed(tr, first):
+	case r.Outcome == outcome.Info:
+		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+explain.StatusNote(r)
+	case r.Outcome == outcome.Fail && firstFailed(tr, first):
 		c.Status, c.Evidence = Inconclusive, byStatus
-		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + history.StatusNote(r) + " says nothing" + b.twice(s, first)
-	case r.Outcome == scenario.Fail && r.Conflict && id != TimeoutRetry && len(history.Calls(tr, "retry")) >= refusedAttempts:
+		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + explain.StatusNote(r) + " says nothing" + b.twice(s, first)
+	case r.Outcome == outcome.Fail && r.Conflict && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= refusedAttempts:
 		// The first call completed: a retry refused as in progress on every attempt is refused
 		// for ever. timeout-retry's first call may still be working, so it stays a deviation.
 		c.Status, c.Evidence = b.prof.RefusedForever, byStatus
-		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s (%d attempts over 350ms): the agent can never learn the outcome", history.StatusNote(r), len(history.Calls(tr, "retry")))
+		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s (%d attempts over 350ms): the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")))
 		if c.Status == Fail {
 			c.Reason += "; the " + b.prof.Name + " profile expects the stored result"
 		} else {
 			c.Reason += " (safe; ✗ under the ietf and stripe profiles)"
 		}
-	case r.Outcome == scenario.Fail:
+	case r.Outcome == outcome.Fail:
 		c.Status, c.Evidence = Warn, byStatus
-		c.Reason = "the retry was refused" + history.StatusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
+		c.Reason = "the retry was refused" + explain.StatusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
 	case t.Natural && len(moved) > 0:
 		c.Status, c.Evidence = Pass, byState
 		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
 	"github.com/idemtest/idemtest/internal/check/rig"
-	"github.com/idemtest/idemtest/internal/check/spec"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
 // newCell is the cell plan s decides.
@@ -23,7 +23,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
 		return nil, c
 	}
-	trial := history.Trial(res)
+	trial := explain.Trial(res)
 	c.Replayed = res.Metrics.Replayed > 0
 	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
 	switch {
@@ -59,7 +59,7 @@ func onInstances(t *result.Trial) string {
 	var parts []string
 	seen := map[int]bool{}
 	for _, c := range t.Calls {
-		executed := (c.Outcome == scenario.OK && !c.Replayed) || c.Discarded == scenario.OK
+		executed := (c.Outcome == outcome.OK && !c.Replayed) || c.Discarded == outcome.OK
 		if c.Instance == nil || !executed {
 			continue
 		}
@@ -101,8 +101,8 @@ func (b *Battery) judge(s *rig.Plan, first, step string) (j judging, done bool) 
 	if c != nil {
 		return judging{res: res, cell: c}, true
 	}
-	j = judging{res: res, tr: history.Trial(res), cell: newCell(s)}
-	rs := history.Calls(j.tr, step)
+	j = judging{res: res, tr: explain.Trial(res), cell: newCell(s)}
+	rs := explain.Calls(j.tr, step)
 	if len(rs) == 0 {
 		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
 		return j, true
@@ -113,18 +113,18 @@ func (b *Battery) judge(s *rig.Plan, first, step string) (j judging, done bool) 
 
 // firstFailed reports whether the step's call failed, its discarded answer included.
 func firstFailed(t *result.Trial, step string) bool {
-	rs := history.Calls(t, step)
-	return len(rs) > 0 && (rs[0].Outcome == scenario.Fail || rs[0].Discarded == scenario.Fail)
+	rs := explain.Calls(t, step)
+	return len(rs) > 0 && (rs[0].Outcome == outcome.Fail || rs[0].Discarded == outcome.Fail)
 }
 
 // insertAt puts extra steps just before (after: just after) the step with the given id.
-func insertAt(steps []spec.Step, id string, after bool, extra ...spec.Step) []spec.Step {
+func insertAt(steps []scenariogen.Step, id string, after bool, extra ...scenariogen.Step) []scenariogen.Step {
 	for i, s := range steps {
 		if s.ID == id {
 			if after {
 				i++
 			}
-			return append(append(append([]spec.Step(nil), steps[:i]...), extra...), steps[i:]...)
+			return append(append(append([]scenariogen.Step(nil), steps[:i]...), extra...), steps[i:]...)
 		}
 	}
 	return steps
@@ -135,5 +135,5 @@ const maxHistory = 12
 
 // details explains a cell: the runner's failure and the trial's calls.
 func details(res *result.ScenarioResult, t *result.Trial) []string {
-	return history.Details(res, t, maxHistory)
+	return explain.Details(res, t, maxHistory)
 }

@@ -4,22 +4,22 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // timeoutRetry gives up on a call while the server works and retries it with the same key, as a
 // framework does after a client timeout; a last retry once everything settled reads the stored
 // answer. The key must have executed once.
-func (b *Battery) timeoutRetry(t endpoints.ToolInfo, args map[string]any) *Cell {
+func (b *Battery) timeoutRetry(t toolset.ToolInfo, args map[string]any) *Cell {
 	timeout := b.giveUpOf(t.Name)
-	first := spec.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
-	retry := spec.Step{ID: "retry", RetryOf: "first", Expect: "any",
-		Retry: &spec.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
+	first := scenariogen.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
+	retry := scenariogen.Step{ID: "retry", RetryOf: "first", Expect: "any",
+		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
-	steps := insertAt(b.Snap.WithState(first, spec.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
+	steps := insertAt(b.Snap.WithState(first, scenariogen.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
 	steps = append(steps, b.Snap.WholeAsserts(b.OneCall)...)
 	s := b.NewPlan(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
 	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
@@ -33,19 +33,19 @@ func (b *Battery) timeoutRetry(t endpoints.ToolInfo, args map[string]any) *Cell 
 		b.inconclusiveControl(c, t, args, "the retry after a client timeout")
 		return c
 	}
-	tr := history.Trial(s.Last)
+	tr := explain.Trial(s.Last)
 	if names, lines := b.Snap.GrewMore(tr, b.OneCall); len(names) > 0 {
 		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
 		c.Reason = "the call given up on and its retry both executed: " + strings.Join(lines, "; ")
 		c.Details = details(s.Last, tr)
 		return c
 	}
-	if f := history.Calls(tr, "first"); len(f) > 0 && f[0].Outcome != scenario.Info {
+	if f := explain.Calls(tr, "first"); len(f) > 0 && f[0].Outcome != outcome.Info {
 		c.Status = Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + "; " + c.Reason
 		return c
 	}
-	rs := history.Calls(tr, "retry")
+	rs := explain.Calls(tr, "retry")
 	conflict := false
 	for _, r := range rs {
 		conflict = conflict || r.Conflict

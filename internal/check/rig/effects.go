@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // effectsSource is the tool's declared effects expression as written, or "".
@@ -20,14 +20,14 @@ func (b *Rig) effectsSource(tool string) string {
 
 // measureEffects checks the declared effects expression on one call, twice: it must count 0
 // before and 1 after, in each trial. An expression that does not is left out as evidence, with a diagnosis that says why.
-func (b *Rig) measureEffects(t endpoints.ToolInfo, args map[string]any) {
+func (b *Rig) measureEffects(t toolset.ToolInfo, args map[string]any) {
 	src := b.effectsSource(t.Name)
 	if src == "" || t.Natural {
 		return
 	}
 	s := b.NewPlan(t, "effects", "effects of one call",
-		spec.Step{Assert: "(" + src + ") == 0"}, spec.Step{ID: "first", CallTool: t.Name, Args: args},
-		spec.Step{Assert: "(" + src + ") == 1"})
+		scenariogen.Step{Assert: "(" + src + ") == 0"}, scenariogen.Step{ID: "first", CallTool: t.Name, Args: args},
+		scenariogen.Step{Assert: "(" + src + ") == 1"})
 	// Two trials: an expression that counts every trial's effects shows it in the second.
 	s.Executions, s.Trials = -1, 2
 	res, err := b.Exec(s)
@@ -69,13 +69,13 @@ func (b *Rig) beforeRun(s *Plan) {
 	for at > 0 && s.Steps[at-1].Assert != "" {
 		at--
 	}
-	s.Steps = append(s.Steps[:at], append([]spec.Step{{Assert: s.Effects}}, s.Steps[at:]...)...)
+	s.Steps = append(s.Steps[:at], append([]scenariogen.Step{{Assert: s.Effects}}, s.Steps[at:]...)...)
 }
 
 // afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
 func (b *Rig) afterRun(s *Plan, res *result.ScenarioResult) {
 	s.Last = res
-	b.x.noteLatency(s.Tool, history.Trial(res))
+	b.x.noteLatency(s.Tool, explain.Trial(res))
 	for _, t := range res.History {
 		for _, c := range t.Calls {
 			if c.Instance != nil && c.Instance.Index > b.x.instances {

@@ -5,17 +5,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Plan is a spec as the battery runs it: the scenario, and what the battery counts and learns
 // about it beyond what is written.
 type Plan struct {
-	*spec.Spec
+	*scenariogen.Spec
 	// Executions is how many times the tool must execute in one trial (-1: not counted), for
 	// the sinks' and the declared effects' evidence.
 	Executions int
@@ -41,8 +41,8 @@ type Plan struct {
 }
 
 // NewPlan is the plan of check on tool t: its scenario, named for the cell it decides.
-func (b *Rig) NewPlan(t endpoints.ToolInfo, check, name string, steps ...spec.Step) *Plan {
-	return &Plan{Spec: &spec.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.Def.Name, Tool: t.Name, Check: check, Steps: steps}, Executions: -1}
+func (b *Rig) NewPlan(t toolset.ToolInfo, check, name string, steps ...scenariogen.Step) *Plan {
+	return &Plan{Spec: &scenariogen.Spec{Name: t.Name + ": " + name, Tags: []string{"check", check}, Endpoint: b.Def.Name, Tool: t.Name, Check: check, Steps: steps}, Executions: -1}
 }
 
 // Exec runs one spec once through the runner.
@@ -87,10 +87,10 @@ func (s *Plan) OutputLines() []string {
 }
 
 // sinkAsserts are the assertions that the sinks heard exactly what executions of the tool send.
-func (b *Rig) sinkAsserts(n int, guard string) []spec.Step {
-	var out []spec.Step
+func (b *Rig) sinkAsserts(n int, guard string) []scenariogen.Step {
+	var out []scenariogen.Step
 	for _, name := range sortedKeys(b.perCall) {
-		out = append(out, spec.Step{Assert: unless(guard, fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name]))})
+		out = append(out, scenariogen.Step{Assert: unless(guard, fmt.Sprintf("len(%s.requests) == %d", name, n*b.perCall[name]))})
 	}
 	return out
 }

@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/check/state"
 	"github.com/idemtest/idemtest/internal/check/synth"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/stateview"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Rig runs the battery's scenarios on the tools of one endpoint, on one started environment,
@@ -30,10 +31,10 @@ type Rig struct {
 	Config *scenario.CheckConfig
 	Opts   Options
 	// Snap are the read-only calls whose answers are the server's state, read before and after.
-	Snap state.Snapshots
+	Snap stateview.Snapshots
 	// OneCall is how one call of the current tool changes the snapshot tools' answers (empty:
 	// no state evidence).
-	OneCall state.Delta
+	OneCall stateview.Delta
 
 	env  *runner.Env
 	base *scenario.Scenario
@@ -50,7 +51,7 @@ type Rig struct {
 // extras is what the checks need beyond one tool: the other tools (key-scope borrows one),
 // where a synthesised uri points, and what was learnt about each tool.
 type extras struct {
-	tools  []endpoints.ToolInfo
+	tools  []toolset.ToolInfo
 	target string
 	// latency is the shortest execution of a tool seen so far (timeout-retry and
 	// mismatch-in-flight give up at half of it).
@@ -87,12 +88,12 @@ type Target struct {
 	Def    *scenario.Endpoint
 	Config *scenario.CheckConfig
 	// Tools are the endpoint's tools, mutating or not.
-	Tools []endpoints.ToolInfo
+	Tools []toolset.ToolInfo
 	// URL is where a synthesised uri argument points: a loopback sink, so nothing leaves the
 	// machine.
 	URL string
 	// Snapshots are the state reads: check.snapshot, else the read-only tools without arguments.
-	Snapshots state.Snapshots
+	Snapshots stateview.Snapshots
 }
 
 // New is a rig on target.
@@ -105,7 +106,7 @@ func New(ctx context.Context, target Target, opts Options) *Rig {
 // what one execution sends to the sinks and changes in the state, and whether the declared
 // effects count it. A non-empty reason says why the tool cannot be checked: every cell of its
 // row is skipped with it.
-func (b *Rig) Prepare(t endpoints.ToolInfo) (args map[string]any, why string) {
+func (b *Rig) Prepare(t toolset.ToolInfo) (args map[string]any, why string) {
 	args, why = b.args(t)
 	if why == "" {
 		why = b.skipReason(t)
@@ -130,13 +131,13 @@ func (b *Rig) Instances() int { return b.x.instances }
 
 // args are the tool's arguments: check.tools.NAME.args, else built from the input schema. A
 // non-empty reason says why the tool is skipped.
-func (b *Rig) args(t endpoints.ToolInfo) (map[string]any, string) {
+func (b *Rig) args(t toolset.ToolInfo) (map[string]any, string) {
 	if ct := b.Config.Tools[t.Name]; ct != nil {
 		if ct.Skip != "" {
 			return nil, "skipped in the config: " + ct.Skip
 		}
 		if ct.Args != nil {
-			m, _ := spec.PlainArgs(ct.Args).(map[string]any)
+			m, _ := scenariogen.PlainArgs(ct.Args).(map[string]any)
 			return m, ""
 		}
 	}
@@ -155,7 +156,7 @@ func (b *Rig) args(t endpoints.ToolInfo) (map[string]any, string) {
 
 // skipReason says why a tool cannot be checked at all: it needs a protocol feature idemtest
 // lacks.
-func (b *Rig) skipReason(t endpoints.ToolInfo) string {
+func (b *Rig) skipReason(t toolset.ToolInfo) string {
 	if t.TaskSupport == "required" {
 		return "needs MCP tasks, which idemtest does not support (tools/list says execution.taskSupport: required)"
 	}
@@ -177,46 +178,46 @@ func KeyWhere(def *scenario.Endpoint) string {
 // to each sink. A tool that does not work with its arguments cannot be judged: the returned
 // reason, when not empty, skips its row instead of reporting failures the tool would have on any
 // call.
-func (b *Rig) probe(t endpoints.ToolInfo, args map[string]any) string {
+func (b *Rig) probe(t toolset.ToolInfo, args map[string]any) string {
 	b.perCall, b.OneCall = nil, nil
-	s := b.NewPlan(t, "probe", "one call", b.Snap.AroundOne(spec.Step{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
+	s := b.NewPlan(t, "probe", "one call", b.Snap.AroundOne(scenariogen.Step{ID: "probe", CallTool: t.Name, Args: args, Expect: "any"})...)
 	res, err := b.Exec(s)
 	if err != nil {
 		return "a plain call could not run: " + err.Error()
 	}
 	b.SkipOutput = s.OutputLines()
-	rs := history.Calls(history.Trial(res), "probe")
+	rs := explain.Calls(explain.Trial(res), "probe")
 	if len(rs) == 0 {
 		return "a plain call was not sent"
 	}
 	r := rs[len(rs)-1]
 	fix := "; give working arguments under check: {tools: {" + t.Name + ": {args: …}}}"
-	if r.Outcome != scenario.OK && (r.Outcome == scenario.Fail || r.Status >= 400) {
+	if r.Outcome != outcome.OK && (r.Outcome == outcome.Fail || r.Status >= 400) {
 		if why := b.keyRefused(t, args, r); why != "" {
 			return why
 		}
 	}
 	switch r.Outcome {
-	case scenario.Info:
+	case outcome.Info:
 		if r.Status >= 500 {
-			return "a plain call was answered" + history.StatusNote(r) + answerNote(r) + ", whose outcome is unknown; nothing can be judged without a call that works" + fix
+			return "a plain call was answered" + explain.StatusNote(r) + answerNote(r) + ", whose outcome is unknown; nothing can be judged without a call that works" + fix
 		}
 	}
 	switch r.Outcome {
-	case scenario.Fail:
-		if changed, _ := b.Snap.ChangedAt(history.Trial(res), 0); len(changed) > 0 {
-			return "a plain call failed" + history.StatusNote(r) + ", yet it changed " + strings.Join(changed, ", ") +
+	case outcome.Fail:
+		if changed, _ := b.Snap.ChangedAt(explain.Trial(res), 0); len(changed) > 0 {
+			return "a plain call failed" + explain.StatusNote(r) + ", yet it changed " + strings.Join(changed, ", ") +
 				": the tool executes, then reports an error, and an agent retries errors; give arguments on which it succeeds to judge its retries"
 		}
 		if arg := synth.KeyLike(t.InputSchema, b.Def.Key.Arg); arg != "" {
-			return "a plain call with these arguments fails" + history.StatusNote(r) + "; its input schema declares " + arg +
+			return "a plain call with these arguments fails" + explain.StatusNote(r) + "; its input schema declares " + arg +
 				", which looks like an idempotency key: if the server reads the key there, set key: {arg: " + arg + "} on the endpoint (idemtest sent it in the " + KeyWhere(b.Def) + ")"
 		}
-		return "a plain call with these arguments fails" + history.StatusNote(r) + fix
-	case scenario.Info:
-		return "a plain call got no answer" + history.StatusNote(r) + ": the tool hangs or is slower than the call timeout (raise the timeout: of the endpoint's mcp: or http: if it is only slow); nothing can be judged without an answer"
+		return "a plain call with these arguments fails" + explain.StatusNote(r) + fix
+	case outcome.Info:
+		return "a plain call got no answer" + explain.StatusNote(r) + ": the tool hangs or is slower than the call timeout (raise the timeout: of the endpoint's mcp: or http: if it is only slow); nothing can be judged without an answer"
 	}
-	if d, ok := b.Snap.Change(history.Trial(res)); ok {
+	if d, ok := b.Snap.Change(explain.Trial(res)); ok {
 		b.OneCall = d
 	}
 	if len(b.base.Sinks) == 0 {
@@ -236,23 +237,23 @@ func (b *Rig) probe(t endpoints.ToolInfo, args map[string]any) string {
 // keyRefused tells a server that refuses the key's format apart from one that fails or hangs:
 // the plain call's answer mentions the key, or the same call without a key works. The reason
 // says so, with the fix (check.key: {format: uuid}); "" when the key is not the cause.
-func (b *Rig) keyRefused(t endpoints.ToolInfo, args map[string]any, r result.Call) string {
+func (b *Rig) keyRefused(t toolset.ToolInfo, args map[string]any, r result.Call) string {
 	sent := "idemtest sent " + r.Key + " in the " + KeyWhere(b.Def)
 	if !b.Def.Key.Format.IsZero() {
 		sent += ", format " + b.Def.Key.Format.String()
 	}
 	fix := ": the server seems to refuse the key's format (" + sent + "); give the format it wants with check.key: {format: uuid} (or uuidv7, ulid, or a template such as \"ik_{random}\" with a length), or key: {…, format: …} on the endpoint"
 	if mentionsKey(r) {
-		return "a plain call was refused" + history.StatusNote(r) + answerNote(r) + ", and the answer is about the key" + fix
+		return "a plain call was refused" + explain.StatusNote(r) + answerNote(r) + ", and the answer is about the key" + fix
 	}
-	s := b.NewPlan(t, "probe", "one call without a key", spec.Step{ID: "nokey", CallTool: t.Name, Args: args, WithoutKey: true, Expect: "any"})
+	s := b.NewPlan(t, "probe", "one call without a key", scenariogen.Step{ID: "nokey", CallTool: t.Name, Args: args, WithoutKey: true, Expect: "any"})
 	res, err := b.Exec(s)
 	if err != nil {
 		return ""
 	}
 	b.SkipOutput = append(b.SkipOutput, s.OutputLines()...)
-	if rs := history.Calls(history.Trial(res), "nokey"); len(rs) > 0 && rs[0].Outcome == scenario.OK {
-		return "a plain call was refused" + history.StatusNote(r) + answerNote(r) + ", but the same call without a key succeeded" + fix
+	if rs := explain.Calls(explain.Trial(res), "nokey"); len(rs) > 0 && rs[0].Outcome == outcome.OK {
+		return "a plain call was refused" + explain.StatusNote(r) + answerNote(r) + ", but the same call without a key succeeded" + fix
 	}
 	return ""
 }
@@ -264,7 +265,7 @@ const maxAnswerNote = 200
 // idempotency key".
 func answerNote(r result.Call) string {
 	text := answerText(r)
-	if text == "" || strings.Contains(history.StatusNote(r), text) {
+	if text == "" || strings.Contains(explain.StatusNote(r), text) {
 		return ""
 	}
 	if len(text) > maxAnswerNote {
@@ -296,23 +297,23 @@ func mentionsKey(r result.Call) bool {
 
 // Control calls the tool once with a fresh key: a refusal says something about keys only when
 // such a call works.
-func (b *Rig) Control(t endpoints.ToolInfo, args map[string]any) (ok bool, why string) {
-	s := b.NewPlan(t, "control", "a call with a fresh key", spec.Step{ID: "control", CallTool: t.Name, Args: args, Expect: "any"})
+func (b *Rig) Control(t toolset.ToolInfo, args map[string]any) (ok bool, why string) {
+	s := b.NewPlan(t, "control", "a call with a fresh key", scenariogen.Step{ID: "control", CallTool: t.Name, Args: args, Expect: "any"})
 	res, err := b.Exec(s)
 	if err != nil {
 		return false, err.Error()
 	}
-	rs := history.Calls(history.Trial(res), "control")
+	rs := explain.Calls(explain.Trial(res), "control")
 	if len(rs) == 0 {
 		return false, "not sent"
 	}
-	return rs[0].Outcome == scenario.OK, history.StatusNote(rs[0])
+	return rs[0].Outcome == outcome.OK, explain.StatusNote(rs[0])
 }
 
 // Partner is the mutating tool key-scope sends the borrowed key to: another tool whose plain call
 // works with its arguments (--tool does not limit it; --skip-tool and check.tools.NAME.skip do).
-func (b *Rig) Partner(t endpoints.ToolInfo) (endpoints.ToolInfo, map[string]any, bool) {
-	var cands []endpoints.ToolInfo
+func (b *Rig) Partner(t toolset.ToolInfo) (toolset.ToolInfo, map[string]any, bool) {
+	var cands []toolset.ToolInfo
 	rank := map[string]int{}
 	earlier := true
 	for _, u := range b.x.tools {
@@ -355,7 +356,7 @@ func (b *Rig) Partner(t endpoints.ToolInfo) (endpoints.ToolInfo, map[string]any,
 			return u, a, true
 		}
 	}
-	return endpoints.ToolInfo{}, nil, false
+	return toolset.ToolInfo{}, nil, false
 }
 
 // GiveUp is the give-up of an in-flight check outside its sweep of give-up points (a scenario
@@ -375,7 +376,7 @@ func (x *extras) noteLatency(tool string, tr *result.Trial) {
 		return
 	}
 	for _, c := range tr.Calls {
-		if c.Tool != tool || c.Copy != 0 || c.Replayed || c.Duration <= 0 || (c.Outcome != scenario.OK && !c.Lost) {
+		if c.Tool != tool || c.Copy != 0 || c.Replayed || c.Duration <= 0 || (c.Outcome != outcome.OK && !c.Lost) {
 			continue
 		}
 		if x.latency == nil {

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // FuzzMCPResult feeds arbitrary JSON-RPC answers to tools/call through the decoding a client
@@ -49,7 +50,7 @@ func FuzzMCPResult(f *testing.F) {
 		if resp.Error != nil {
 			var werr *jsonrpc.Error
 			res := e.classifyError(ctx, endpoint.Result{Start: time.Now()}, resp.Error, time.Second, true)
-			if errors.As(resp.Error, &werr) && werr.Code != lostCode && werr.Code != tooLargeCode && res.Outcome != endpoint.Fail {
+			if errors.As(resp.Error, &werr) && werr.Code != lostCode && werr.Code != tooLargeCode && res.Outcome != outcome.Fail {
 				t.Fatalf("json-rpc error %v is %s, want fail", werr, res.Outcome)
 			}
 			return
@@ -60,9 +61,9 @@ func FuzzMCPResult(f *testing.F) {
 		}
 		res := e.classify(endpoint.Result{Start: time.Now()}, &out)
 		switch {
-		case out.IsError && res.Outcome != endpoint.Fail:
+		case out.IsError && res.Outcome != outcome.Fail:
 			t.Fatalf("isError result is %s, want fail", res.Outcome)
-		case !out.IsError && res.Outcome != endpoint.OK:
+		case !out.IsError && res.Outcome != outcome.OK:
 			t.Fatalf("result is %s, want ok", res.Outcome)
 		case !out.IsError && res.Conflict:
 			t.Fatal("an ok result is a conflict")

@@ -12,8 +12,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // hostileMCP is a real MCP server behind a handler that answers chosen tools/call requests the
@@ -97,19 +99,19 @@ func TestMCPHTTPClassification(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		tool     string
-		outcome  endpoint.Outcome
+		outcome  outcome.Outcome
 		status   int
 		conflict bool
 		errHas   string
 	}{
-		{"status500", endpoint.Info, 500, false, "server error 500"},
-		{"hangup", endpoint.Info, 0, false, "connection lost after sending"},
-		{"status409", endpoint.Fail, 409, true, "in progress"},
-		{"status409plain", endpoint.Fail, 409, true, "conflict 409"},
-		{"status400", endpoint.Fail, 400, false, "client error 400"},
-		{"endlessjson", endpoint.Info, 0, false, "larger than 262144 bytes"},
-		{"endlesssse", endpoint.Info, 0, false, "larger than 262144 bytes"},
-		{"endlessevent", endpoint.Info, 0, false, "larger than 262144 bytes"},
+		{"status500", outcome.Info, 500, false, "server error 500"},
+		{"hangup", outcome.Info, 0, false, "connection lost after sending"},
+		{"status409", outcome.Fail, 409, true, "in progress"},
+		{"status409plain", outcome.Fail, 409, true, "conflict 409"},
+		{"status400", outcome.Fail, 400, false, "client error 400"},
+		{"endlessjson", outcome.Info, 0, false, "larger than 262144 bytes"},
+		{"endlesssse", outcome.Info, 0, false, "larger than 262144 bytes"},
+		{"endlessevent", outcome.Info, 0, false, "larger than 262144 bytes"},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			res := ep.Call(ctx, endpoint.Request{Tool: tc.tool, Key: "k-" + tc.tool})
@@ -118,7 +120,7 @@ func TestMCPHTTPClassification(t *testing.T) {
 					res.Outcome, res.Status, res.Conflict, res.Error, tc.outcome, tc.status, tc.conflict, tc.errHas)
 			}
 			// The session survives: the next call works.
-			if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "after-" + tc.tool}); res.Outcome != endpoint.OK {
+			if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "after-" + tc.tool}); res.Outcome != outcome.OK {
 				t.Errorf("call after %s: %s %q", tc.tool, res.Outcome, res.Error)
 			}
 		})
@@ -130,16 +132,16 @@ func TestMCPHTTPNeverSentIsFail(t *testing.T) {
 	ep := New(Config{URL: srv.URL})
 	t.Cleanup(func() { ep.Close() })
 	ctx := context.Background()
-	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k1"}); res.Outcome != endpoint.OK {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k1"}); res.Outcome != outcome.OK {
 		t.Fatalf("first call: %s %q", res.Outcome, res.Error)
 	}
 	srv.Close() // the server dies between calls
-	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k2"}); res.Outcome != endpoint.Fail || !strings.Contains(res.Error, "not sent") {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k2"}); res.Outcome != outcome.Fail || !strings.Contains(res.Error, "not sent") {
 		t.Errorf("call to a dead server: %s %q, want fail", res.Outcome, res.Error)
 	}
-	fo := endpoint.Fanout(ctx, ep, endpoint.Request{Tool: "echo", Key: "k3"}, endpoint.FanoutOptions{Copies: 4, Sync: endpoint.SyncBarrier})
+	fo := endpoint.Fanout(ctx, ep, endpoint.Request{Tool: "echo", Key: "k3"}, endpoint.FanoutOptions{Copies: 4, Sync: dispatch.SyncBarrier})
 	for i, res := range fo.Results {
-		if res.Outcome != endpoint.Fail {
+		if res.Outcome != outcome.Fail {
 			t.Errorf("copy %d to a dead server: %s %q, want fail", i+1, res.Outcome, res.Error)
 		}
 	}
@@ -148,12 +150,12 @@ func TestMCPHTTPNeverSentIsFail(t *testing.T) {
 func TestMCPStdioNeverSentIsFail(t *testing.T) {
 	ep := stdioMCP(t, Config{})
 	ctx := context.Background()
-	if res := ep.Call(ctx, endpoint.Request{Tool: "exit", Key: "k1"}); res.Outcome != endpoint.Info {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "exit", Key: "k1"}); res.Outcome != outcome.Info {
 		t.Fatalf("the call that kills the server: %s %q, want info (it was sent)", res.Outcome, res.Error)
 	}
-	fo := endpoint.Fanout(ctx, ep, endpoint.Request{Tool: "echo", Key: "k2"}, endpoint.FanoutOptions{Copies: 4, Sync: endpoint.SyncBarrier})
+	fo := endpoint.Fanout(ctx, ep, endpoint.Request{Tool: "echo", Key: "k2"}, endpoint.FanoutOptions{Copies: 4, Sync: dispatch.SyncBarrier})
 	for i, res := range fo.Results {
-		if res.Outcome != endpoint.Fail || !strings.Contains(res.Error, "not sent") {
+		if res.Outcome != outcome.Fail || !strings.Contains(res.Error, "not sent") {
 			t.Errorf("copy %d after the server exited: %s %q, want fail", i+1, res.Outcome, res.Error)
 		}
 	}
@@ -171,7 +173,7 @@ func TestMCPRedirectsReachNoRefusedHost(t *testing.T) {
 		if _, err := ep.Tools(ctx); err == nil || !strings.Contains(err.Error(), "redirected (307) to "+refused.URL) {
 			t.Errorf("tools: %v, want a redirect naming %s", err, refused.URL)
 		}
-		if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k"}); res.Outcome != endpoint.Fail || !strings.Contains(res.Error, refused.URL) {
+		if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k"}); res.Outcome != outcome.Fail || !strings.Contains(res.Error, refused.URL) {
 			t.Errorf("call: %s %q", res.Outcome, res.Error)
 		}
 	})
@@ -180,23 +182,23 @@ func TestMCPRedirectsReachNoRefusedHost(t *testing.T) {
 		ep := New(Config{URL: srv.URL, Headers: headers})
 		t.Cleanup(func() { ep.Close() })
 		res := ep.Call(ctx, endpoint.Request{Tool: "redirect", Key: "k"})
-		if res.Outcome != endpoint.Fail || res.Status != 307 || !strings.Contains(res.Error, "redirected (307) to "+refused.URL) {
+		if res.Outcome != outcome.Fail || res.Status != 307 || !strings.Contains(res.Error, "redirected (307) to "+refused.URL) {
 			t.Errorf("redirected call: %s %d %q", res.Outcome, res.Status, res.Error)
 		}
 		fo := endpoint.Fanout(ctx, ep, endpoint.Request{Tool: "redirect", Key: "k2"}, endpoint.FanoutOptions{Copies: 4})
 		for i, res := range fo.Results {
-			if res.Outcome != endpoint.Fail || !strings.Contains(res.Error, refused.URL) {
+			if res.Outcome != outcome.Fail || !strings.Contains(res.Error, refused.URL) {
 				t.Errorf("copy %d: %s %q", i+1, res.Outcome, res.Error)
 			}
 		}
-		if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k3"}); res.Outcome != endpoint.OK {
+		if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k3"}); res.Outcome != outcome.OK {
 			t.Errorf("call after a redirect: %s %q", res.Outcome, res.Error)
 		}
 	})
 	t.Run("endpoint at the refused address", func(t *testing.T) {
 		ep := New(Config{URL: refused.URL, Headers: headers})
 		t.Cleanup(func() { ep.Close() })
-		if res := ep.Call(ctx, endpoint.Request{Tool: "echo"}); res.Outcome != endpoint.Fail || !strings.Contains(res.Error, "0.0.0.0 is not loopback") {
+		if res := ep.Call(ctx, endpoint.Request{Tool: "echo"}); res.Outcome != outcome.Fail || !strings.Contains(res.Error, "0.0.0.0 is not loopback") {
 			t.Errorf("call: %s %q", res.Outcome, res.Error)
 		}
 	})
@@ -215,7 +217,7 @@ func TestMCPKeysAreChecked(t *testing.T) {
 		"mcp fanout": endpoint.Fanout(ctx, m, req, endpoint.FanoutOptions{Copies: 2}).Results[0],
 	}
 	for name, res := range results {
-		if res.Outcome != endpoint.Fail || !strings.Contains(res.Error, "control character") {
+		if res.Outcome != outcome.Fail || !strings.Contains(res.Error, "control character") {
 			t.Errorf("%s: %s %q, want the key refused", name, res.Outcome, res.Error)
 		}
 	}

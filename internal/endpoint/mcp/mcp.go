@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/netguard"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proc"
 )
 
@@ -329,11 +330,11 @@ const callMarker = "io.idemtest/call"
 func (e *Endpoint) Call(ctx context.Context, req endpoint.Request) endpoint.Result {
 	res := endpoint.Result{Start: time.Now()}
 	if err := endpoint.CheckKey(req.Key); err != nil {
-		return endpoint.Finish(res, endpoint.Fail, err.Error())
+		return endpoint.Finish(res, outcome.Fail, err.Error())
 	}
 	cs, err := e.connect(ctx)
 	if err != nil {
-		return endpoint.Finish(res, endpoint.Fail, err.Error())
+		return endpoint.Finish(res, outcome.Fail, err.Error())
 	}
 	timeout := req.Timeout
 	if timeout == 0 {
@@ -391,9 +392,9 @@ func (e *Endpoint) classifyError(ctx context.Context, res endpoint.Result, err e
 			res.Discarded = res.Outcome
 		}
 		res.Lost = true
-		return endpoint.Finish(res, endpoint.Info, "response discarded (lose_response)")
+		return endpoint.Finish(res, outcome.Info, "response discarded (lose_response)")
 	case errors.As(err, &werr) && werr.Code == tooLargeCode, errors.As(err, &large):
-		return endpoint.Finish(res, endpoint.Info, fmt.Sprintf("answer larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
+		return endpoint.Finish(res, outcome.Info, fmt.Sprintf("answer larger than %d bytes (raise max_response_bytes on the endpoint)", e.cfg.MaxResponseBytes))
 	case errors.As(err, &status):
 		res.Status = status.Status
 		res.Conflict = status.Status == http.StatusConflict
@@ -404,26 +405,26 @@ func (e *Endpoint) classifyError(ctx context.Context, res endpoint.Result, err e
 		r := refusal(err)
 		if re, ok := errors.AsType[*netguard.RedirectError](r); ok {
 			res.Status = re.Status
-			return endpoint.Finish(res, endpoint.Fail, re.Error())
+			return endpoint.Finish(res, outcome.Fail, re.Error())
 		}
-		return endpoint.Finish(res, endpoint.Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
+		return endpoint.Finish(res, outcome.Fail, fmt.Sprintf("not sent: %v; allow it with allow_hosts or --allow-host", r))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return endpoint.Finish(res, endpoint.Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
+		return endpoint.Finish(res, outcome.Info, fmt.Sprintf("no response within %s (timeout; the SDK sent notifications/cancelled)", timeout))
 	case ctx.Err() != nil:
-		return endpoint.Finish(res, endpoint.Info, "cancelled")
+		return endpoint.Finish(res, outcome.Info, "cancelled")
 	case errors.As(err, &send):
 		if send.Sent {
-			return endpoint.Finish(res, endpoint.Info, "connection lost after sending: "+send.Err.Error())
+			return endpoint.Finish(res, outcome.Info, "connection lost after sending: "+send.Err.Error())
 		}
-		return endpoint.Finish(res, endpoint.Fail, "not sent: "+send.Err.Error())
+		return endpoint.Finish(res, outcome.Fail, "not sent: "+send.Err.Error())
 	case !written:
 		// The request never left: the session had already failed, or the server is gone.
-		return endpoint.Finish(res, endpoint.Fail, "not sent: "+e.lostMessage(err))
+		return endpoint.Finish(res, outcome.Fail, "not sent: "+e.lostMessage(err))
 	case errors.As(err, &werr):
 		// The server answered with a JSON-RPC error: the call did not run.
-		return endpoint.Finish(res, endpoint.Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
+		return endpoint.Finish(res, outcome.Fail, fmt.Sprintf("json-rpc error %d: %s", werr.Code, werr.Message))
 	}
-	return endpoint.Finish(res, endpoint.Info, e.lostMessage(err))
+	return endpoint.Finish(res, outcome.Info, e.lostMessage(err))
 }
 
 // lostMessage describes a connection that failed under a call.
@@ -477,7 +478,7 @@ func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoi
 	res.Body, _ = json.Marshal(out)
 	res.Replayed = Replayed(out.Meta)
 	if !out.IsError {
-		return endpoint.Finish(res, endpoint.OK, "")
+		return endpoint.Finish(res, outcome.OK, "")
 	}
 	res.Conflict = e.isConflict(res.Result, text.String())
 	// The tool's own words: its text content, or the message of the JSON error object it holds
@@ -489,9 +490,9 @@ func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoi
 		_ = json.Unmarshal([]byte(v), &said)
 	}
 	if msg := endpoint.Detail("tool error", said); msg != "tool error" {
-		return endpoint.Finish(res, endpoint.Fail, msg)
+		return endpoint.Finish(res, outcome.Fail, msg)
 	}
-	return endpoint.Finish(res, endpoint.Fail, "tool returned isError")
+	return endpoint.Finish(res, outcome.Fail, "tool returned isError")
 }
 
 func (e *Endpoint) isConflict(result any, text string) bool {
@@ -551,7 +552,7 @@ func (p *prepared) Wait(ctx context.Context) endpoint.Result {
 		res.Sent = p.sent
 		return res
 	case <-ctx.Done():
-		return endpoint.Finish(endpoint.Result{Start: p.sent}, endpoint.Info, "cancelled")
+		return endpoint.Finish(endpoint.Result{Start: p.sent}, outcome.Info, "cancelled")
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 func TestMain(m *testing.M) {
@@ -157,18 +159,18 @@ func TestMCPOutcomes(t *testing.T) {
 			for _, tc := range []struct {
 				tool     string
 				key      string
-				outcome  endpoint.Outcome
+				outcome  outcome.Outcome
 				conflict bool
 				replayed bool
 				errHas   string
 			}{
-				{"echo", "k1", endpoint.OK, false, false, ""},
-				{"echo", "replay", endpoint.OK, false, true, ""},
-				{"text", "", endpoint.OK, false, false, ""},
-				{"busy", "k1", endpoint.Fail, true, false, "in progress"},
-				{"broken", "k1", endpoint.Fail, false, false, "card declined"},
-				{"declined", "k1", endpoint.Fail, false, false, "tool error: Your card was declined. (card_declined)"},
-				{"nope", "k1", endpoint.Fail, false, false, "json-rpc error"},
+				{"echo", "k1", outcome.OK, false, false, ""},
+				{"echo", "replay", outcome.OK, false, true, ""},
+				{"text", "", outcome.OK, false, false, ""},
+				{"busy", "k1", outcome.Fail, true, false, "in progress"},
+				{"broken", "k1", outcome.Fail, false, false, "card declined"},
+				{"declined", "k1", outcome.Fail, false, false, "tool error: Your card was declined. (card_declined)"},
+				{"nope", "k1", outcome.Fail, false, false, "json-rpc error"},
 			} {
 				res := ep.Call(ctx, endpoint.Request{Tool: tc.tool, Key: tc.key, Args: map[string]any{"n": 1}})
 				if res.Outcome != tc.outcome || res.Conflict != tc.conflict || res.Replayed != tc.replayed || !strings.Contains(res.Error, tc.errHas) {
@@ -199,7 +201,7 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 	ep, rec, cancelled := httpMCP(t, Config{})
 	ctx := context.Background()
 	res := ep.Call(ctx, endpoint.Request{Tool: "slow", Timeout: 50 * time.Millisecond})
-	if res.Outcome != endpoint.Info || !strings.Contains(res.Error, "timeout") {
+	if res.Outcome != outcome.Info || !strings.Contains(res.Error, "timeout") {
 		t.Errorf("timeout: %s %q", res.Outcome, res.Error)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -214,16 +216,16 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 
 	before := rec.count("notifications/cancelled")
 	res = ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k-lost", Args: map[string]any{"n": 5}, LoseResponse: true})
-	if res.Outcome != endpoint.Info || !res.Lost {
+	if res.Outcome != outcome.Info || !res.Lost {
 		t.Errorf("lost response: %s lost=%v %q", res.Outcome, res.Lost, res.Error)
 	}
 	// The agent never hears the answer; idemtest keeps it for the verdict.
-	if m, _ := res.Result.(map[string]any); res.Discarded != endpoint.OK || m == nil || m["args"].(map[string]any)["n"] != 5.0 {
+	if m, _ := res.Result.(map[string]any); res.Discarded != outcome.OK || m == nil || m["args"].(map[string]any)["n"] != 5.0 {
 		t.Errorf("discarded answer: %s %#v", res.Discarded, res.Result)
 	}
 	// The session still works, and the marker never reached the server.
 	res = ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k-after"})
-	if res.Outcome != endpoint.OK {
+	if res.Outcome != outcome.OK {
 		t.Fatalf("call after a lost response: %s %q", res.Outcome, res.Error)
 	}
 	// Counted once the next call's answer is back, rather than after a guessed pause: a
@@ -239,16 +241,16 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 func TestMCPServerExitsMidRun(t *testing.T) {
 	ep := stdioMCP(t, Config{Timeout: time.Minute})
 	ctx := context.Background()
-	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k"}); res.Outcome != endpoint.OK {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k"}); res.Outcome != outcome.OK {
 		t.Fatalf("first call: %s %q", res.Outcome, res.Error)
 	}
 	// The exit is noticed as such, not waited out as a timeout.
 	res := ep.Call(ctx, endpoint.Request{Tool: "exit", Key: "k2"})
-	if res.Outcome != endpoint.Info || strings.Contains(res.Error, "timeout") {
+	if res.Outcome != outcome.Info || strings.Contains(res.Error, "timeout") {
 		t.Errorf("server exit: %s %q", res.Outcome, res.Error)
 	}
 	res = ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k3"})
-	if res.Outcome == endpoint.OK || !strings.Contains(res.Error, "closed") {
+	if res.Outcome == outcome.OK || !strings.Contains(res.Error, "closed") {
 		t.Errorf("call after the server exited: %s %q", res.Outcome, res.Error)
 	}
 }
@@ -257,7 +259,7 @@ func TestMCPStartErrors(t *testing.T) {
 	ctx := context.Background()
 	ep := New(Config{Command: []string{"idemtest-no-such-command"}})
 	defer ep.Close()
-	if res := ep.Call(ctx, endpoint.Request{Tool: "x"}); res.Outcome != endpoint.Fail || !strings.Contains(res.Error, "not found") {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "x"}); res.Outcome != outcome.Fail || !strings.Contains(res.Error, "not found") {
 		t.Errorf("missing command: %s %q", res.Outcome, res.Error)
 	}
 	silent := New(Config{Command: []string{"sleep", "30"}, InitTimeout: 300 * time.Millisecond})
@@ -272,8 +274,8 @@ func TestMCPStartErrors(t *testing.T) {
 // quietly a barrier.
 func TestSinglePacketNeedsHTTP(t *testing.T) {
 	ep, rec, _ := httpMCP(t, Config{})
-	fo := endpoint.Fanout(context.Background(), ep, endpoint.Request{Tool: "echo"}, endpoint.FanoutOptions{Copies: 2, Sync: endpoint.SyncSinglePacket})
-	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "needs an HTTP endpoint") || fo.Results[1].Outcome != endpoint.Fail {
+	fo := endpoint.Fanout(context.Background(), ep, endpoint.Request{Tool: "echo"}, endpoint.FanoutOptions{Copies: 2, Sync: dispatch.SyncSinglePacket})
+	if fo.Err == nil || !strings.Contains(fo.Err.Error(), "needs an HTTP endpoint") || fo.Results[1].Outcome != outcome.Fail {
 		t.Errorf("MCP endpoint: %v %+v", fo.Err, fo.Results)
 	}
 	if n := rec.count("tools/call"); n != 0 {

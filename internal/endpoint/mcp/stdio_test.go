@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 )
 
 // addGiantTool adds "giant", which answers args.n bytes of text, and "many", which answers a
@@ -51,11 +52,11 @@ func (w indentWriter) Write(p []byte) (int, error) {
 func TestMCPStdioMessageOverManyLines(t *testing.T) {
 	ctx := context.Background()
 	ep := stdioMCP(t, Config{MaxResponseBytes: 100, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1", "ENDPOINT_TEST_MCP_PRETTY=1"}})
-	if res := ep.Call(ctx, endpoint.Request{Tool: "many", Args: map[string]any{"n": 3}}); res.Outcome != endpoint.OK {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "many", Args: map[string]any{"n": 3}}); res.Outcome != outcome.OK {
 		t.Fatalf("a small indented answer: %s %s", res.Outcome, res.Error)
 	}
 	res := ep.Call(ctx, endpoint.Request{Tool: "many", Args: map[string]any{"n": 400 << 10}})
-	if res.Outcome != endpoint.Info || !strings.Contains(res.Error, "one message spread over several lines passed 1048976 bytes") {
+	if res.Outcome != outcome.Info || !strings.Contains(res.Error, "one message spread over several lines passed 1048976 bytes") {
 		t.Fatalf("a long indented answer: %s %q", res.Outcome, res.Error)
 	}
 }
@@ -94,12 +95,12 @@ func TestLineCap(t *testing.T) {
 func TestMCPStdioAnswerTooLarge(t *testing.T) {
 	ctx := context.Background()
 	ep := stdioMCP(t, Config{MaxResponseBytes: 64 << 10, Env: []string{"ENDPOINT_TEST_MCP_GIANT=1"}})
-	if res := ep.Call(ctx, endpoint.Request{Tool: "giant", Args: map[string]any{"n": 1000}}); res.Outcome != endpoint.OK {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "giant", Args: map[string]any{"n": 1000}}); res.Outcome != outcome.OK {
 		t.Fatalf("small answer: %s %s", res.Outcome, res.Error)
 	}
 	pid := ep.cmd.Process.Pid
 	res := ep.Call(ctx, endpoint.Request{Tool: "giant", Args: map[string]any{"n": 4 << 20}})
-	if res.Outcome != endpoint.Info || !strings.Contains(res.Error, "answer larger than 65536 bytes") {
+	if res.Outcome != outcome.Info || !strings.Contains(res.Error, "answer larger than 65536 bytes") {
 		t.Fatalf("giant answer: %s %q", res.Outcome, res.Error)
 	}
 	// Calls in flight beside a giant answer, and after it, get their own answers.
@@ -118,18 +119,18 @@ func TestMCPStdioAnswerTooLarge(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		want := endpoint.OK
+		want := outcome.OK
 		if i%2 == 0 {
-			want = endpoint.Info
+			want = outcome.Info
 		}
 		if r.Outcome != want {
 			t.Errorf("concurrent call %d: %s %q", i, r.Outcome, r.Error)
 		}
-		if want == endpoint.OK && r.Result.(map[string]any)["args"].(map[string]any)["n"] != float64(i) {
+		if want == outcome.OK && r.Result.(map[string]any)["args"].(map[string]any)["n"] != float64(i) {
 			t.Errorf("call %d got another call's answer: %v", i, r.Result)
 		}
 	}
-	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k2"}); res.Outcome != endpoint.OK {
+	if res := ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k2"}); res.Outcome != outcome.OK {
 		t.Errorf("after the giant answers: %s %s", res.Outcome, res.Error)
 	}
 	if ep.cmd.Process.Pid != pid {

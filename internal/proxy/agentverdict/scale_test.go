@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -46,7 +46,7 @@ func randomCalls(rng *rand.Rand, n int) []trace.Call {
 		`{"accountId":"a","amount":10,"meta":{"sentAt":1}}`, `{"accountId":"a","amount":10,"meta":{"sentAt":2}}`,
 	}
 	faults := []string{"", "", "", "lose-response", "timeout", "error:503", "delay:1s"}
-	outcomes := []endpoint.Outcome{endpoint.OK, endpoint.Fail, endpoint.Info}
+	outcomes := []outcome.Outcome{outcome.OK, outcome.Fail, outcome.Info}
 	calls := make([]trace.Call, n)
 	for i := range calls {
 		key := ""
@@ -141,7 +141,7 @@ func faultedSession(n int) []trace.Call {
 		key := fmt.Sprintf("s-%d", i)
 		calls[i] = trace.Call{Seq: i + 1, Tool: "issue_refund", Key: key, KeyCarrier: "arg idempotencyKey", Mutating: true,
 			Args:    json.RawMessage(fmt.Sprintf(`{"accountId":"acct_%d","amount":10.5,"idempotencyKey":%q}`, i, key)),
-			Outcome: endpoint.Info, Fault: "lose-response", Result: json.RawMessage(`{"refundId":"re_1"}`)}
+			Outcome: outcome.Info, Fault: "lose-response", Result: json.RawMessage(`{"refundId":"re_1"}`)}
 	}
 	return calls
 }

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // call builds a trace line of a mutating issue_refund with the key in its arguments.
-func call(seq int, key string, amount float64, fault string, outcome endpoint.Outcome) trace.Call {
+func call(seq int, key string, amount float64, fault string, oc outcome.Outcome) trace.Call {
 	result := json.RawMessage(`{"refundId":"re_1"}`)
-	if outcome != endpoint.OK && fault == "" {
+	if oc != outcome.OK && fault == "" {
 		result = nil
 	}
 	args := map[string]any{"accountId": "acct_1", "amount": amount}
@@ -22,13 +22,13 @@ func call(seq int, key string, amount float64, fault string, outcome endpoint.Ou
 	}
 	b, _ := json.Marshal(args)
 	return trace.Call{Seq: seq, Tool: "issue_refund", Args: b, Key: key, KeyCarrier: "arg idempotencyKey",
-		Mutating: true, Outcome: outcome, Fault: fault, Result: result}
+		Mutating: true, Outcome: oc, Fault: fault, Result: result}
 }
 
 // rawCall builds a trace line of a mutating issue_refund with the arguments as the agent spelled
 // them and the key added.
-func rawCall(seq int, key, args string, fault string, outcome endpoint.Outcome) trace.Call {
-	c := call(seq, key, 0, fault, outcome)
+func rawCall(seq int, key, args string, fault string, oc outcome.Outcome) trace.Call {
+	c := call(seq, key, 0, fault, oc)
 	c.Args = json.RawMessage(strings.TrimSuffix(args, "}") + `,"idempotencyKey":"` + key + `"}`)
 	return c
 }
@@ -46,7 +46,7 @@ func TestNormNumber(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	ok, info := endpoint.OK, endpoint.Info
+	ok, info := outcome.OK, outcome.Info
 	for _, tc := range []struct {
 		name  string
 		calls []trace.Call
@@ -72,7 +72,7 @@ func TestJudge(t *testing.T) {
 		},
 		{
 			name:  "new key after an injected error",
-			calls: []trace.Call{call(1, "s-1", 10, "error:503", endpoint.Fail), call(2, "s-2", 10, "", ok)},
+			calls: []trace.Call{call(1, "s-1", 10, "error:503", outcome.Fail), call(2, "s-2", 10, "", ok)},
 			want:  []string{"retry-same-key true"}, failing: true, msgs: []string{"answered error:503 by idemtest"},
 		},
 		{

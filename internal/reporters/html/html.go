@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/baseline"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // The HTML report is one self-contained page: its CSS and script are inline and its
@@ -318,9 +318,9 @@ func htmlGroupOf(calls []result.Call, t0, t1 time.Time) htmlGroup {
 			switch {
 			case c.Conflict:
 				conflict++
-			case c.Outcome == scenario.OK:
+			case c.Outcome == outcome.OK:
 				ok++
-			case c.Outcome == scenario.Info:
+			case c.Outcome == outcome.Info:
 				info++
 			default:
 				fail++

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/safejson"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -146,14 +147,14 @@ type JSONCall struct {
 	Attempt  int                `json:"attempt"`
 	Key      string             `json:"key"`
 	Args     map[string]any     `json:"arguments"`
-	Outcome  scenario.Outcome   `json:"outcome"`
+	Outcome  outcome.Outcome    `json:"outcome"`
 	Status   int                `json:"status"`
 	Replayed bool               `json:"replayed"`
 	Conflict bool               `json:"conflict"`
 	Lost     bool               `json:"lost"`
 	// Discarded is the outcome the answer lose_response discarded had (ok when it executed).
-	Discarded scenario.Outcome `json:"discarded,omitempty"`
-	Error     string           `json:"error,omitempty"`
+	Discarded outcome.Outcome `json:"discarded,omitempty"`
+	Error     string          `json:"error,omitempty"`
 	// Answer is the decoded answer (JSON body, MCP structured or text content), also when
 	// lose_response discarded it; AnswerBytes is set when it was cut to MaxJSONAnswer.
 	Answer      any      `json:"answer,omitempty"`

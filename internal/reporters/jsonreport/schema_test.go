@@ -9,13 +9,14 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/safejson"
 	"github.com/idemtest/idemtest/internal/sweep"
+	"github.com/idemtest/idemtest/internal/toolset"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -57,11 +58,11 @@ func outputs(t *testing.T, text string) map[string]func() ([]byte, error) {
 		Cells:    []*sweep.Cell{{Seq: 1, Tool: text, Fault: sweep.LostResponse, Status: check.Fail, Reason: text, Details: []string{text}}},
 		Start:    reporterstest.T0, Duration: time.Second}
 	v := agentverdict.Judge([]trace.Call{
-		{Seq: 1, Tool: text, Key: text, KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: endpoint.Info, Fault: "lose-response", Args: json.RawMessage(`{"a":1}`)},
-		{Seq: 2, Tool: text, Key: text + "2", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: endpoint.OK, Args: json.RawMessage(`{"a":1}`)},
+		{Seq: 1, Tool: text, Key: text, KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.Info, Fault: "lose-response", Args: json.RawMessage(`{"a":1}`)},
+		{Seq: 2, Tool: text, Key: text + "2", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.OK, Args: json.RawMessage(`{"a":1}`)},
 	}, agentverdict.JudgeOptions{})
 	v.Error = text
-	tools := []endpoints.ToolInfo{{Tool: endpoint.Tool{Name: text, Description: text, InputSchema: map[string]any{"type": "object", "description": text}},
+	tools := []toolset.ToolInfo{{Tool: endpoint.Tool{Name: text, Description: text, InputSchema: map[string]any{"type": "object", "description": text}},
 		KeyCarrier: "arg idempotencyKey", AcceptsKey: "no", Mutating: true}}
 	return map[string]func() ([]byte, error){
 		"run":   write(func(b *bytes.Buffer) error { return jsonreport.Write(b, run, "dev") }),
@@ -74,7 +75,7 @@ func outputs(t *testing.T, text string) map[string]func() ([]byte, error) {
 			if err != nil {
 				return err
 			}
-			return w.Write(trace.Call{Seq: 1, Tool: text, Key: text, KeyCarrier: "meta idempotencyKey", Outcome: endpoint.OK,
+			return w.Write(trace.Call{Seq: 1, Tool: text, Key: text, KeyCarrier: "meta idempotencyKey", Outcome: outcome.OK,
 				Args: json.RawMessage(`{"note":"` + "\u202e\x7f" + `"}`), Result: json.RawMessage(`"` + "\u009b" + `"`), Error: text, Fault: text})
 		}),
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -134,7 +135,7 @@ func RecordedCheck(t *testing.T) *check.Report {
 // scenario file can make a sink send); every other golden is rendered from a real run
 // (Recordings).
 func SampleReport() *result.Report {
-	call := func(step string, cp int, key string, o scenario.Outcome, status int, replayed bool, errMsg string) result.Call {
+	call := func(step string, cp int, key string, o outcome.Outcome, status int, replayed bool, errMsg string) result.Call {
 		return result.Call{Step: step, Tool: "issue_refund", Endpoint: "refunds", Copy: cp, Attempt: 1, Key: key, Outcome: o,
 			Status: status, Replayed: replayed, Conflict: status == 409, Error: errMsg, Start: T0, Duration: 1500 * time.Microsecond}
 	}
@@ -142,15 +143,15 @@ func SampleReport() *result.Report {
 		Scenario: &scenario.Scenario{Name: "sequential retry", File: "scenarios/retry.yaml", Pos: scenario.Pos{File: "scenarios/retry.yaml", Line: 1, Col: 1}, Tags: []string{"retry"}},
 		Status:   result.Passed, Trials: 1, TrialsRun: 1, TrialsPassed: 1, Start: T0, Duration: 12 * time.Millisecond,
 		Trial1: &result.Trial{Index: 1, Session: "aaaaaaaaaaaa", Passed: true, Calls: []result.Call{
-			call("first", 0, "aaaaaaaaaaaa-0", scenario.OK, 200, false, ""),
-			call("retry", 0, "aaaaaaaaaaaa-0", scenario.OK, 200, true, ""),
+			call("first", 0, "aaaaaaaaaaaa-0", outcome.OK, 200, false, ""),
+			call("retry", 0, "aaaaaaaaaaaa-0", outcome.OK, 200, true, ""),
 		}},
 		Metrics: result.Metrics{Calls: 2, OK: 2, Replayed: 1, Keyed: 2, Retries: 1},
 	}
 	failedTrial := &result.Trial{Index: 3, Session: "bbbbbbbbbbbb", Calls: []result.Call{
-		call("burst", 1, "bbbbbbbbbbbb-0", scenario.OK, 200, false, ""),
-		call("burst", 2, "bbbbbbbbbbbb-0", scenario.OK, 200, false, ""),
-		call("burst", 3, "bbbbbbbbbbbb-0", scenario.Info, 502, false, "server error 502: \x00\x1b[31mbad\xff gateway <&>"),
+		call("burst", 1, "bbbbbbbbbbbb-0", outcome.OK, 200, false, ""),
+		call("burst", 2, "bbbbbbbbbbbb-0", outcome.OK, 200, false, ""),
+		call("burst", 3, "bbbbbbbbbbbb-0", outcome.Info, 502, false, "server error 502: \x00\x1b[31mbad\xff gateway <&>"),
 	}}
 	failure := &result.Failure{Kind: "assert", Step: "step2", Pos: scenario.Pos{File: "scenarios/burst.yaml", Line: 9, Col: 13},
 		Message: "assertion is false", Expression: `len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`,
@@ -181,9 +182,9 @@ func SampleReport() *result.Report {
 		Failure: &result.Failure{Kind: "verdict", Step: "first", Pos: scenario.Pos{File: "scenarios/verdict.yaml", Line: 4, Col: 9},
 			Message: v.Message(), Explanation: v.Explain()},
 		FailedTrial: &result.Trial{Index: 1, Session: "eeeeeeeeeeee", Calls: []result.Call{
-			{Step: "first", Tool: "issue_refund", Endpoint: "refunds", Attempt: 1, Key: "eeeeeeeeeeee-0", Outcome: scenario.Info, Status: 200, Lost: true,
+			{Step: "first", Tool: "issue_refund", Endpoint: "refunds", Attempt: 1, Key: "eeeeeeeeeeee-0", Outcome: outcome.Info, Status: 200, Lost: true,
 				Error: "response discarded (lose_response); the server answered 200", Start: T0, Duration: 1500 * time.Microsecond},
-			call("retry", 0, "eeeeeeeeeeee-0", scenario.OK, 200, false, ""),
+			call("retry", 0, "eeeeeeeeeeee-0", outcome.OK, 200, false, ""),
 		}},
 		Metrics: result.Metrics{Calls: 2, OK: 1, Info: 1, Keyed: 2, Retries: 1, DuplicateExecutions: judged.Duplicates},
 	}

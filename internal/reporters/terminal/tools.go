@@ -5,14 +5,14 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/idemtest/idemtest/internal/endpoints"
 	"github.com/idemtest/idemtest/internal/reporters"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // ToolsTable prints an endpoint's tools, a row each, with what idemtest makes of each: whether
 // it is mutating, where its key goes and whether its schema declares it. The operations of an
 // OpenAPI document get a table of their own (operationsTable).
-func ToolsTable(w io.Writer, tools []endpoints.ToolInfo) error {
+func ToolsTable(w io.Writer, tools []toolset.ToolInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(tools) > 0 && tools[0].Method != "" {
 		return operationsTable(tw, tools)
@@ -38,7 +38,7 @@ func ToolsTable(w io.Writer, tools []endpoints.ToolInfo) error {
 
 // operationsTable lists the operations of an OpenAPI document: how each is called, whether it
 // is mutating, where its key goes, and what the document lacks.
-func operationsTable(tw *tabwriter.Writer, tools []endpoints.ToolInfo) error {
+func operationsTable(tw *tabwriter.Writer, tools []toolset.ToolInfo) error {
 	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tREAD-ONLY\tIDEMPOTENT\tMUTATING\tKEY\tNOTE")
 	for _, t := range tools {
 		key, note := "-", "-"

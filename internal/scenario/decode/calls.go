@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
@@ -44,10 +45,10 @@ func (f *file) callStep(st *scenario.Step, m map[string]*yaml.Node, env assert.E
 		st.Fanout = f.Int(x, "fanout", 1, scenario.MaxFanout)
 	}
 	// last-byte is the default: it caught more races than barrier in the benchmark (BENCHMARKS.md).
-	st.Sync = outcome.SyncLastByte
+	st.Sync = dispatch.SyncLastByte
 	if x := m["sync"]; x != nil {
 		st.SyncPos = f.Pos(x)
-		if v, ok := yamlfile.Choice(f.File, x, "sync", outcome.Syncs,
+		if v, ok := yamlfile.Choice(f.File, x, "sync", dispatch.Syncs,
 			"sync is last-byte (all but the final byte beforehand), barrier (each copy writes its whole request at the release) or single-packet (HTTP/2: every stream's end in one write)"); ok {
 			st.Sync = v
 		}
@@ -76,17 +77,17 @@ func (f *file) callStep(st *scenario.Step, m map[string]*yaml.Node, env assert.E
 	}
 	switch {
 	case st.Fanout > 1 || st.Timeout > 0 || st.Retry != nil:
-		st.Expect = scenario.Any
+		st.Expect = outcome.Any
 	case st.LoseResponse:
-		st.Expect = scenario.Info
+		st.Expect = outcome.Info
 	case st.WithoutKey:
-		st.Expect = scenario.Fail
+		st.Expect = outcome.Fail
 	default:
-		st.Expect = scenario.OK
+		st.Expect = outcome.OK
 	}
 	if x := m["expect"]; x != nil {
-		switch v := scenario.Outcome(f.Str(x, "expect")); v {
-		case scenario.OK, scenario.Fail, scenario.Info, scenario.Any:
+		switch v := outcome.Outcome(f.Str(x, "expect")); v {
+		case outcome.OK, outcome.Fail, outcome.Info, outcome.Any:
 			st.Expect = v
 		default:
 			f.Errf(x, "expect is ok, fail, info or any", "unknown outcome %q", v)
@@ -96,7 +97,7 @@ func (f *file) callStep(st *scenario.Step, m map[string]*yaml.Node, env assert.E
 		if m["expect"] != nil {
 			f.Errf(x, "keep one: expect_error: true means expect: fail", "expect_error and expect are both given")
 		}
-		st.Expect = scenario.Fail
+		st.Expect = outcome.Fail
 	}
 	if st.LoseResponse && st.Fanout > 1 {
 		f.Errf(m["lose_response"], "lose the response of a single call, then fan out its retries", "lose_response cannot be combined with fanout")

@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
@@ -167,7 +167,7 @@ func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, is
 		ep.Natural = f.Strings(v, "natural")
 	}
 	if v := m["spread"]; v != nil {
-		if sp, ok := yamlfile.Choice(f.File, v, "spread", outcome.Spreads,
+		if sp, ok := yamlfile.Choice(f.File, v, "spread", dispatch.Spreads,
 			"spread is round-robin (a retry or a fan-out copy goes to the next instance), same (every call to the first) or random (seeded by the trial)"); ok {
 			ep.Spread = sp
 		}

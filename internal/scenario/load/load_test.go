@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
@@ -90,7 +91,7 @@ func TestSeedFormLoadsAsNative(t *testing.T) {
 		}
 	}
 	call := s.Steps[0]
-	if call.Tool != "issue_refund" || call.Endpoint != "refunds" || call.Expect != scenario.OK {
+	if call.Tool != "issue_refund" || call.Endpoint != "refunds" || call.Expect != outcome.OK {
 		t.Errorf("call step %+v", call)
 	}
 	if args := call.Args.(map[string]any); args["idempotencyKey"] != "test-sess-4" || args["amount"] != 49.99 {
@@ -112,10 +113,10 @@ func TestNativeForm(t *testing.T) {
 		t.Errorf("scenario %+v", s)
 	}
 	first, retry, burst, sleep, check := s.Steps[0], s.Steps[1], s.Steps[2], s.Steps[3], s.Steps[4]
-	if !first.LoseResponse || first.Expect != scenario.Info {
+	if !first.LoseResponse || first.Expect != outcome.Info {
 		t.Errorf("lose_response step: %+v", first)
 	}
-	if retry.Tool != "issue_refund" || retry.RetryOf != "first" || retry.Expect != scenario.Any || retry.Retry.Attempts != 4 || retry.Retry.Backoff != 10*time.Millisecond {
+	if retry.Tool != "issue_refund" || retry.RetryOf != "first" || retry.Expect != outcome.Any || retry.Retry.Attempts != 4 || retry.Retry.Backoff != 10*time.Millisecond {
 		t.Errorf("retry step: %+v %+v", retry, retry.Retry)
 	}
 	if !burst.VerdictOff || first.VerdictOff {
@@ -124,7 +125,7 @@ func TestNativeForm(t *testing.T) {
 	if ep := s.Endpoints["refunds"]; strings.Join(ep.Ignore, ",") != "requestId,meta.at" || !ep.IsNatural("set_status") || ep.IsNatural("issue_refund") {
 		t.Errorf("compare.ignore %v, natural %v", ep.Ignore, ep.Natural)
 	}
-	if burst.Fanout != 16 || burst.Expect != scenario.Any {
+	if burst.Fanout != 16 || burst.Expect != outcome.Any {
 		t.Errorf("burst: %+v", burst)
 	}
 	if _, ok := burst.Args.(map[string]any)["ref"].(*assert.Template); !ok {

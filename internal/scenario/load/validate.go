@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
-	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
@@ -133,7 +133,7 @@ func checkProbeHosts(f *yamlfile.File, s *scenario.Scenario, hosts []string) {
 // refuseSinglePacket reports sync: single-packet on an MCP endpoint, whose copies are requests
 // of one session and cannot be released as HTTP/2 streams.
 func refuseSinglePacket(f *yamlfile.File, st *scenario.Step, ep *scenario.Endpoint) {
-	if st.Sync != outcome.SyncSinglePacket || ep == nil || ep.MCP == nil {
+	if st.Sync != dispatch.SyncSinglePacket || ep == nil || ep.MCP == nil {
 		return
 	}
 	f.ErrAt(st.SyncPos, "use sync: barrier or last-byte for an MCP endpoint; single-packet is for HTTP endpoints that speak HTTP/2",

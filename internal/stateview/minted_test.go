@@ -1,10 +1,10 @@
-package state
+package stateview
 
 import (
 	"testing"
 
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 func TestIDLike(t *testing.T) {
@@ -22,7 +22,7 @@ func TestIDLike(t *testing.T) {
 func TestMinted(t *testing.T) {
 	b := Snapshots{Ignore: []string{"requestId"}}
 	ok := func(step string, args map[string]any, res any) result.Call {
-		return result.Call{Step: step, Key: "k1", Outcome: scenario.OK, Args: args, Result: res}
+		return result.Call{Step: step, Key: "k1", Outcome: outcome.OK, Args: args, Result: res}
 	}
 	args := map[string]any{"accountId": "acct_1_abc123"}
 	for _, tc := range []struct {
@@ -35,7 +35,7 @@ func TestMinted(t *testing.T) {
 		{"nothing created", []result.Call{ok("first", args, []any{map[string]any{"name": "acct_1_abc123"}}), ok("retry", args, []any{})}, ""},
 		{"an argument echoed", []result.Call{ok("first", args, map[string]any{"ok": true}), ok("retry", args, map[string]any{"accountId": "acct_1_abc123"})}, ""},
 		{"an ignored request id", []result.Call{ok("first", args, map[string]any{"requestId": "req_111111"}), ok("retry", args, map[string]any{"requestId": "req_222222"})}, ""},
-		{"a refused retry", []result.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), {Step: "retry", Outcome: scenario.Fail, Result: map[string]any{"error": "e_999999"}}}, ""},
+		{"a refused retry", []result.Call{ok("first", args, map[string]any{"refundId": "re_111111"}), {Step: "retry", Outcome: outcome.Fail, Result: map[string]any{"error": "e_999999"}}}, ""},
 	} {
 		f, found := b.Minted(&result.Trial{Calls: tc.calls}, "first", "retry")
 		got := ""
@@ -54,10 +54,10 @@ func TestMintedKey(t *testing.T) {
 	b := Snapshots{}
 	args := map[string]any{"accountId": "acct_1_abc123"}
 	tr := &result.Trial{Calls: []result.Call{
-		{Step: "first", Key: "k1", Outcome: scenario.Info, Args: args},
-		{Step: "retry", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_111111"}},
-		{Step: "again", Key: "k1", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_222222"}},
-		{Step: "other", Key: "k2", Outcome: scenario.OK, Args: args, Result: map[string]any{"refundId": "re_333333"}},
+		{Step: "first", Key: "k1", Outcome: outcome.Info, Args: args},
+		{Step: "retry", Key: "k1", Outcome: outcome.OK, Args: args, Result: map[string]any{"refundId": "re_111111"}},
+		{Step: "again", Key: "k1", Outcome: outcome.OK, Args: args, Result: map[string]any{"refundId": "re_222222"}},
+		{Step: "other", Key: "k2", Outcome: outcome.OK, Args: args, Result: map[string]any{"refundId": "re_333333"}},
 	}}
 	if f, ok := b.MintedKey(tr, "retry"); !ok || f.String() != "refundId re_222222 (again)" {
 		t.Errorf("mintedKey = %v %v, want refundId re_222222 (again)", f, ok)

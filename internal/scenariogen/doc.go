@@ -3,8 +3,8 @@
 // loader compiles a file) and, with --write, the file saved (Marshal, Write), so what is saved
 // is what ran.
 //
-//	s := &spec.Spec{Name: "refund: a retry", Endpoint: "refunds", Tool: "refund", Check: "replay",
-//		Steps: []spec.Step{{ID: "first", CallTool: "refund", Args: args}, {ID: "retry", RetryOf: "first"}}}
+//	s := &scenariogen.Spec{Name: "refund: a retry", Endpoint: "refunds", Tool: "refund", Check: "replay",
+//		Steps: []scenariogen.Step{{ID: "first", CallTool: "refund", Args: args}, {ID: "retry", RetryOf: "first"}}}
 //	sc, err := s.Scenario(base) // run it with runner.Env.Run
-//	paths, err := spec.Write("scenarios/check", []*spec.Spec{s}, nil)
-package spec
+//	paths, err := scenariogen.Write("scenarios/check", []*scenariogen.Spec{s}, nil)
+package scenariogen

@@ -1,4 +1,4 @@
-package state
+package stateview
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/spec"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
 // Delta is how a call changed the state, by path: the change in length of each list and in
@@ -108,8 +108,8 @@ func (s Snapshots) Burst(t *result.Trial, one Delta) (n float64, why string) {
 
 // BurstAsserts are the state checks of a saved concurrent scenario: each list or counter one
 // call changes changes no more in a burst (paths with names expr cannot spell are left out).
-func (s Snapshots) BurstAsserts(one Delta) []spec.Step {
-	var out []spec.Step
+func (s Snapshots) BurstAsserts(one Delta) []scenariogen.Step {
+	var out []scenariogen.Step
 	for _, p := range one.paths() {
 		inner, list := strings.CutPrefix(p, "len(")
 		inner = strings.TrimSuffix(inner, ")")
@@ -129,7 +129,7 @@ func (s Snapshots) BurstAsserts(one Delta) []spec.Step {
 		if d < 0 {
 			op = ">="
 		}
-		out = append(out, spec.Step{Assert: fmt.Sprintf("%s %s %g", expr, op, d)})
+		out = append(out, scenariogen.Step{Assert: fmt.Sprintf("%s %s %g", expr, op, d)})
 	}
 	return out
 }
@@ -160,7 +160,7 @@ func (s Snapshots) GrewMore(t *result.Trial, one Delta) (names, lines []string) 
 // WholeAsserts are the state assertions of a saved check whose first answer is never read: each
 // list or counter one call changes changes no more from before the first call to after the last
 // (BurstAsserts, measured to the last read instead of the one after the first call).
-func (s Snapshots) WholeAsserts(one Delta) []spec.Step {
+func (s Snapshots) WholeAsserts(one Delta) []scenariogen.Step {
 	out := s.BurstAsserts(one)
 	for i := range out {
 		for j := range s.Tools {

@@ -1,4 +1,4 @@
-package endpoints
+package toolset
 
 import (
 	"github.com/idemtest/idemtest/internal/endpoint"

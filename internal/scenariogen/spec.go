@@ -1,4 +1,4 @@
-package spec
+package scenariogen
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/safefile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -108,9 +109,9 @@ func (s *Spec) Scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 		if err := ss.timing(st); err != nil {
 			return nil, fmt.Errorf("%s: step %s: %w", where, st.ID, err)
 		}
-		st.Expect = scenario.OK
+		st.Expect = outcome.OK
 		if ss.Expect != "" {
-			st.Expect = scenario.Outcome(ss.Expect)
+			st.Expect = outcome.Outcome(ss.Expect)
 		}
 		if ss.Args != nil {
 			a, err := compileArgs(ss.Args, env)

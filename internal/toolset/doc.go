@@ -8,7 +8,7 @@
 // and is judged), Natural (idempotent by nature, its answers are no evidence) and Describe, the
 // ToolInfo that tools, init and check show.
 //
-//	eps := endpoints.New(ctx, services.TemplateEnv)
+//	eps := toolset.New(ctx, services.TemplateEnv)
 //	defer eps.Close()
 //	ep, def, err := eps.Get(sc, "refunds")
-package endpoints
+package toolset

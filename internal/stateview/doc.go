@@ -5,7 +5,7 @@
 // must change it as one call does (Delta), and an answer that mints a new id-like value is
 // evidence of another execution that an unchanged view cannot disprove (Minted).
 //
-//	snap := state.Snapshots{Tools: state.SnapshotTools(tools), Ignore: def.Ignore}
+//	snap := stateview.Snapshots{Tools: stateview.SnapshotTools(tools), Ignore: def.Ignore}
 //	steps := snap.WithState(first, retry)    // reads around a call and its retry
 //	moved, changed := snap.Compare(trial)     // what the first call changed, what the retry changed again
-package state
+package stateview

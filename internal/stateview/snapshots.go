@@ -1,4 +1,4 @@
-package state
+package stateview
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check/history"
-	"github.com/idemtest/idemtest/internal/check/spec"
-	"github.com/idemtest/idemtest/internal/endpoints"
+	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenariogen"
+	"github.com/idemtest/idemtest/internal/toolset"
 )
 
 // Snapshots are the read-only calls whose answers are the server's state, read around a check's
@@ -31,7 +31,7 @@ const maxSnapshots = 3
 
 // SnapshotTools are the state idemtest can read without help: read-only tools (as the mutating
 // decision has it) that the server describes and that need no argument.
-func SnapshotTools(tools []endpoints.ToolInfo) []string {
+func SnapshotTools(tools []toolset.ToolInfo) []string {
 	var out []string
 	for _, t := range tools {
 		if t.Mutating || t.InputSchema == nil {
@@ -60,14 +60,14 @@ func ids(i int) [3]string {
 }
 
 // read is the step that reads snapshot tool at id.
-func (s Snapshots) read(tool, id string) spec.Step {
-	return spec.Step{ID: id, CallTool: tool, Args: s.Args[tool], Expect: "any"}
+func (s Snapshots) read(tool, id string) scenariogen.Step {
+	return scenariogen.Step{ID: id, CallTool: tool, Args: s.Args[tool], Expect: "any"}
 }
 
 // Steps surrounds a call and a second call with reads of the snapshot tools, asserting nothing
 // about them.
-func (s Snapshots) Steps(first, second spec.Step) []spec.Step {
-	var before, mid, after []spec.Step
+func (s Snapshots) Steps(first, second scenariogen.Step) []scenariogen.Step {
+	var before, mid, after []scenariogen.Step
 	for i, tool := range s.Tools {
 		id := ids(i)
 		before, mid, after = append(before, s.read(tool, id[0])), append(mid, s.read(tool, id[1])), append(after, s.read(tool, id[2]))
@@ -79,8 +79,8 @@ func (s Snapshots) Steps(first, second spec.Step) []spec.Step {
 }
 
 // AroundOne surrounds one step with reads of the snapshot tools, before and after.
-func (s Snapshots) AroundOne(step spec.Step) []spec.Step {
-	var before, after []spec.Step
+func (s Snapshots) AroundOne(step scenariogen.Step) []scenariogen.Step {
+	var before, after []scenariogen.Step
 	for i, tool := range s.Tools {
 		id := ids(i)
 		before = append(before, s.read(tool, id[0]))
@@ -91,12 +91,12 @@ func (s Snapshots) AroundOne(step spec.Step) []spec.Step {
 
 // WithState surrounds a call and its retry with reads of the snapshot tools, and asserts that a
 // retry leaves the state as the first call left it (when the first call visibly changed it).
-func (s Snapshots) WithState(first, retry spec.Step) []spec.Step {
-	var asserts []spec.Step
+func (s Snapshots) WithState(first, retry scenariogen.Step) []scenariogen.Step {
+	var asserts []scenariogen.Step
 	for i := range s.Tools {
 		id := ids(i)
 		x0, x1, x2 := s.json(id[0]), s.json(id[1]), s.json(id[2])
-		asserts = append(asserts, spec.Step{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
+		asserts = append(asserts, scenariogen.Step{Assert: x0 + " == " + x1 + " || " + x1 + " == " + x2})
 	}
 	return append(s.Steps(first, retry), asserts...)
 }
@@ -104,11 +104,11 @@ func (s Snapshots) WithState(first, retry spec.Step) []spec.Step {
 // Unchanged asserts, in a saved scenario, that the call between the snapshot reads at position
 // from and from+1 (0: before the first call, 1: after it, 2: after the second) left every
 // snapshot tool's answer as it was (a refused call executes nothing).
-func (s Snapshots) Unchanged(from int) []spec.Step {
-	var out []spec.Step
+func (s Snapshots) Unchanged(from int) []scenariogen.Step {
+	var out []scenariogen.Step
 	for i := range s.Tools {
 		id := ids(i)
-		out = append(out, spec.Step{Assert: s.json(id[from]) + " == " + s.json(id[from+1])})
+		out = append(out, scenariogen.Step{Assert: s.json(id[from]) + " == " + s.json(id[from+1])})
 	}
 	return out
 }
@@ -134,7 +134,7 @@ func (s Snapshots) view(v any) any {
 
 // first is the first call of step id in the trial.
 func first(t *result.Trial, id string) (result.Call, bool) {
-	if cs := history.Calls(t, id); len(cs) > 0 {
+	if cs := explain.Calls(t, id); len(cs) > 0 {
 		return cs[0], true
 	}
 	return result.Call{}, false
@@ -143,7 +143,7 @@ func first(t *result.Trial, id string) (result.Call, bool) {
 // snapshot is one read of a snapshot tool that answered.
 func snapshot(t *result.Trial, id string) (any, bool) {
 	c, ok := first(t, id)
-	if !ok || c.Outcome != scenario.OK {
+	if !ok || c.Outcome != outcome.OK {
 		return nil, false
 	}
 	return c.Result, true

@@ -1,4 +1,4 @@
-package state
+package stateview
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"unicode"
 
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
-	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 // A state view that did not change can only overrule answers that carry nothing new: a server
@@ -58,7 +58,7 @@ func (s Snapshots) mintedBy(t *result.Trial, in func(result.Call) bool) (f Fresh
 		}
 		seen[c.Key] = true
 		strs(c.Args, func(_, s string) { seen[s] = true })
-		if c.Outcome != scenario.OK && c.Discarded != scenario.OK {
+		if c.Outcome != outcome.OK && c.Discarded != outcome.OK {
 			continue
 		}
 		v := s.view(c.Result)
