@@ -18,7 +18,9 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
@@ -62,7 +64,7 @@ func NewCmdCheck(f *Factory, runF func(context.Context, *CheckOptions) error) *c
 		Short: "Run the conformance battery on every mutating tool of an endpoint",
 		Long: `check finds every mutating tool of an endpoint (as run and tools decide), builds valid
 arguments from each tool's input schema (or from check.tools in idemtest.yaml), and runs a
-fixed battery of ordinary scenarios against it: ` + strings.Join(check.IDs, ", ") + `.
+fixed battery of ordinary scenarios against it: ` + strings.Join(battery.IDs, ", ") + `.
 It prints a matrix: a row per tool, a column per check, ✓ pass, ✗ fail, ⚠ protocol deviation,
 – skipped, ? inconclusive, each cell that is not ✓ explained below it. Exit code 1 on any ✗,
 and when every check of every tool was skipped (nothing was judged).`,
@@ -82,7 +84,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl := c.Flags()
 	fl.Lookup("tool").Usage = "check only this tool (repeatable); with --http-url, the endpoint's tools"
 	fl.StringSliceVar(&opts.SkipTools, "skip-tool", nil, "leave this tool out (repeatable)")
-	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (repeatable): "+strings.Join(check.IDs, ", "))
+	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (repeatable): "+strings.Join(battery.IDs, ", "))
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "leave these checks out (repeatable)")
 	fl.StringVar(&opts.Profile, "profile", "ietf", "status codes expected of a refused call: ietf (400 missing, 409 in flight, 422 mismatch), stripe (400, 409, 400) or lenient (any 4xx)")
 	fl.IntVar(&opts.Rounds, "rounds", 0, "most same-key fan-outs per tool in the concurrent check (0: as many as --budget allows)")
@@ -99,12 +101,12 @@ and when every check of every tool was skipped (nothing was judged).`,
 }
 
 func runCheck(ctx context.Context, opts *CheckOptions) error {
-	if !slices.Contains(check.Profiles, opts.Profile) {
-		return &exitError{ExitUsage, fmt.Errorf("--profile %q: use %s", opts.Profile, strings.Join(check.Profiles, ", "))}
+	if !slices.Contains(battery.Profiles, opts.Profile) {
+		return &exitError{ExitUsage, fmt.Errorf("--profile %q: use %s", opts.Profile, strings.Join(battery.Profiles, ", "))}
 	}
 	for _, id := range append(append([]string(nil), opts.Only...), opts.Skip...) {
-		if !slices.Contains(check.IDs, id) {
-			return &exitError{ExitUsage, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(check.IDs, ", "))}
+		if !slices.Contains(battery.IDs, id) {
+			return &exitError{ExitUsage, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(battery.IDs, ", "))}
 		}
 	}
 	if opts.Rounds < 0 || opts.Budget <= 0 {
@@ -147,7 +149,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
 		ShardK: shardK, ShardN: shardN,
 		OnEvent: progress.Event,
-		OnCell: func(tool string, c *check.Cell) {
+		OnCell: func(tool string, c *battery.Cell) {
 			if opts.IO.ErrTTY {
 				fmt.Fprintf(opts.IO.ErrOut, "%s %s %s\n", c.Status.Symbol(), tool, c.Check)
 			}
@@ -328,7 +330,7 @@ func checkCoverage(rep *check.Report, sc *scenario.Scenario) []result.Coverage {
 		reason := row.Skipped
 		judged := false
 		for _, c := range row.Cells {
-			if c.Status != check.Skip {
+			if c.Status != matrix.Skip {
 				judged = true
 				break
 			}

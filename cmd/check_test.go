@@ -11,18 +11,19 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
-// matrix is a fake battery's report: one row per tool, its cells of the given statuses.
-func matrix(endpoint string, cells map[string][]battery.Status) *check.Report {
+// fakeReport is a fake battery's report: one row per tool, its cells of the given statuses.
+func fakeReport(endpoint string, cells map[string][]matrix.Status) *check.Report {
 	rep := &check.Report{Endpoint: endpoint, Profile: "ietf", Checks: []string{"concurrent", "replay"}, Start: fakeNow, Duration: time.Second}
 	for _, tool := range slices.Sorted(maps.Keys(cells)) {
 		row := &check.Row{Tool: tool}
 		for i, st := range cells[tool] {
 			c := &battery.Cell{Check: rep.Checks[i], Status: st, Reason: "why " + string(st)}
-			if st == battery.Fail {
+			if st == matrix.Fail {
 				c.Details = []string{"key k1 executed 2 times"}
 			}
 			row.Cells = append(row.Cells, c)
@@ -54,7 +55,7 @@ func refundsConfig() *scenario.Scenario {
 // TestCheckOptions: idemtest check from argv to the endpoint it resolves, the battery's
 // options, the matrix reports and the exit code, with the loaders and the battery faked.
 func TestCheckOptions(t *testing.T) {
-	pass := map[string][]battery.Status{"issue_refund": {battery.Pass, battery.Pass}}
+	pass := map[string][]matrix.Status{"issue_refund": {matrix.Pass, matrix.Pass}}
 	tests := []struct {
 		name   string
 		args   []string
@@ -69,7 +70,7 @@ func TestCheckOptions(t *testing.T) {
 		check  func(t *testing.T, cfg load.Options, adhoc []scenario.AdHoc, o check.Options, r ran, dir string)
 	}{
 		{
-			name: "flags reach the battery", report: func() *check.Report { return matrix("refunds", pass) }, code: ExitOK,
+			name: "flags reach the battery", report: func() *check.Report { return fakeReport("refunds", pass) }, code: ExitOK,
 			args: []string{"check", "--endpoint", "refunds", "--config", "c.yaml", "--only", "concurrent", "--skip-tool", "list_refunds",
 				"--profile", "stripe", "--rounds", "5", "--budget", "3s", "--fanout", "4", "--shard", "2/3", "--tool", "issue_refund"},
 			check: func(t *testing.T, cfg load.Options, adhoc []scenario.AdHoc, o check.Options, _ ran, _ string) {
@@ -84,7 +85,7 @@ func TestCheckOptions(t *testing.T) {
 			},
 		},
 		{
-			name: "an ad hoc endpoint is built from the command line", report: func() *check.Report { return matrix(scenario.AdHocName, pass) }, code: ExitOK,
+			name: "an ad hoc endpoint is built from the command line", report: func() *check.Report { return fakeReport(scenario.AdHocName, pass) }, code: ExitOK,
 			args: []string{"check", "--mcp-command", "node server.js", "--allow-host", "h.example"},
 			check: func(t *testing.T, _ load.Options, adhoc []scenario.AdHoc, o check.Options, _ ran, _ string) {
 				if len(adhoc) != 1 || !slices.Equal(adhoc[0].MCPCommand, []string{"node", "server.js"}) || !slices.Equal(adhoc[0].AllowHosts, []string{"h.example"}) {
@@ -96,7 +97,7 @@ func TestCheckOptions(t *testing.T) {
 			},
 		},
 		{
-			name: "a pass writes --json and --junit where asked", report: func() *check.Report { return matrix("refunds", pass) }, code: ExitOK,
+			name: "a pass writes --json and --junit where asked", report: func() *check.Report { return fakeReport("refunds", pass) }, code: ExitOK,
 			args: []string{"check", "--endpoint", "refunds", "--json", "{dir}/c.json", "--junit", "{dir}/c.xml"},
 			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, _ ran, dir string) {
 				rep := readCheckJSON(t, filepath.Join(dir, "c.json"))
@@ -111,7 +112,7 @@ func TestCheckOptions(t *testing.T) {
 		{
 			name: "a ✗ exits 1 and the JSON on stdout says so", code: ExitFailed,
 			report: func() *check.Report {
-				return matrix("refunds", map[string][]battery.Status{"issue_refund": {battery.Fail, battery.Pass}, "cancel": {battery.Pass, battery.Warn}})
+				return fakeReport("refunds", map[string][]matrix.Status{"issue_refund": {matrix.Fail, matrix.Pass}, "cancel": {matrix.Pass, matrix.Warn}})
 			},
 			args: []string{"check", "--endpoint", "refunds", "--json", "-"},
 			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, r ran, _ string) {
@@ -125,14 +126,14 @@ func TestCheckOptions(t *testing.T) {
 		{
 			name: "every check skipped exits 1", code: ExitFailed, stderr: "no tool could be judged",
 			report: func() *check.Report {
-				return matrix("refunds", map[string][]battery.Status{"issue_refund": {battery.Skip, battery.Skip}})
+				return fakeReport("refunds", map[string][]matrix.Status{"issue_refund": {matrix.Skip, matrix.Skip}})
 			},
 			args: []string{"check", "--endpoint", "refunds"},
 		},
 		{
 			name: "interrupted exits 130 with the report", code: ExitInterrupted, cancel: true,
 			report: func() *check.Report {
-				rep := matrix("refunds", pass)
+				rep := fakeReport("refunds", pass)
 				rep.Interrupted = true
 				return rep
 			},

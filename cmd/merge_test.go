@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/baseline"
-	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/merge"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/result"
@@ -29,11 +29,11 @@ func shardReport(t *testing.T, kind baseline.Kind, shard int, status result.Stat
 		rep := outcome(status)([]*scenario.Scenario{twoScenarios()[shard-1]})
 		err = jsonreport.Write(&buf, rep, "test")
 	case baseline.Check:
-		cell := battery.Pass
+		cell := matrix.Pass
 		if status == result.Failed {
-			cell = battery.Fail
+			cell = matrix.Fail
 		}
-		rep := matrix("refunds", map[string][]battery.Status{fmt.Sprintf("tool_%d", shard): {cell, battery.Pass}})
+		rep := fakeReport("refunds", map[string][]matrix.Status{fmt.Sprintf("tool_%d", shard): {cell, matrix.Pass}})
 		err = jsonreport.WriteCheck(&buf, rep, "test")
 	}
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 	"github.com/idemtest/idemtest/internal/sweep"
@@ -28,15 +28,15 @@ var recorded = struct {
 
 // sweepReport is a fake sweep: run 0 and the three faults of call 1, the lost response with
 // status lost.
-func sweepReport(endpoint string, lost battery.Status) *sweep.Report {
+func sweepReport(endpoint string, lost matrix.Status) *sweep.Report {
 	rep := &sweep.Report{
 		Trace: "session.jsonl", Endpoint: endpoint, Faults: sweep.Faults, Evidence: []string{"verdict"},
 		Calls:    []sweep.CallInfo{{Seq: 1, Tool: "issue_refund", Mutating: true}},
-		Baseline: &sweep.Cell{Seq: 0, Fault: "none", Status: battery.Pass, Reason: "run 0"},
+		Baseline: &sweep.Cell{Seq: 0, Fault: "none", Status: matrix.Pass, Reason: "run 0"},
 		Start:    fakeNow, Duration: time.Second,
 	}
 	for _, f := range sweep.Faults {
-		c := &sweep.Cell{Seq: 1, Tool: "issue_refund", Fault: f, Status: battery.Pass, Reason: "same as run 0"}
+		c := &sweep.Cell{Seq: 1, Tool: "issue_refund", Fault: f, Status: matrix.Pass, Reason: "same as run 0"}
 		if f == sweep.LostResponse {
 			c.Status = lost
 		}
@@ -81,7 +81,7 @@ func TestSweepOptions(t *testing.T) {
 	}{
 		{
 			name: "flags reach the sweep", code: ExitOK,
-			report: func() *sweep.Report { return sweepReport(scenario.AdHocName, battery.Pass) },
+			report: func() *sweep.Report { return sweepReport(scenario.AdHocName, matrix.Pass) },
 			args:   []string{"sweep", "session.jsonl", "--mcp-command", "node other.js --stdio", "--fresh-per-run", "--max-runs", "9"},
 			check: func(t *testing.T, s seen, _ ran, _ string) {
 				if s.path != "session.jsonl" || s.traced != "session.jsonl" || len(s.calls) != 1 {
@@ -97,7 +97,7 @@ func TestSweepOptions(t *testing.T) {
 		},
 		{
 			name: "--endpoint sweeps the config's endpoint", code: ExitOK,
-			report: func() *sweep.Report { return sweepReport("refunds", battery.Pass) },
+			report: func() *sweep.Report { return sweepReport("refunds", matrix.Pass) },
 			args:   []string{"sweep", "session.jsonl", "--endpoint", "refunds"},
 			check: func(t *testing.T, s seen, _ ran, _ string) {
 				if len(s.adhoc) != 0 || s.opts.Endpoint != "refunds" || s.opts.MaxRuns != defaultMaxRuns || s.opts.FreshPerRun {
@@ -107,7 +107,7 @@ func TestSweepOptions(t *testing.T) {
 		},
 		{
 			name: "--use-trace-endpoint runs the trace's server, said first", code: ExitOK,
-			report: func() *sweep.Report { return sweepReport(scenario.AdHocName, battery.Pass) },
+			report: func() *sweep.Report { return sweepReport(scenario.AdHocName, matrix.Pass) },
 			args:   []string{"sweep", "session.jsonl", "--use-trace-endpoint"},
 			stderr: "sweep: running the server the trace names (--use-trace-endpoint): --mcp-command 'node server.js'",
 			check: func(t *testing.T, s seen, _ ran, _ string) {
@@ -118,7 +118,7 @@ func TestSweepOptions(t *testing.T) {
 		},
 		{
 			name: "a divergent run exits 1 and the JSON on stdout says so", code: ExitFailed,
-			report: func() *sweep.Report { return sweepReport("refunds", battery.Fail) },
+			report: func() *sweep.Report { return sweepReport("refunds", matrix.Fail) },
 			args:   []string{"sweep", "session.jsonl", "--endpoint", "refunds", "--json", "-", "--junit", "{dir}/s.xml"},
 			check: func(t *testing.T, _ seen, r ran, dir string) {
 				var rep sweepJSON
@@ -134,7 +134,7 @@ func TestSweepOptions(t *testing.T) {
 		{
 			name: "interrupted exits 130 with the report", code: ExitInterrupted, cancel: true,
 			report: func() *sweep.Report {
-				rep := sweepReport("refunds", battery.Pass)
+				rep := sweepReport("refunds", matrix.Pass)
 				rep.Interrupted = true
 				return rep
 			},

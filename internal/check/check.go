@@ -13,35 +13,12 @@ import (
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
-)
-
-// The battery's vocabulary, under the names check's users write (the checks live in battery).
-type (
-	// Cell is one check of one tool.
-	Cell = battery.Cell
-	// Status is a cell's verdict.
-	Status = battery.Status
-)
-
-// The statuses of a cell.
-const (
-	Pass         = battery.Pass
-	Fail         = battery.Fail
-	Warn         = battery.Warn
-	Skip         = battery.Skip
-	Inconclusive = battery.Inconclusive
-)
-
-var (
-	// IDs lists every check id in matrix order.
-	IDs = battery.IDs
-	// Profiles name the status codes a check expects.
-	Profiles = battery.Profiles
 )
 
 // Options control a battery.
@@ -65,7 +42,7 @@ type Options struct {
 	// every tool is checked by exactly one shard. A shard without a tool is an empty report.
 	ShardK, ShardN int
 	// OnCell, when set, is told about each cell as it is decided.
-	OnCell func(tool string, c *Cell)
+	OnCell func(tool string, c *battery.Cell)
 	// OnEvent, when set, is told as the services start, become ready and stop.
 	OnEvent func(runner.Event)
 }
@@ -74,10 +51,10 @@ type Options struct {
 type Row struct {
 	Tool string `json:"tool"`
 	// Skipped is why the whole tool was left out ("" when it was checked).
-	Skipped string  `json:"skipped,omitempty"`
-	Natural bool    `json:"natural,omitempty"`
-	Args    any     `json:"args,omitempty"`
-	Cells   []*Cell `json:"cells"`
+	Skipped string          `json:"skipped,omitempty"`
+	Natural bool            `json:"natural,omitempty"`
+	Args    any             `json:"args,omitempty"`
+	Cells   []*battery.Cell `json:"cells"`
 }
 
 // Report is a battery's outcome.
@@ -103,7 +80,7 @@ type Report struct {
 func (r *Report) Failed() bool {
 	for _, row := range r.Rows {
 		for _, c := range row.Cells {
-			if c.Status == Fail {
+			if c.Status == matrix.Fail {
 				return true
 			}
 		}
@@ -115,7 +92,7 @@ func (r *Report) Failed() bool {
 func (r *Report) AllSkipped() bool {
 	for _, row := range r.Rows {
 		for _, c := range row.Cells {
-			if c.Status != Skip {
+			if c.Status != matrix.Skip {
 				return false
 			}
 		}
@@ -206,10 +183,10 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 				rep.Interrupted = true
 				return rep, nil
 			}
-			var c *Cell
+			var c *battery.Cell
 			if why != "" {
 				row.Skipped = strings.ReplaceAll(why, "\n", " ")
-				c = &Cell{Check: id, Status: Skip, Reason: why, Details: b.SkipOutput}
+				c = &battery.Cell{Check: id, Status: matrix.Skip, Reason: why, Details: b.SkipOutput}
 			} else {
 				c = b.Cell(id, t, args)
 			}
@@ -286,7 +263,7 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 			if c.Check != battery.Replay && c.Check != battery.LostResponse {
 				continue
 			}
-			if c.Status == Pass || c.Status == Fail || c.Status == Warn {
+			if c.Status == matrix.Pass || c.Status == matrix.Fail || c.Status == matrix.Warn {
 				judged++
 				if c.ByStatusOnly() {
 					refused++
@@ -325,7 +302,7 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 
 // oneLine keeps a cell's reason and each detail on one line: servers' error messages (an edit
 // that did not match, a stack) carry newlines that would break the matrix's layout.
-func oneLine(c *Cell) {
+func oneLine(c *battery.Cell) {
 	c.Reason = strings.ReplaceAll(c.Reason, "\n", " ")
 	for i, l := range c.Details {
 		c.Details[i] = strings.ReplaceAll(l, "\n", " ")

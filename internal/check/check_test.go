@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -71,7 +72,7 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := map[string]*Cell{}
+	cells := map[string]*battery.Cell{}
 	for _, row := range rep.Rows {
 		for _, c := range row.Cells {
 			cells[row.Tool+" "+c.Check] = c
@@ -79,16 +80,16 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 	}
 	tests := []struct {
 		cell     string
-		status   Status
+		status   matrix.Status
 		evidence string
 		reason   string
 	}{
-		{"charge replay", Fail, "state (list_notes)", "the retry changed the state again: list_notes"},
-		{"charge lost-response", Fail, "state (list_notes)", "the retry changed the state again"},
-		{"charge annotations", Skip, "", "no idempotentHint to check"},
-		{"add_note replay", Fail, "state (list_notes)", "the retry changed the state again"},
-		{"stamp replay", Fail, "answers (exactly-once verdict)", "a replay differs from the stored answer"},
-		{"add_note annotations", Fail, "state (list_notes)", "annotated idempotentHint, yet the same call again changed list_notes again"},
+		{"charge replay", matrix.Fail, "state (list_notes)", "the retry changed the state again: list_notes"},
+		{"charge lost-response", matrix.Fail, "state (list_notes)", "the retry changed the state again"},
+		{"charge annotations", matrix.Skip, "", "no idempotentHint to check"},
+		{"add_note replay", matrix.Fail, "state (list_notes)", "the retry changed the state again"},
+		{"stamp replay", matrix.Fail, "answers (exactly-once verdict)", "a replay differs from the stored answer"},
+		{"add_note annotations", matrix.Fail, "state (list_notes)", "annotated idempotentHint, yet the same call again changed list_notes again"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cell, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -95,18 +96,18 @@ func TestKeyChecks(t *testing.T) {
 		name   string
 		faults keyFaults
 		// want is the status of each check on pay, by check id.
-		want   map[string]Status
+		want   map[string]matrix.Status
 		reason map[string]string
 	}{
-		{name: "correct", want: map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Pass, battery.Expiry: Pass}},
+		{name: "correct", want: map[string]matrix.Status{battery.Replay: matrix.Pass, battery.KeyScope: matrix.Pass, battery.ErrorsNotReplayed: matrix.Pass, battery.Expiry: matrix.Pass}},
 		{name: "keys shared between tools", faults: keyFaults{shared: true},
-			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Fail, battery.ErrorsNotReplayed: Pass, battery.Expiry: Pass},
+			want:   map[string]matrix.Status{battery.Replay: matrix.Pass, battery.KeyScope: matrix.Fail, battery.ErrorsNotReplayed: matrix.Pass, battery.Expiry: matrix.Pass},
 			reason: map[string]string{battery.KeyScope: "ship with the key of the pay call got pay's answer: keys are not scoped per tool"}},
 		{name: "errors stored under the key", faults: keyFaults{cacheErrors: true},
-			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Fail, battery.Expiry: Pass},
+			want:   map[string]matrix.Status{battery.Replay: matrix.Pass, battery.KeyScope: matrix.Pass, battery.ErrorsNotReplayed: matrix.Fail, battery.Expiry: matrix.Pass},
 			reason: map[string]string{battery.ErrorsNotReplayed: "the corrected call got the refused call's error again"}},
 		{name: "keys forgotten too soon", faults: keyFaults{ttl: 150 * time.Millisecond},
-			want:   map[string]Status{battery.Replay: Pass, battery.KeyScope: Pass, battery.ErrorsNotReplayed: Pass, battery.Expiry: Fail},
+			want:   map[string]matrix.Status{battery.Replay: matrix.Pass, battery.KeyScope: matrix.Pass, battery.ErrorsNotReplayed: matrix.Pass, battery.Expiry: matrix.Fail},
 			reason: map[string]string{battery.Expiry: "after 200ms the key was not remembered"}},
 	}
 	for _, tt := range tests {

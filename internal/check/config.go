@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/check/battery"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenariogen"
@@ -113,12 +114,12 @@ func snapshots(tools []toolset.ToolInfo, def *scenario.Endpoint, cfg *scenario.C
 
 func selectChecks(only, skip []string) ([]string, error) {
 	for _, id := range append(append([]string(nil), only...), skip...) {
-		if !slices.Contains(IDs, id) {
-			return nil, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(IDs, ", "))
+		if !slices.Contains(battery.IDs, id) {
+			return nil, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(battery.IDs, ", "))
 		}
 	}
 	var out []string
-	for _, id := range IDs {
+	for _, id := range battery.IDs {
 		if (len(only) == 0 || slices.Contains(only, id)) && !slices.Contains(skip, id) {
 			out = append(out, id)
 		}

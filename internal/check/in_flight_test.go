@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -114,12 +115,12 @@ func TestInFlightNeedsTheCallInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]struct {
-		status Status
+		status matrix.Status
 		reason []string
 	}{
-		battery.Replay:           {Pass, []string{"the retry left list_ledger as the first call left it and got the stored answer"}},
-		battery.TimeoutRetry:     {Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "none with the first call in flight)"}},
-		battery.MismatchInFlight: {Inconclusive, []string{"the second payload may have reached the server first", "none with the first call in flight)"}},
+		battery.Replay:           {matrix.Pass, []string{"the retry left list_ledger as the first call left it and got the stored answer"}},
+		battery.TimeoutRetry:     {matrix.Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "none with the first call in flight)"}},
+		battery.MismatchInFlight: {matrix.Inconclusive, []string{"the second payload may have reached the server first", "none with the first call in flight)"}},
 	}
 	seen := 0
 	for _, row := range rep.Rows {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 )
@@ -166,21 +168,21 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 		endpoint string
 		profile  string
 		cell     string // tool check
-		status   Status
+		status   matrix.Status
 		reason   string
 	}{
 		// The broken call leaves out accountId, which the effects filter by: the server accepts
 		// it, the effects cannot see it, and no call was refused, so nothing is judged.
-		{"accepted broken call is no evidence", glue{acceptMissing: true}, "mcp", "", "pay errors-not-replayed", Inconclusive, "succeeded, so there was no refused call to retry"},
-		{"a stored error is still caught", glue{cacheErrors: true}, "mcp", "", "pay errors-not-replayed", Fail, "the error was stored under the key"},
-		{"correct server", glue{}, "mcp", "", "pay errors-not-replayed", Pass, "the corrected call with the same key executed"},
+		{"accepted broken call is no evidence", glue{acceptMissing: true}, "mcp", "", "pay errors-not-replayed", matrix.Inconclusive, "succeeded, so there was no refused call to retry"},
+		{"a stored error is still caught", glue{cacheErrors: true}, "mcp", "", "pay errors-not-replayed", matrix.Fail, "the error was stored under the key"},
+		{"correct server", glue{}, "mcp", "", "pay errors-not-replayed", matrix.Pass, "the corrected call with the same key executed"},
 		// Keys ignored, error-shaped answers: both tools ran, nothing shows keys shared.
-		{"keys that do nothing are not blamed for scope", glue{ignoreKeys: true}, "mcp", "", "approve key-scope", Inconclusive, "judged only where keys are shown to work"},
+		{"keys that do nothing are not blamed for scope", glue{ignoreKeys: true}, "mcp", "", "approve key-scope", matrix.Inconclusive, "judged only where keys are shown to work"},
 		// A retry after completion refused for ever: the agent never learns the outcome.
-		{"409 for ever is ✗ under ietf", glue{conflictForever: true}, "plain", "ietf", "pay replay", Fail, "every retry after the first call completed was refused (status 409"},
-		{"409 for ever is ✗ under stripe", glue{conflictForever: true}, "plain", "stripe", "pay lost-response", Fail, "the agent can never learn the outcome"},
-		{"409 for ever is ⚠ under lenient", glue{conflictForever: true}, "plain", "lenient", "pay replay", Warn, "✗ under the ietf and stripe profiles"},
-		{"a replay is ✓", glue{}, "plain", "ietf", "pay replay", Pass, "the retry got the stored answer"},
+		{"409 for ever is ✗ under ietf", glue{conflictForever: true}, "plain", "ietf", "pay replay", matrix.Fail, "every retry after the first call completed was refused (status 409"},
+		{"409 for ever is ✗ under stripe", glue{conflictForever: true}, "plain", "stripe", "pay lost-response", matrix.Fail, "the agent can never learn the outcome"},
+		{"409 for ever is ⚠ under lenient", glue{conflictForever: true}, "plain", "lenient", "pay replay", matrix.Warn, "✗ under the ietf and stripe profiles"},
+		{"a replay is ✓", glue{}, "plain", "ietf", "pay replay", matrix.Pass, "the retry got the stored answer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,7 +201,7 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 					t.Fatalf("the declared effects were left out: %s", d)
 				}
 			}
-			var c *Cell
+			var c *battery.Cell
 			for _, row := range rep.Rows {
 				for _, x := range row.Cells {
 					if row.Tool+" "+x.Check == tt.cell {
@@ -213,7 +215,7 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 			if c.Status != tt.status || !strings.Contains(c.Reason, tt.reason) {
 				t.Errorf("got %s %q [%s], want %s with %q\n%s", c.Status, c.Reason, c.Evidence, tt.status, tt.reason, strings.Join(c.Details, "\n"))
 			}
-			if tt.status != Fail && rep.Failed() {
+			if tt.status != matrix.Fail && rep.Failed() {
 				t.Errorf("the report failed")
 			}
 		})

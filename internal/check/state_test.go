@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -114,7 +115,7 @@ func toAny(ss []string) []any {
 // runShop runs the battery on a fresh shop server; mutating, when set, names the tools checked
 // as mutating whatever their annotations say. once gets fixed arguments, as a user would give
 // move_file.
-func runShop(t *testing.T, opts Options, mutating []string) (map[string]*Cell, map[string]string) {
+func runShop(t *testing.T, opts Options, mutating []string) (map[string]*battery.Cell, map[string]string) {
 	t.Helper()
 	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: shopServer(t)})
 	if err != nil {
@@ -132,7 +133,7 @@ func runShop(t *testing.T, opts Options, mutating []string) (map[string]*Cell, m
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, skipped := map[string]*Cell{}, map[string]string{}
+	cells, skipped := map[string]*battery.Cell{}, map[string]string{}
 	for _, row := range rep.Rows {
 		skipped[row.Tool] = row.Skipped
 		for _, c := range row.Cells {
@@ -152,24 +153,24 @@ func TestStateOverrulesAnswers(t *testing.T) {
 	}
 	tests := []struct {
 		cell     string
-		status   Status
+		status   matrix.Status
 		evidence string
 		reason   string
 	}{
 		// Deduplicated by content: the retry answers differently, the state shows one item.
-		{"create_item replay", Warn, "state (list_items), answers", "left list_items as the first call left it: the server deduplicates by content"},
-		{"create_item lost-response", Warn, "state (list_items), answers", "deduplicates by content"},
-		{"create_item distinct-keys", Warn, "state (list_items)", "the second key's call left list_items as the first call left it"},
-		{"create_item concurrent", Warn, "state (list_items), answers", "the state changed as one call changes it in every round"},
+		{"create_item replay", matrix.Warn, "state (list_items), answers", "left list_items as the first call left it: the server deduplicates by content"},
+		{"create_item lost-response", matrix.Warn, "state (list_items), answers", "deduplicates by content"},
+		{"create_item distinct-keys", matrix.Warn, "state (list_items)", "the second key's call left list_items as the first call left it"},
+		{"create_item concurrent", matrix.Warn, "state (list_items), answers", "the state changed as one call changes it in every round"},
 		// Answers that look like replays, a state that grew once per copy.
-		{"add_note concurrent", Fail, "state (list_items)", "one burst changed len(list_items.notes) by +8, as 8 calls do (one call: +1)"},
-		{"add_note replay", Fail, "state (list_items)", "the retry changed the state again"},
+		{"add_note concurrent", matrix.Fail, "state (list_items)", "one burst changed len(list_items.notes) by +8, as 8 calls do (one call: +1)"},
+		{"add_note replay", matrix.Fail, "state (list_items)", "the retry changed the state again"},
 		// Refused with and without a key alike: not evidence about keys.
-		{"once missing-key", Inconclusive, "status code", "so is a call with a fresh key (json-rpc error 0: source is gone): the refusal is not about the key"},
-		{"once replay", Inconclusive, "", "the same arguments worked in the plain call before the battery"},
-		{"keyed missing-key", Pass, "status code", "a call without a key: rejected"},
+		{"once missing-key", matrix.Inconclusive, "status code", "so is a call with a fresh key (json-rpc error 0: source is gone): the refusal is not about the key"},
+		{"once replay", matrix.Inconclusive, "", "the same arguments worked in the plain call before the battery"},
+		{"keyed missing-key", matrix.Pass, "status code", "a call without a key: rejected"},
 		// Refused for its payload while other arguments work: the control keeps the ✗.
-		{"dedupe distinct-keys", Fail, "answers (exactly-once verdict)", "a new key with the same arguments was refused (json-rpc error 0: duplicate request): the server dedupes on the payload"},
+		{"dedupe distinct-keys", matrix.Fail, "answers (exactly-once verdict)", "a new key with the same arguments was refused (json-rpc error 0: duplicate request): the server dedupes on the payload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cell, func(t *testing.T) {
@@ -188,11 +189,11 @@ func TestReadOnlyHintChangesNothing(t *testing.T) {
 	cells, _ := runShop(t, Options{Only: []string{battery.Annotations}}, []string{"peek", "look"})
 	for _, tt := range []struct {
 		cell   string
-		status Status
+		status matrix.Status
 		reason string
 	}{
-		{"peek annotations", Fail, "annotated readOnlyHint, yet one call changed list_items"},
-		{"look annotations", Pass, "annotated readOnlyHint, and a call left list_items as it was"},
+		{"peek annotations", matrix.Fail, "annotated readOnlyHint, yet one call changed list_items"},
+		{"look annotations", matrix.Pass, "annotated readOnlyHint, and a call left list_items as it was"},
 	} {
 		c := cells[tt.cell]
 		if c == nil || c.Status != tt.status || !strings.Contains(c.Reason, tt.reason) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -348,11 +348,11 @@ func brokenBaseline(b *result) string {
 func compare(base, got *result) {
 	c := got.cell
 	if why := brokenBaseline(base); why != "" {
-		c.Status, c.Reason = check.Inconclusive, "run 0 is no evidence: "+why
+		c.Status, c.Reason = matrix.Inconclusive, "run 0 is no evidence: "+why
 		return
 	}
 	if got.broken != "" {
-		c.Status, c.Reason = check.Inconclusive, got.broken
+		c.Status, c.Reason = matrix.Inconclusive, got.broken
 		return
 	}
 	var lines []string
@@ -394,33 +394,33 @@ func compare(base, got *result) {
 	}
 	switch {
 	case len(lines) > 0:
-		c.Status, c.Reason = check.Fail, "diverged: "+lines[0]
+		c.Status, c.Reason = matrix.Fail, "diverged: "+lines[0]
 		c.Details = append(lines[1:], explain.Details(got.res, got.trial, maxHistory)...)
 	case len(unchanged) > 0:
-		c.Status = check.Inconclusive
+		c.Status = matrix.Inconclusive
 		c.Reason = fmt.Sprintf("%s: no change here, a change in run 0; %s", strings.Join(unchanged, ", "), sharedHint)
 		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	case got.unseen:
 		// The call given up on either never reached the server or executed as well (its answer
 		// unseen); no read, sink or answer differed, which proves nothing when none shows it.
-		c.Status, c.Reason = check.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
+		c.Status, c.Reason = matrix.Inconclusive, "the retry after the client gave up executed rather than replayed, and nothing compared shows whether the call given up on executed too: add a read-only tool or a sink that shows its effect"
 		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	case got.faultUnknown != "":
-		c.Status, c.Reason = check.Inconclusive, got.faultUnknown
+		c.Status, c.Reason = matrix.Inconclusive, got.faultUnknown
 		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	case got.missed != "":
-		c.Status, c.Reason = check.Inconclusive, got.missed
+		c.Status, c.Reason = matrix.Inconclusive, got.missed
 		c.Details = explain.Details(got.res, got.trial, maxHistory)
 	default:
-		c.Status, c.Reason = check.Pass, "same state as run 0"
+		c.Status, c.Reason = matrix.Pass, "same state as run 0"
 	}
 	if got.missed == "" || c.Reason != got.missed {
 		// Another run helps only when the fault found nothing in flight.
 		got.again = 0
 	}
 	switch {
-	case got.note == "" || c.Status == check.Fail:
-	case c.Status == check.Pass:
+	case got.note == "" || c.Status == matrix.Fail:
+	case c.Status == matrix.Pass:
 		c.Reason += " (" + got.note + ")"
 	default:
 		c.Details = append([]string{"the fault: " + got.note}, c.Details...)
@@ -496,11 +496,11 @@ func because(co callOutcome) string {
 func baselineCell(b *result) {
 	c := b.cell
 	if why := brokenBaseline(b); why != "" {
-		c.Status, c.Reason = check.Inconclusive, why
+		c.Status, c.Reason = matrix.Inconclusive, why
 		if b.broken == "" && len(b.verdict) > 0 {
 			// The recorded session itself executes a key twice (a retry the agent made): a
 			// finding on its own, though no fault's run can be compared with it.
-			c.Status = check.Fail
+			c.Status = matrix.Fail
 		}
 		if b.res != nil {
 			c.Details = explain.Details(b.res, b.trial, maxHistory)
@@ -515,7 +515,7 @@ func baselineCell(b *result) {
 			failed = append(failed, fmt.Sprintf("%d %s", pc.seq, co.outcome))
 		}
 	}
-	c.Status, c.Reason = check.Pass, fmt.Sprintf("%d calls replayed", n)
+	c.Status, c.Reason = matrix.Pass, fmt.Sprintf("%d calls replayed", n)
 	if len(failed) > 0 {
 		c.Reason += "; not ok (as the faulty runs must match): " + strings.Join(failed, ", ")
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/baseline"
-	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -61,10 +61,10 @@ func Runs(mutating int) int { return 1 + len(Faults)*mutating }
 // Cell is one run of the sweep: one fault on one call, or the clean run 0.
 type Cell struct {
 	// Seq is the trace's sequence number of the faulted call (0 for run 0).
-	Seq    int          `json:"seq"`
-	Tool   string       `json:"tool,omitempty"`
-	Fault  string       `json:"fault"`
-	Status check.Status `json:"status"`
+	Seq    int           `json:"seq"`
+	Tool   string        `json:"tool,omitempty"`
+	Fault  string        `json:"fault"`
+	Status matrix.Status `json:"status"`
 	// Reason is one line: why the cell is what it is.
 	Reason string `json:"reason"`
 	// Details explain a cell that is not ✓: the structural differences and the call history.
@@ -109,11 +109,11 @@ type Report struct {
 // Failed reports whether any run diverged from run 0, or run 0 is no baseline: it executed a key
 // twice, a call the recording saw succeed did not, or it could not run.
 func (r *Report) Failed() bool {
-	if r.Baseline != nil && r.Baseline.Status != check.Pass {
+	if r.Baseline != nil && r.Baseline.Status != matrix.Pass {
 		return true
 	}
 	for _, c := range r.Cells {
-		if c.Status == check.Fail {
+		if c.Status == matrix.Fail {
 			return true
 		}
 	}

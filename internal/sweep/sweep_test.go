@@ -16,8 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -164,18 +164,18 @@ func TestSweepOrders(t *testing.T) {
 		name          string
 		honour, quiet bool
 		reason        string
-		want          map[string]check.Status
+		want          map[string]matrix.Status
 	}{
-		{"keys honoured", true, false, "", map[string]check.Status{
-			"1 lost-response": check.Pass, "1 duplicate": check.Pass, "1 timeout": check.Pass,
-			"2 lost-response": check.Pass, "2 duplicate": check.Pass, "2 timeout": check.Pass}},
-		{"keys ignored", false, false, "", map[string]check.Status{
-			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "1 timeout": check.Fail,
-			"2 lost-response": check.Fail, "2 duplicate": check.Fail, "2 timeout": check.Fail}},
+		{"keys honoured", true, false, "", map[string]matrix.Status{
+			"1 lost-response": matrix.Pass, "1 duplicate": matrix.Pass, "1 timeout": matrix.Pass,
+			"2 lost-response": matrix.Pass, "2 duplicate": matrix.Pass, "2 timeout": matrix.Pass}},
+		{"keys ignored", false, false, "", map[string]matrix.Status{
+			"1 lost-response": matrix.Fail, "1 duplicate": matrix.Fail, "1 timeout": matrix.Fail,
+			"2 lost-response": matrix.Fail, "2 duplicate": matrix.Fail, "2 timeout": matrix.Fail}},
 		// The answers of pay_order look like replays: the state alone goes red.
-		{"keys ignored, answers constant", false, true, "diverged: list_orders (state after the run): the change differs from run 0's at orders.+.0.payments", map[string]check.Status{
-			"1 lost-response": check.Fail, "1 duplicate": check.Fail, "1 timeout": check.Fail,
-			"2 lost-response": check.Fail, "2 duplicate": check.Fail, "2 timeout": check.Fail}},
+		{"keys ignored, answers constant", false, true, "diverged: list_orders (state after the run): the change differs from run 0's at orders.+.0.payments", map[string]matrix.Status{
+			"1 lost-response": matrix.Fail, "1 duplicate": matrix.Fail, "1 timeout": matrix.Fail,
+			"2 lost-response": matrix.Fail, "2 duplicate": matrix.Fail, "2 timeout": matrix.Fail}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: ordersServer(t, tc.honour, tc.quiet)})
@@ -186,10 +186,10 @@ func TestSweepOrders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Baseline.Status != check.Pass {
+			if rep.Baseline.Status != matrix.Pass {
 				t.Fatalf("run 0: %s %s\n%s", rep.Baseline.Status, rep.Baseline.Reason, strings.Join(rep.Baseline.Details, "\n"))
 			}
-			got := map[string]check.Status{}
+			got := map[string]matrix.Status{}
 			var lines []string
 			for _, c := range rep.Cells {
 				k := strings.TrimSpace(strings.Join([]string{itoa(c.Seq), c.Fault}, " "))
@@ -304,7 +304,7 @@ func TestTimeoutNeedsTheCallInFlight(t *testing.T) {
 			continue
 		}
 		want := "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran"
-		if c.Status != check.Inconclusive || !strings.Contains(c.Reason, want) || !strings.HasSuffix(c.Reason, "(3 runs, none with the call in flight)") {
+		if c.Status != matrix.Inconclusive || !strings.Contains(c.Reason, want) || !strings.HasSuffix(c.Reason, "(3 runs, none with the call in flight)") {
 			t.Errorf("timeout: %s %q, want ? %q after 3 runs\n%s", c.Status, c.Reason, want, strings.Join(c.Details, "\n"))
 		}
 		return

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
@@ -15,11 +16,11 @@ import (
 func (b *Battery) annotations(t toolset.ToolInfo, args map[string]any) *Cell {
 	switch {
 	case b.Def.MCP == nil:
-		return &Cell{Check: Annotations, Status: Skip, Reason: "plain HTTP tools carry no annotations"}
+		return &Cell{Check: Annotations, Status: matrix.Skip, Reason: "plain HTTP tools carry no annotations"}
 	case t.ReadOnly:
 		return b.readOnly(t, call(t, "call", args))
 	case !t.Idempotent:
-		return &Cell{Check: Annotations, Status: Skip, Reason: "no idempotentHint to check"}
+		return &Cell{Check: Annotations, Status: matrix.Skip, Reason: "no idempotentHint to check"}
 	}
 	first := call(t, "first", args)
 	// Written out: without_key alone would default to expect: fail.
@@ -43,20 +44,20 @@ func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
 	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
 	case len(changed) > 0:
-		c.Status, c.Evidence = Fail, byState
+		c.Status, c.Evidence = matrix.Fail, byState
 		c.Reason = "annotated idempotentHint, yet the same call again changed " + strings.Join(changed, ", ") + " again"
 	case r.Outcome == outcome.Info:
-		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
+		c.Status, c.Reason = matrix.Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
 	case r.Outcome == outcome.Fail:
-		c.Status, c.Evidence = Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus
 		c.Reason = "annotated idempotentHint, yet the same call again was refused" + explain.StatusNote(r)
 	case len(moved) > 0:
-		c.Status, c.Evidence = Pass, byState
+		c.Status, c.Evidence = matrix.Pass, byState
 		c.Reason = "the same call again left " + strings.Join(moved, ", ") + " as one call left it"
 	default:
-		c.Status, c.Reason = Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
+		c.Status, c.Reason = matrix.Inconclusive, "both calls succeeded, and no read-only tool showed the effect"
 	}
-	if c.Status != Pass {
+	if c.Status != matrix.Pass {
 		c.Details = append(b.Snap.Details(tr, changed), details(res, tr)...)
 	}
 	return c
@@ -73,21 +74,21 @@ func (b *Battery) readOnly(t toolset.ToolInfo, call scenariogen.Step) *Cell {
 		return c
 	}
 	if len(b.Snap.Tools) == 0 {
-		c.Status, c.Reason = Inconclusive, "annotated readOnlyHint, and no read-only tool without required arguments can show the state"
+		c.Status, c.Reason = matrix.Inconclusive, "annotated readOnlyHint, and no read-only tool without required arguments can show the state"
 		return c
 	}
 	changed, unread := b.Snap.ChangedAt(tr, 0)
 	if len(unread) > 0 {
-		c.Status, c.Reason = Inconclusive, "could not read "+unread[0]+" before and after the call"
+		c.Status, c.Reason = matrix.Inconclusive, "could not read "+unread[0]+" before and after the call"
 		return c
 	}
 	c.Evidence = "state (" + strings.Join(b.Snap.Tools, ", ") + ")"
 	if len(changed) > 0 {
-		c.Status = Fail
+		c.Status = matrix.Fail
 		c.Reason = "annotated readOnlyHint, yet one call changed " + strings.Join(changed, ", ")
 		c.Details = details(res, tr)
 		return c
 	}
-	c.Status, c.Reason = Pass, "annotated readOnlyHint, and a call left "+strings.Join(b.Snap.Tools, ", ")+" as it was"
+	c.Status, c.Reason = matrix.Pass, "annotated readOnlyHint, and a call left "+strings.Join(b.Snap.Tools, ", ")+" as it was"
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
 
@@ -44,7 +45,7 @@ func (b *Battery) Cell(id string, t toolset.ToolInfo, args map[string]any) *Cell
 		c = b.withEffects(b.run(id, t, args))
 	}
 	c.Duration = time.Since(start)
-	if c.Status != Pass && c.plan != nil {
+	if c.Status != matrix.Pass && c.plan != nil {
 		c.Details = append(c.Details, c.plan.OutputLines()...)
 	}
 	if (id == Replay || id == LostResponse) && (b.keys == nil || !b.keys.work) {

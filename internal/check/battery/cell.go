@@ -5,30 +5,14 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
-// Status is a cell's verdict.
-type Status string
-
-// The statuses of a cell, each shown by its Symbol.
-const (
-	Pass         Status = "pass"
-	Fail         Status = "fail"
-	Warn         Status = "warn" // protocol deviation: safe, but not the profile's status code
-	Skip         Status = "skip"
-	Inconclusive Status = "inconclusive"
-)
-
-// Symbol is the matrix glyph of a status.
-func (s Status) Symbol() string {
-	return map[Status]string{Pass: "✓", Fail: "✗", Warn: "⚠", Skip: "–", Inconclusive: "?"}[s]
-}
-
 // Cell is one check of one tool.
 type Cell struct {
-	Check  string `json:"check"`
-	Status Status `json:"status"`
+	Check  string        `json:"check"`
+	Status matrix.Status `json:"status"`
 	// Reason is one line: why the cell is what it is.
 	Reason string `json:"reason,omitempty"`
 	// Evidence names what decided: "answers" (the exactly-once verdict, DESIGN §8), "status".
@@ -79,18 +63,18 @@ type Profile struct {
 	// RefusedForever is the cell of a retry after completion that is refused (409, in progress)
 	// on every attempt: the agent never learns the outcome. ✗ under ietf and stripe, whose
 	// retry after completion gets the stored result; ⚠ under lenient.
-	RefusedForever Status
+	RefusedForever matrix.Status
 }
 
 // ProfileOf is the profile of a name ("" is ietf).
 func ProfileOf(name string) (Profile, error) {
 	switch name {
 	case "", "ietf":
-		return Profile{"ietf", 400, 422, 409, Fail}, nil
+		return Profile{"ietf", 400, 422, 409, matrix.Fail}, nil
 	case "stripe":
-		return Profile{"stripe", 400, 400, 409, Fail}, nil
+		return Profile{"stripe", 400, 400, 409, matrix.Fail}, nil
 	case "lenient":
-		return Profile{Name: "lenient", RefusedForever: Warn}, nil
+		return Profile{Name: "lenient", RefusedForever: matrix.Warn}, nil
 	}
 	return Profile{}, fmt.Errorf("unknown profile %q: use ietf, stripe or lenient", name)
 }

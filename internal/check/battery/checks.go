@@ -1,6 +1,7 @@
 package battery
 
 import (
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
@@ -57,7 +58,7 @@ func (b *Battery) cell(id string, t toolset.ToolInfo, args map[string]any) *Cell
 			return c.check(b, t, args)
 		}
 	}
-	return &Cell{Check: id, Status: Skip, Reason: "not implemented"}
+	return &Cell{Check: id, Status: matrix.Skip, Reason: "not implemented"}
 }
 
 // call is a step that calls the tool with args.
@@ -67,7 +68,7 @@ func call(t toolset.ToolInfo, id string, args map[string]any) scenariogen.Step {
 
 // keyless is the cell of a check about keys for a tool idempotent by nature, which it skips.
 func (b *Battery) keyless(id string) *Cell {
-	return &Cell{Check: id, Status: Skip, Reason: "idempotent by nature (" + b.naturalWhy() + "): a key is not what makes it safe"}
+	return &Cell{Check: id, Status: matrix.Skip, Reason: "idempotent by nature (" + b.naturalWhy() + "): a key is not what makes it safe"}
 }
 
 // noEvidence says why a retry check cannot judge a tool idempotent by nature from its answers.

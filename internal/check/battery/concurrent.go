@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenariogen"
@@ -75,21 +76,21 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		r.unproven++
 	}
 	switch {
-	case n > 1 && cc != nil && cc.Status == Fail:
+	case n > 1 && cc != nil && cc.Status == matrix.Fail:
 		// The answers caught it too: both are evidence, the state first.
 		cc.lead("state ("+strings.Join(b.Snap.Tools, ", ")+")", why)
 	case n > 1:
-		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Evidence: "state (" + strings.Join(b.Snap.Tools, ", ") + ")", Reason: why}
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: "state (" + strings.Join(b.Snap.Tools, ", ") + ")", Reason: why}
 		cc.Details = details(res, explain.Trial(res))
 	case n == 1:
 		r.byState++
 		if res != nil && noID(res) && r.byState == 1 {
 			stateDecidesBecause(s.Spec, "burst", noIDComment)
 		}
-		if f, ok := b.Snap.MintedKey(explain.Trial(res), "burst"); ok && cc != nil && cc.Status == Fail && cc.Evidence == byAnswers {
+		if f, ok := b.Snap.MintedKey(explain.Trial(res), "burst"); ok && cc != nil && cc.Status == matrix.Fail && cc.Evidence == byAnswers {
 			cc.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
 			cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.Snap.Tools)
-		} else if cc != nil && cc.Status == Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+		} else if cc != nil && cc.Status == matrix.Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
 			if r.answersDiffered == 0 {
 				stateDecides(s.Spec, "burst")
 			}
@@ -98,14 +99,14 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		}
 	}
 	if cc == nil && len(s.SinkNames) > 0 {
-		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: Fail, Reason: "the sinks heard another execution"}
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Reason: "the sinks heard another execution"}
 		cc.Details = details(res, explain.Trial(res))
 	}
 	if cc != nil {
 		cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
 		cc.SpreadP50US, cc.SpreadMaxUS = quantiles(r.spreads)
 		s.Trials = savedRounds(c.Rounds)
-		if cc.Status == Fail {
+		if cc.Status == matrix.Fail {
 			if b.Opts.Rounds > 0 {
 				cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.Opts.Rounds, cc.Reason)
 			} else {
@@ -133,24 +134,24 @@ func (b *Battery) burstVerdict(t toolset.ToolInfo, s *rig.Plan, c *Cell, r *roun
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
 	switch {
 	case t.Natural && r.byState > 0 && c.Overlapped > 0:
-		c.Status, c.Evidence = Pass, "state ("+strings.Join(b.Snap.Tools, ", ")+")"
+		c.Status, c.Evidence = matrix.Pass, "state ("+strings.Join(b.Snap.Tools, ", ")+")"
 		c.Reason = fmt.Sprintf("idempotent by nature; in %d round(s) the burst changed the state as one call changes it: %s", r.byState, stats)
 	case t.Natural:
-		c.Status, c.Reason = Inconclusive, b.noEvidence()+"; "+stats
+		c.Status, c.Reason = matrix.Inconclusive, b.noEvidence()+"; "+stats
 	case r.okCopies == 0:
-		c.Status, c.Reason = Inconclusive, "no copy succeeded in "+stats
+		c.Status, c.Reason = matrix.Inconclusive, "no copy succeeded in "+stats
 	case c.Overlapped == 0:
-		c.Status, c.Reason = Inconclusive, "no round overlapped (every answer began before the last copy left), so none is evidence about races: "+stats
+		c.Status, c.Reason = matrix.Inconclusive, "no round overlapped (every answer began before the last copy left), so none is evidence about races: "+stats
 	case r.flightWrong > 0:
-		c.Status, c.Evidence = Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus
 		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", r.wrongStatus, b.prof.Name, b.prof.Flight, stats)
 	case r.unproven > 0:
-		c.Status, c.Reason = Inconclusive, fmt.Sprintf("in %d round(s) %s: %s", r.unproven, noIDReason, stats)
+		c.Status, c.Reason = matrix.Inconclusive, fmt.Sprintf("in %d round(s) %s: %s", r.unproven, noIDReason, stats)
 	case r.answersDiffered > 0:
-		c.Status, c.Evidence = Warn, "state ("+strings.Join(b.Snap.Tools, ", ")+"), answers"
+		c.Status, c.Evidence = matrix.Warn, "state ("+strings.Join(b.Snap.Tools, ", ")+"), answers"
 		c.Reason = fmt.Sprintf("the state changed as one call changes it in every round, but in %d round(s) copies answered differently, not as replays (the server deduplicates by content): %s", r.answersDiffered, stats)
 	default:
-		c.Status, c.Reason = Pass, "one execution per key: "+stats
+		c.Status, c.Reason = matrix.Pass, "one execution per key: "+stats
 		if r.byState > 0 {
 			c.Evidence = "state (" + strings.Join(b.Snap.Tools, ", ") + "), " + c.Evidence
 			c.Reason = fmt.Sprintf("in %d round(s) the state changed as one call changes it, and the answers show one execution per key: %s", r.byState, stats)
@@ -161,7 +162,7 @@ func (b *Battery) burstVerdict(t toolset.ToolInfo, s *rig.Plan, c *Cell, r *roun
 			}
 		}
 	}
-	if c.Status != Pass && !t.Natural && r.last != nil {
+	if c.Status != matrix.Pass && !t.Natural && r.last != nil {
 		c.Details = details(r.last, explain.Trial(r.last))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenariogen"
@@ -38,25 +39,25 @@ func (b *Battery) distinct(s *rig.Plan, t toolset.ToolInfo, args map[string]any)
 	f := res.Failure
 	switch {
 	case r.Outcome == outcome.Info:
-		c.Status, c.Reason = Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
+		c.Status, c.Reason = matrix.Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
 	case r.Outcome == outcome.Fail:
-		c.Status, c.Reason = Fail, "a new key with the same arguments was refused"+explain.StatusNote(r)+": the server dedupes on the payload, not the key"
+		c.Status, c.Reason = matrix.Fail, "a new key with the same arguments was refused"+explain.StatusNote(r)+": the server dedupes on the payload, not the key"
 	case r.Replayed:
-		c.Status, c.Reason = Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
+		c.Status, c.Reason = matrix.Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
 	case f != nil && f.Kind == "assert":
-		c.Status, c.Reason = Inconclusive, "both answers are equal and neither is marked as a replay: two executions and a dedupe on the payload look the same in the answers"
+		c.Status, c.Reason = matrix.Inconclusive, "both answers are equal and neither is marked as a replay: two executions and a dedupe on the payload look the same in the answers"
 	default:
-		c.Status, c.Reason = Pass, "two keys, two executions"
+		c.Status, c.Reason = matrix.Pass, "two keys, two executions"
 	}
 	b.distinctEvidence(c, tr, t, args)
-	if c.Status == Pass {
+	if c.Status == matrix.Pass {
 		// Two executions for two keys say something only of keys that work: a server that
 		// ignores them executes every call.
 		if ok, why := b.keysWork(t, args); !ok {
-			c.Status, c.Reason = Inconclusive, "two keys, two executions, but "+keysUnproven(DistinctKeys, why).Reason
+			c.Status, c.Reason = matrix.Inconclusive, "two keys, two executions, but "+keysUnproven(DistinctKeys, why).Reason
 		}
 	}
-	if c.Status != Pass {
+	if c.Status != matrix.Pass {
 		c.Details = details(res, tr)
 	}
 	return c
@@ -67,19 +68,19 @@ func (b *Battery) distinct(s *rig.Plan, t toolset.ToolInfo, args map[string]any)
 // call with other arguments gets too (it is not about the payload).
 func (b *Battery) distinctEvidence(c *Cell, tr *result.Trial, t toolset.ToolInfo, args map[string]any) {
 	switch c.Status {
-	case Pass:
+	case matrix.Pass:
 		moved, same := b.Snap.Same(tr)
 		if _, ok := b.Snap.Minted(tr, "first", "second"); same && !ok {
-			c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+")"
+			c.Status, c.Evidence = matrix.Warn, "state ("+strings.Join(moved, ", ")+")"
 			c.Reason = "the second key's call left " + strings.Join(moved, ", ") + " as the first call left it: the server deduplicates by content, so one payload is one operation whatever the keys"
 		}
-	case Fail:
+	case matrix.Fail:
 		other, _, ok := synth.Vary(args)
 		if !ok {
 			return
 		}
 		if works, why := b.Control(t, other); !works {
-			c.Status = Inconclusive
+			c.Status = matrix.Inconclusive
 			c.Reason = "a new key with the same arguments was refused, but so is a call with other arguments" + why + ": the refusal is not a dedupe on the payload"
 		}
 	}

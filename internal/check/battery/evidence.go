@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenariogen"
@@ -17,18 +18,18 @@ import (
 func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell {
 	c := b.cell(id, t, args)
 	s := c.plan
-	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == Inconclusive || c.Status == Skip {
+	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == matrix.Inconclusive || c.Status == matrix.Skip {
 		return c
 	}
 	if len(s.SinkNames) == 0 {
-		if c.Status == Pass {
+		if c.Status == matrix.Pass {
 			c.Evidence = strings.TrimSuffix(bySinks+" ("+strings.Join(b.Sinks(), ", ")+"), "+c.Evidence, ", ")
 		}
 		return c
 	}
 	heard := "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
-	if c.Status != Fail {
-		c.Status, c.Reason = Fail, ""
+	if c.Status != matrix.Fail {
+		c.Status, c.Reason = matrix.Fail, ""
 	}
 	c.lead(bySinks+" ("+strings.Join(s.SinkNames, ", ")+")", heard)
 	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
@@ -40,10 +41,10 @@ func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell 
 // number of executions; when they count the right one it stays ?, saying so.
 func (b *Battery) withEffects(c *Cell) *Cell {
 	s := c.plan
-	if s != nil && s.Effects == "" && s.NeedsEvidence && c.Status == Inconclusive && s.SinksAsserted {
+	if s != nil && s.Effects == "" && s.NeedsEvidence && c.Status == matrix.Inconclusive && s.SinksAsserted {
 		// No effects declared: the sinks decide, having heard one execution's requests or more.
 		if len(s.SinkNames) > 0 {
-			c.Status, c.Evidence = Fail, bySinks+" ("+strings.Join(s.SinkNames, ", ")+")"
+			c.Status, c.Evidence = matrix.Fail, bySinks+" ("+strings.Join(s.SinkNames, ", ")+")"
 			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 			return c
 		}
@@ -51,22 +52,22 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the sinks heard %d execution(s): %s", s.Executions, neverRan)
 		return c
 	}
-	if s == nil || s.Effects == "" || c.Status == Skip {
+	if s == nil || s.Effects == "" || c.Status == matrix.Skip {
 		return c
 	}
 	if len(s.EffectsLines) > 0 {
 		counted := "the declared effects counted another number of executions than " + fmt.Sprint(s.Executions)
-		if c.Status != Fail {
-			c.Status, c.Reason = Fail, ""
+		if c.Status != matrix.Fail {
+			c.Status, c.Reason = matrix.Fail, ""
 		}
 		c.lead(byEffects, counted)
 		c.Details = append(append([]string(nil), s.EffectsLines...), c.Details...)
 		return c
 	}
-	if c.Status == Inconclusive && s.NeedsEvidence {
+	if c.Status == matrix.Inconclusive && s.NeedsEvidence {
 		c.Evidence = byEffects
 		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the declared effects count %d execution(s): %s", s.Executions, neverRan)
-	} else if c.Status == Pass {
+	} else if c.Status == matrix.Pass {
 		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
 	}
 	return c
@@ -96,13 +97,13 @@ func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 	c.Evidence = byStatus
 	switch {
 	case r.Outcome == outcome.Info:
-		c.Status, c.Reason = Inconclusive, what+": the outcome is unknown"+explain.StatusNote(r)
+		c.Status, c.Reason = matrix.Inconclusive, what+": the outcome is unknown"+explain.StatusNote(r)
 	case r.Status == 0 || want == 0:
-		c.Status, c.Reason = Pass, what+": rejected"+explain.StatusNote(r)
+		c.Status, c.Reason = matrix.Pass, what+": rejected"+explain.StatusNote(r)
 	case r.Status == want:
-		c.Status, c.Reason = Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
+		c.Status, c.Reason = matrix.Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
 	default:
-		c.Status = Warn
+		c.Status = matrix.Warn
 		c.Reason = fmt.Sprintf("%s: rejected with %d; the %s profile expects %d (safe, a protocol deviation)", what, r.Status, b.prof.Name, want)
 	}
 }
@@ -110,14 +111,14 @@ func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 // inconclusiveControl turns a ✓ for a refused call into ? when a call with a fresh key and the
 // same arguments is refused too: the refusal was not about the key.
 func (b *Battery) inconclusiveControl(c *Cell, t toolset.ToolInfo, args map[string]any, what string) {
-	if c.Status != Pass && c.Status != Warn {
+	if c.Status != matrix.Pass && c.Status != matrix.Warn {
 		return
 	}
 	ok, why := b.Control(t, args)
 	if ok {
 		return
 	}
-	c.Status, c.Evidence = Inconclusive, byStatus
+	c.Status, c.Evidence = matrix.Inconclusive, byStatus
 	c.Reason = what + " was refused, but so is a call with a fresh key" + why + ": the refusal is not about the key"
 }
 
@@ -132,7 +133,7 @@ func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from 
 	if len(changed) == 0 {
 		return false
 	}
-	c.Status, c.Evidence = Fail, "state ("+strings.Join(changed, ", ")+"), "+byStatus
+	c.Status, c.Evidence = matrix.Fail, "state ("+strings.Join(changed, ", ")+"), "+byStatus
 	c.Reason = what + " executed: it changed " + strings.Join(changed, ", ") + ", though it was refused" + explain.StatusNote(r)
 	return true
 }
@@ -141,7 +142,7 @@ func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from 
 // answered as a second execution would, yet left the state as the first call left it (a server
 // that deduplicates by content). It is safe, but the agent never gets the first answer.
 func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bool {
-	if c.Status != Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
+	if c.Status != matrix.Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
 		return false
 	}
 	moved, same := b.Snap.Same(explain.Trial(res))
@@ -153,7 +154,7 @@ func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bo
 		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
 		return true
 	}
-	c.Status, c.Evidence = Warn, "state ("+strings.Join(moved, ", ")+"), answers"
+	c.Status, c.Evidence = matrix.Warn, "state ("+strings.Join(moved, ", ")+"), answers"
 	b.contentDedup = true
 	stateDecides(c.Scenario, "retry", "again")
 	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
@@ -17,10 +18,10 @@ const maxExpiryWait = time.Minute
 // expiry (opt-in) retries after the declared key lifetime: the key must still be remembered.
 func (b *Battery) expiry(t toolset.ToolInfo, args map[string]any) *Cell {
 	if b.Config.KeyTTL <= 0 {
-		return &Cell{Check: Expiry, Status: Skip, Reason: "opt-in: declare how long keys must live with check: {key_ttl: DURATION}"}
+		return &Cell{Check: Expiry, Status: matrix.Skip, Reason: "opt-in: declare how long keys must live with check: {key_ttl: DURATION}"}
 	}
 	if b.Config.KeyTTL > maxExpiryWait && !slices.Contains(b.Opts.Only, Expiry) {
-		return &Cell{Check: Expiry, Status: Skip, Reason: fmt.Sprintf("key_ttl %s is longer than check waits unasked (%s): run it alone with --only expiry", b.Config.KeyTTL, maxExpiryWait)}
+		return &Cell{Check: Expiry, Status: matrix.Skip, Reason: fmt.Sprintf("key_ttl %s is longer than check waits unasked (%s): run it alone with --only expiry", b.Config.KeyTTL, maxExpiryWait)}
 	}
 	if t.Natural {
 		return b.keyless(Expiry)
@@ -34,9 +35,9 @@ func (b *Battery) expiry(t toolset.ToolInfo, args map[string]any) *Cell {
 	s.Executions = 1
 	c := b.retry(Expiry, t, s, "first", "")
 	switch c.Status {
-	case Fail:
+	case matrix.Fail:
 		c.Reason = "after " + ttl.String() + " the key was not remembered: " + c.Reason
-	case Pass, Warn, Inconclusive:
+	case matrix.Pass, matrix.Warn, matrix.Inconclusive:
 		c.Reason = "after " + ttl.String() + ": " + c.Reason
 	}
 	return c

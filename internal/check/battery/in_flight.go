@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
@@ -81,17 +82,17 @@ func (b *Battery) inFlight(id string, t toolset.ToolInfo, args map[string]any) *
 			c.Scenario.Trials = savedTrials(trials)
 		}
 		switch {
-		case c.Status == Fail:
+		case c.Status == matrix.Fail:
 			if trials > 1 {
 				c.Reason = fmt.Sprintf("trial %d, giving up after %s: %s", trials, b.giveUp, c.Reason)
 			}
 			return c
-		case c.Status == Skip:
+		case c.Status == matrix.Skip:
 			return c
-		case c.Status == Inconclusive && c.again == 0 && decided == nil:
+		case c.Status == matrix.Inconclusive && c.again == 0 && decided == nil:
 			// Nothing another trial could change (the first call failed, no evidence at all).
 			return c
-		case c.Status == Inconclusive:
+		case c.Status == matrix.Inconclusive:
 			last = c
 			if c.plan != nil && c.plan.NeedsEvidence && c.again == 0 {
 				// The retry executed and nothing counts executions: the call given up on may
@@ -117,8 +118,8 @@ func (b *Battery) inFlight(id string, t toolset.ToolInfo, args map[string]any) *
 			// calls may have executed (a lookup-then-store library does when the retry lands
 			// between the two), or the first may never have run. Without a count of
 			// executions that is no evidence either way, and the cell cannot be ✓.
-			if decided.Status == Pass {
-				decided.Status = Inconclusive
+			if decided.Status == matrix.Pass {
+				decided.Status = matrix.Inconclusive
 			}
 			decided.Reason += fmt.Sprintf("; but in %d other trials the retry executed and nothing counts executions, so whether the call given up on ran as well is unknown: declare check.tools.%s.effects, or sinks, to judge them", blind, t.Name)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/stateview"
@@ -19,7 +20,7 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 	}
 	u, uargs, ok := b.Partner(t)
 	if !ok {
-		return &Cell{Check: KeyScope, Status: Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
+		return &Cell{Check: KeyScope, Status: matrix.Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
 	}
 	if ok, why := b.keysWork(t, args); !ok {
 		return keysUnproven(KeyScope, why)
@@ -37,7 +38,7 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 	j, done := b.judge(s, "first", "other")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
-		if c.Status == Fail && res != nil {
+		if c.Status == matrix.Fail && res != nil {
 			if a, o := explain.Calls(explain.Trial(res), "again"), explain.Calls(explain.Trial(res), "other"); len(a) > 0 && len(o) > 0 && a[0].Outcome == outcome.OK && jsonvalue.Equal(a[0].Result, o[0].Result) {
 				c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 			}
@@ -51,28 +52,28 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 	case r.Outcome == outcome.OK && !r.Replayed && stateview.ErrorShaped(r.Result):
 		// An answer that reports an error is no execution of anyone's call, and not the first
 		// tool's answer either unless the server marks it as a replay.
-		c.Status = Inconclusive
+		c.Status = matrix.Inconclusive
 		c.Reason = u.Name + " with the key of the " + t.Name + " call answered with an error-shaped success" + explain.StatusNote(r) + ": it is no evidence of whose call ran"
 	case r.Outcome == outcome.OK && (r.Replayed || (len(first) > 0 && jsonvalue.Equal(r.Result, first[0].Result))):
-		c.Status = Fail
+		c.Status = matrix.Fail
 		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"
 	case len(again) > 0 && len(first) > 0 && again[0].Outcome == outcome.OK && jsonvalue.Equal(again[0].Result, r.Result) && !jsonvalue.Equal(again[0].Result, first[0].Result):
-		c.Status = Fail
+		c.Status = matrix.Fail
 		c.Reason = "the retry of " + t.Name + " got the answer of " + u.Name + ": keys are shared between tools"
 	case r.Outcome == outcome.Info:
-		c.Status, c.Reason = Inconclusive, u.Name+"'s outcome is unknown"+explain.StatusNote(r)
+		c.Status, c.Reason = matrix.Inconclusive, u.Name+"'s outcome is unknown"+explain.StatusNote(r)
 	case r.Outcome == outcome.Fail:
 		if ok, why := b.Control(u, uargs); !ok {
-			c.Status = Inconclusive
+			c.Status = matrix.Inconclusive
 			c.Reason = u.Name + " refused the key of the " + t.Name + " call" + explain.StatusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
 			break
 		}
-		c.Status, c.Evidence = Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus
 		c.Reason = u.Name + " refused the key of the " + t.Name + " call" + explain.StatusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
 	default:
-		c.Status, c.Reason = Pass, u.Name+" with the same key executed its own call"
+		c.Status, c.Reason = matrix.Pass, u.Name+" with the same key executed its own call"
 	}
-	if c.Status != Pass {
+	if c.Status != matrix.Pass {
 		c.Details = details(res, tr)
 	}
 	return c

@@ -1,6 +1,7 @@
 package battery
 
 import (
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
 
@@ -17,7 +18,7 @@ type keyProof struct {
 // (the key was recognised, even if the stored answer never came).
 func proofOf(c *Cell) *keyProof {
 	return &keyProof{
-		work: c.Status == Pass || ((c.Status == Warn || c.Status == Fail) && c.Evidence == byStatus),
+		work: c.Status == matrix.Pass || ((c.Status == matrix.Warn || c.Status == matrix.Fail) && c.Evidence == byStatus),
 		why:  c.Check + " " + c.Status.Symbol() + " " + c.Reason,
 	}
 }
@@ -36,5 +37,5 @@ func (b *Battery) keysWork(t toolset.ToolInfo, args map[string]any) (bool, strin
 
 // keysUnproven is the cell of a key check on a tool whose keys were not shown to work.
 func keysUnproven(id, why string) *Cell {
-	return &Cell{Check: id, Status: Inconclusive, Reason: "judged only where keys are shown to work, and a same-key retry was not shown to be deduplicated (" + why + ")"}
+	return &Cell{Check: id, Status: matrix.Inconclusive, Reason: "judged only where keys are shown to work, and a same-key retry was not shown to be deduplicated (" + why + ")"}
 }

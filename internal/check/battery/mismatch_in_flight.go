@@ -7,6 +7,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenariogen"
@@ -23,7 +24,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	}
 	otherArgs, field, ok := synth.Vary(args)
 	if !ok {
-		return &Cell{Check: MismatchInFlight, Status: Skip, Reason: "no argument to vary"}
+		return &Cell{Check: MismatchInFlight, Status: matrix.Skip, Reason: "no argument to vary"}
 	}
 	timeout := b.giveUpOf(t.Name)
 	first := scenariogen.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
@@ -42,7 +43,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	j, done := b.judge(s, "first", "other")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
-		if o := explain.Calls(explain.Trial(res), "other"); c.Status == Fail && len(o) > 0 && o[0].Outcome == outcome.OK {
+		if o := explain.Calls(explain.Trial(res), "other"); c.Status == matrix.Fail && len(o) > 0 && o[0].Outcome == outcome.OK {
 			c.Reason = "another payload under a key in flight was answered: " + c.Reason
 		}
 		return c
@@ -56,28 +57,28 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	c.Evidence = byAnswers
 	switch {
 	case len(names) > 0:
-		c.Status, c.Evidence = Fail, "state ("+strings.Join(names, ", ")+")"
+		c.Status, c.Evidence = matrix.Fail, "state ("+strings.Join(names, ", ")+")"
 		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
 	case len(f) > 0 && f[0].Outcome != outcome.Info:
-		c.Status = Inconclusive
+		c.Status = matrix.Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + ": it was not in flight; payload-mismatch covers a finished call"
 	case r.Outcome == outcome.OK && last.Outcome == outcome.OK && !jsonvalue.Equal(last.Result, r.Result):
-		c.Status = Fail
+		c.Status = matrix.Fail
 		c.Reason = "another payload under a key in flight executed" + explain.StatusNote(r) + ", and the retry of the first call got another answer: both payloads executed under one key"
 	case r.Outcome == outcome.OK && r.Replayed:
-		c.Status = Fail
+		c.Status = matrix.Fail
 		c.Reason = "another payload under a key in flight got a replay"
 	case r.Outcome == outcome.OK:
 		// Another trial may have the other payload meet the first call in flight.
-		c.Status, c.again = Inconclusive, timeout
+		c.Status, c.again = matrix.Inconclusive, timeout
 		c.Reason = "another payload under a key in flight was answered" + explain.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + explain.StatusNote(last) + ": the second payload may have reached the server first"
 	case r.Outcome == outcome.Fail && r.Status == 409:
-		c.Status, c.Evidence, c.Reason = Pass, byStatus, "another payload under a key in flight: rejected with 409"
+		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus, "another payload under a key in flight: rejected with 409"
 	default:
 		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")
 		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")
 	}
-	if c.Status != Pass {
+	if c.Status != matrix.Pass {
 		c.Details = append(lines, details(res, tr)...)
 	}
 	return c

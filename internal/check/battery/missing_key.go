@@ -3,6 +3,7 @@ package battery
 import (
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
@@ -38,9 +39,9 @@ func (b *Battery) missing(s *rig.Plan, t toolset.ToolInfo, args map[string]any) 
 	}
 	switch {
 	case r.Outcome == outcome.OK && b.Config.MissingKey == "accept":
-		c.Status, c.Evidence, c.Reason = Pass, byStatus, "accepted without a key (check.missing_key: accept)"
+		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus, "accepted without a key (check.missing_key: accept)"
 	case r.Outcome == outcome.OK:
-		c.Status, c.Evidence = Fail, byStatus
+		c.Status, c.Evidence = matrix.Fail, byStatus
 		c.Reason = "a call without a key executed" + explain.StatusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.Missing, "a call without a key")
@@ -48,7 +49,7 @@ func (b *Battery) missing(s *rig.Plan, t toolset.ToolInfo, args map[string]any) 
 			b.inconclusiveControl(c, t, args, "a call without a key")
 		}
 	}
-	if c.Status != Pass {
+	if c.Status != matrix.Pass {
 		c.Details = details(res, tr)
 	}
 	return c

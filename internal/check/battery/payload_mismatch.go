@@ -6,6 +6,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
@@ -19,7 +20,7 @@ func (b *Battery) payloadMismatch(t toolset.ToolInfo, args map[string]any) *Cell
 	}
 	other, field, ok := synth.Vary(args)
 	if !ok {
-		return &Cell{Check: PayloadMismatch, Status: Skip, Reason: "no argument to vary"}
+		return &Cell{Check: PayloadMismatch, Status: matrix.Skip, Reason: "no argument to vary"}
 	}
 	reuse := call(t, "reuse", other)
 	reuse.Key, reuse.Expect = "{{ first.key }}", "any"
@@ -35,7 +36,7 @@ func (b *Battery) mismatch(s *rig.Plan, t toolset.ToolInfo, other map[string]any
 	j, done := b.judge(s, "first", "reuse")
 	c, res, tr, r := j.cell, j.res, j.tr, j.call
 	if done {
-		if c.Status == Fail && res != nil {
+		if c.Status == matrix.Fail && res != nil {
 			if rs := explain.Calls(explain.Trial(res), "reuse"); len(rs) > 0 && rs[0].Outcome == outcome.OK {
 				c.Reason = "another payload under a used key executed" + explain.StatusNote(rs[0])
 			}
@@ -43,7 +44,7 @@ func (b *Battery) mismatch(s *rig.Plan, t toolset.ToolInfo, other map[string]any
 		return c
 	}
 	if r.Outcome == outcome.OK {
-		c.Status, c.Evidence = Fail, byAnswers
+		c.Status, c.Evidence = matrix.Fail, byAnswers
 		c.Reason = "another payload under a used key executed" + explain.StatusNote(r)
 		if r.Replayed || res.Metrics.Replayed > 0 {
 			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"
@@ -54,7 +55,7 @@ func (b *Battery) mismatch(s *rig.Plan, t toolset.ToolInfo, other map[string]any
 			b.inconclusiveControl(c, t, other, "another payload under a used key")
 		}
 	}
-	if c.Status != Pass {
+	if c.Status != matrix.Pass {
 		c.Details = details(res, tr)
 	}
 	return c

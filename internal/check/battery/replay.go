@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 	"github.com/idemtest/idemtest/internal/toolset"
@@ -41,7 +42,7 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 			c.Details = details(res, explain.Trial(res))
 			return c
 		}
-		if res != nil && c.Status == Fail {
+		if res != nil && c.Status == matrix.Fail {
 			if moved, changed := b.Snap.Compare(explain.Trial(res)); len(changed) > 0 {
 				c.lead("state ("+strings.Join(moved, ", ")+")", "the retry changed "+strings.Join(changed, ", ")+" again")
 				c.Details = append(b.Snap.Details(explain.Trial(res), changed), c.Details...)
@@ -54,47 +55,47 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 	byState := "state (" + strings.Join(moved, ", ") + ")"
 	switch {
 	case len(changed) > 0:
-		c.Status, c.Evidence = Fail, byState
+		c.Status, c.Evidence = matrix.Fail, byState
 		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
 	case r.Outcome == outcome.Info:
-		c.Status, c.Reason = Inconclusive, "the retry's outcome is unknown"+explain.StatusNote(r)
+		c.Status, c.Reason = matrix.Inconclusive, "the retry's outcome is unknown"+explain.StatusNote(r)
 	case r.Outcome == outcome.Fail && firstFailed(tr, first):
-		c.Status, c.Evidence = Inconclusive, byStatus
+		c.Status, c.Evidence = matrix.Inconclusive, byStatus
 		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + explain.StatusNote(r) + " says nothing" + b.twice(s, first)
 	case r.Outcome == outcome.Fail && r.Conflict && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= refusedAttempts:
 		// The first call completed: a retry refused as in progress on every attempt is refused
 		// for ever. timeout-retry's first call may still be working, so it stays a deviation.
 		c.Status, c.Evidence = b.prof.RefusedForever, byStatus
 		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s (%d attempts over 350ms): the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")))
-		if c.Status == Fail {
+		if c.Status == matrix.Fail {
 			c.Reason += "; the " + b.prof.Name + " profile expects the stored result"
 		} else {
 			c.Reason += " (safe; ✗ under the ietf and stripe profiles)"
 		}
 	case r.Outcome == outcome.Fail:
-		c.Status, c.Evidence = Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus
 		c.Reason = "the retry was refused" + explain.StatusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
 	case t.Natural && len(moved) > 0:
-		c.Status, c.Evidence = Pass, byState
+		c.Status, c.Evidence = matrix.Pass, byState
 		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"
 	case t.Natural:
-		c.Status, c.Reason = Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
+		c.Status, c.Reason = matrix.Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
 	case noID(res) && len(moved) > 0:
-		c.Status, c.Evidence = Pass, byState
+		c.Status, c.Evidence = matrix.Pass, byState
 		c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it (its answers carry no id)"
 		stateDecidesBecause(c.Scenario, "retry", noIDComment)
 	case noID(res):
-		c.Status, c.Reason = Inconclusive, noIDReason
+		c.Status, c.Reason = matrix.Inconclusive, noIDReason
 	case c.Replayed:
-		c.Status, c.Reason = Pass, "the retry got the stored answer"
+		c.Status, c.Reason = matrix.Pass, "the retry got the stored answer"
 		if len(moved) > 0 {
 			c.Evidence = byState + ", " + c.Evidence
 			c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it and got the stored answer"
 		}
 	default:
-		c.Status, c.Reason = Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
+		c.Status, c.Reason = matrix.Inconclusive, "the first answer was not seen, so the retry's cannot be compared"
 	}
-	if c.Status != Pass && (!t.Natural || len(changed) > 0) {
+	if c.Status != matrix.Pass && (!t.Natural || len(changed) > 0) {
 		c.Details = append(b.Snap.Details(tr, changed), details(res, tr)...)
 	}
 	return c

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/check/rig"
 	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenariogen"
@@ -20,7 +21,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 	c := newCell(s)
 	res, err := b.Exec(s)
 	if err != nil {
-		c.Status, c.Reason = Inconclusive, "could not run: "+err.Error()
+		c.Status, c.Reason = matrix.Inconclusive, "could not run: "+err.Error()
 		return nil, c
 	}
 	trial := explain.Trial(res)
@@ -28,12 +29,12 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 	c.replaysDiffer = res.Metrics.ReplaysDiffer > 0
 	switch {
 	case res.Status == result.Errored || res.Status == result.Skipped:
-		c.Status, c.Reason = Inconclusive, "could not run"
+		c.Status, c.Reason = matrix.Inconclusive, "could not run"
 		if res.Failure != nil {
 			c.Reason += ": " + res.Failure.Message
 		}
 	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict" && !noID(res)):
-		c.Status, c.Evidence = Fail, byAnswers
+		c.Status, c.Evidence = matrix.Fail, byAnswers
 		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
 		if res.Metrics.DuplicateExecutions == 0 {
 			c.Reason = "a replay differs from the stored answer"
@@ -41,7 +42,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 			c.Reason += onInstances(trial)
 		}
 	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
-		c.Status = Inconclusive
+		c.Status = matrix.Inconclusive
 		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message + b.twice(s, first)
 	default:
 		return res, nil
@@ -104,7 +105,7 @@ func (b *Battery) judge(s *rig.Plan, first, step string) (j judging, done bool) 
 	j = judging{res: res, tr: explain.Trial(res), cell: newCell(s)}
 	rs := explain.Calls(j.tr, step)
 	if len(rs) == 0 {
-		j.cell.Status, j.cell.Reason = Inconclusive, "the "+step+" call was not sent"
+		j.cell.Status, j.cell.Reason = matrix.Inconclusive, "the "+step+" call was not sent"
 		return j, true
 	}
 	j.call = rs[len(rs)-1]

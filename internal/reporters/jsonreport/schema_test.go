@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
@@ -54,8 +54,8 @@ func outputs(t *testing.T, text string) map[string]func() ([]byte, error) {
 	chk.Rows[0].Cells[0].Details = append(chk.Rows[0].Cells[0].Details, text)
 	sw := &sweep.Report{Trace: text, Endpoint: text, Faults: sweep.Faults, Calls: []sweep.CallInfo{{Seq: 1, Tool: text, Mutating: true}},
 		Carried: []sweep.Carry{{From: 1, Path: text, To: 2, Arg: text, Value: text}}, Evidence: []string{text},
-		Baseline: &sweep.Cell{Status: check.Pass, Reason: text, Duration: time.Millisecond},
-		Cells:    []*sweep.Cell{{Seq: 1, Tool: text, Fault: sweep.LostResponse, Status: check.Fail, Reason: text, Details: []string{text}}},
+		Baseline: &sweep.Cell{Status: matrix.Pass, Reason: text, Duration: time.Millisecond},
+		Cells:    []*sweep.Cell{{Seq: 1, Tool: text, Fault: sweep.LostResponse, Status: matrix.Fail, Reason: text, Details: []string{text}}},
 		Start:    reporterstest.T0, Duration: time.Second}
 	v := agentverdict.Judge([]trace.Call{
 		{Seq: 1, Tool: text, Key: text, KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.Info, Fault: "lose-response", Args: json.RawMessage(`{"a":1}`)},

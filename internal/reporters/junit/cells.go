@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
 
@@ -56,16 +57,16 @@ func WriteSweep(w io.Writer, rep *sweep.Report) error {
 // addCell adds a check or sweep testcase, filled from a cell's status: ✗ is a failure (typed by
 // failType) unless the baseline knows it (known: skipped, KnownFailure), – and ? are skipped
 // with why, ✓ and ⚠ pass with their reason in system-out.
-func (s *JUnitTestSuite) addCell(tc JUnitTestCase, status check.Status, reason string, details []string, failType string, known bool) {
+func (s *JUnitTestSuite) addCell(tc JUnitTestCase, status matrix.Status, reason string, details []string, failType string, known bool) {
 	text := clean(strings.Join(append([]string{reason}, details...), "\n"))
 	switch {
-	case status == check.Fail && known:
+	case status == matrix.Fail && known:
 		tc.Skipped = &JUnitMessage{Message: KnownFailure, Text: text}
 		s.Skipped++
-	case status == check.Fail:
+	case status == matrix.Fail:
 		tc.Failure = &JUnitMessage{Message: clean(reason), Type: failType, Text: text}
 		s.Failures++
-	case status == check.Skip || status == check.Inconclusive:
+	case status == matrix.Skip || status == matrix.Inconclusive:
 		tc.Skipped = &JUnitMessage{Message: clean(status.Symbol() + " " + reason)}
 		s.Skipped++
 	default:

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 	"github.com/idemtest/idemtest/internal/result"
@@ -34,10 +34,10 @@ func TestJUnitSchema(t *testing.T) {
 		{"check battery", func(b *bytes.Buffer) error { return WriteCheck(b, reporterstest.RecordedCheck(t)) }},
 		{"sweep", func(b *bytes.Buffer) error {
 			return WriteSweep(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: reporterstest.T0, Duration: 2 * time.Second,
-				Baseline: &sweep.Cell{Status: check.Pass, Reason: "the trace replayed"},
+				Baseline: &sweep.Cell{Status: matrix.Pass, Reason: "the trace replayed"},
 				Cells: []*sweep.Cell{
-					{Seq: 1, Tool: "issue_refund", Fault: "lost-response", Status: check.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
-					{Seq: 1, Tool: "issue_refund", Fault: "timeout", Status: check.Inconclusive, Reason: "no retry"},
+					{Seq: 1, Tool: "issue_refund", Fault: "lost-response", Status: matrix.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
+					{Seq: 1, Tool: "issue_refund", Fault: "timeout", Status: matrix.Inconclusive, Reason: "no retry"},
 				}})
 		}},
 		{"proxy verdict", func(b *bytes.Buffer) error {

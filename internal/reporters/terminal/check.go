@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 )
@@ -22,7 +23,7 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 	}
 	// A long name is clipped in the matrix (one name must not push every column off-screen);
 	// the lines below it and the JSON report have it whole.
-	counts := map[check.Status]int{}
+	counts := map[matrix.Status]int{}
 	names, rows := make([]string, len(rep.Rows)), make([][]mark, len(rep.Rows))
 	for i, row := range rep.Rows {
 		names[i] = reporters.Clip(row.Tool, reporters.NameWidth)
@@ -39,11 +40,11 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 			if len(row.Cells) > 0 {
 				details = row.Cells[0].Details // what the services wrote during the plain call
 			}
-			n.add(fmt.Sprintf("%s %s: skipped: %s", symbolStyle(st, check.Skip).Render("–"), row.Tool, row.Skipped), details)
+			n.add(fmt.Sprintf("%s %s: skipped: %s", symbolStyle(st, matrix.Skip).Render("–"), row.Tool, row.Skipped), details)
 			continue
 		}
 		for _, c := range row.Cells {
-			if c.Status == check.Pass {
+			if c.Status == matrix.Pass {
 				continue
 			}
 			head := fmt.Sprintf("%s %s %s: %s", symbolStyle(st, c.Status).Render(c.Status.Symbol()), row.Tool, c.Check, c.Reason)
@@ -54,6 +55,6 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 		}
 	}
 	writeTally(w, st, fmt.Sprintf("%s, %s: %d ✓ %d ✗ %d ⚠ %d – %d ?  %s",
-		plural.Count(len(rep.Rows), "tool"), plural.Count(len(rep.Checks), "check"), counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip], counts[check.Inconclusive],
+		plural.Count(len(rep.Rows), "tool"), plural.Count(len(rep.Checks), "check"), counts[matrix.Pass], counts[matrix.Fail], counts[matrix.Warn], counts[matrix.Skip], counts[matrix.Inconclusive],
 		rep.Duration.Round(1e6)), rep.Interrupted, rep.Failed())
 }

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/matrix"
 )
 
 // mark is one cell of a matrix: its status, which styles it, and the symbol shown.
 type mark struct {
-	status check.Status
+	status matrix.Status
 	symbol string
 }
 
@@ -75,13 +75,13 @@ func writeTally(w io.Writer, st styles, tally string, interrupted, failed bool) 
 	}
 }
 
-func symbolStyle(st styles, s check.Status) interface{ Render(...string) string } {
+func symbolStyle(st styles, s matrix.Status) interface{ Render(...string) string } {
 	switch s {
-	case check.Pass:
+	case matrix.Pass:
 		return st.pass
-	case check.Fail:
+	case matrix.Fail:
 		return st.fail
-	case check.Warn, check.Inconclusive:
+	case matrix.Warn, matrix.Inconclusive:
 		return st.skip
 	}
 	return st.dim

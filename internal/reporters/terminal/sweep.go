@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
@@ -30,12 +30,12 @@ func SweepTable(w io.Writer, rep *sweep.Report, color bool) {
 	for _, c := range rep.Cells {
 		cells[fmt.Sprint(c.Seq, c.Fault)] = c
 	}
-	counts := map[check.Status]int{}
+	counts := map[matrix.Status]int{}
 	names, rows := make([]string, len(rep.Calls)), make([][]mark, len(rep.Calls))
 	for i, call := range rep.Calls {
 		names[i] = fmt.Sprintf("%d %s", call.Seq, call.Tool)
 		for _, f := range rep.Faults {
-			m := mark{check.Skip, "–"}
+			m := mark{matrix.Skip, "–"}
 			if c := cells[fmt.Sprint(call.Seq, f)]; c != nil {
 				m = mark{c.Status, c.Status.Symbol()}
 				counts[c.Status]++
@@ -48,11 +48,11 @@ func SweepTable(w io.Writer, rep *sweep.Report, color bool) {
 	writeMatrix(w, st, "CALL", rep.Faults, names, rows)
 	n := notes{w: w}
 	for _, c := range rep.Cells {
-		if c.Status != check.Pass {
+		if c.Status != matrix.Pass {
 			n.add(fmt.Sprintf("%s call %d %s %s: %s", symbolStyle(st, c.Status).Render(c.Status.Symbol()), c.Seq, c.Tool, c.Fault, c.Reason), c.Details)
 		}
 	}
 	// The time goes to standard error (see cmd): the table is the same on every run.
 	writeTally(w, st, fmt.Sprintf("%s, %s: %d ✓ %d ✗ %d ?",
-		plural.Count(len(rep.Calls), "call"), plural.Count(len(rep.Cells), "faulty run"), counts[check.Pass], counts[check.Fail], counts[check.Inconclusive]), rep.Interrupted, rep.Failed())
+		plural.Count(len(rep.Calls), "call"), plural.Count(len(rep.Cells), "faulty run"), counts[matrix.Pass], counts[matrix.Fail], counts[matrix.Inconclusive]), rep.Interrupted, rep.Failed())
 }
