@@ -1,7 +1,13 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +35,14 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/safefile":    nil,
 		"internal/regularfile": nil,
 	}
+	// Who may import whom beyond the leaves: sweep shares check's evidence packages, which live
+	// beside it (scenariogen, stateview, explain), so it never imports check itself.
+	forbidden := map[string][]string{
+		"internal/sweep":       {"internal/check"},
+		"internal/scenariogen": {"internal/check", "internal/sweep"},
+		"internal/stateview":   {"internal/check", "internal/sweep"},
+		"internal/explain":     {"internal/check", "internal/sweep"},
+	}
 	drivers := []string{"github.com/jackc/pgx", "github.com/redis/go-redis", "modernc.org/sqlite"}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -40,6 +54,11 @@ func TestImportsPointOneWay(t *testing.T) {
 		}
 		for _, imp := range fields[1:] {
 			ours, isOurs := strings.CutPrefix(imp, mod)
+			for _, f := range forbidden[pkg] {
+				if isOurs && (ours == f || strings.HasPrefix(ours, f+"/")) {
+					t.Errorf("%s imports %s: it may not import %s", pkg, ours, f)
+				}
+			}
 			if leaf && isOurs && !slices.Contains(allowed, ours) {
 				t.Errorf("%s imports %s: it may import only %v of ours", pkg, ours, allowed)
 			}
@@ -53,4 +72,65 @@ func TestImportsPointOneWay(t *testing.T) {
 	if seen != len(leaves) {
 		t.Errorf("found %d of the %d leaf packages: the table above is out of date", seen, len(leaves))
 	}
+}
+
+// TestOneHomePerWord holds the vocabulary to one name per concept: no package re-exports a
+// word of the shared vocabulary (outcome, dispatch, matrix) or the battery's Cell under an
+// alias, so every use reads outcome.OK, dispatch.SyncLastByte, matrix.Fail, battery.Cell.
+func TestOneHomePerWord(t *testing.T) {
+	homes := map[string]bool{"outcome": true, "dispatch": true, "matrix": true}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				switch sp := spec.(type) {
+				case *ast.TypeSpec:
+					if sp.Assign.IsValid() && sp.Name.IsExported() && reexports(sp.Type, homes) {
+						t.Errorf("%s: type %s re-exports %s: import it from its home instead", fset.Position(sp.Pos()), sp.Name.Name, types.ExprString(sp.Type))
+					}
+				case *ast.ValueSpec:
+					for i, v := range sp.Values {
+						if i < len(sp.Names) && sp.Names[i].IsExported() && reexports(v, homes) {
+							t.Errorf("%s: %s re-exports %s: import it from its home instead", fset.Position(sp.Pos()), sp.Names[i].Name, types.ExprString(v))
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reexports reports whether e is a bare selector of a vocabulary home's exported name
+// (outcome.OK, matrix.Status) or the battery's Cell.
+func reexports(e ast.Expr, homes map[string]bool) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok || !sel.Sel.IsExported() {
+		return false
+	}
+	return homes[pkg.Name] || (pkg.Name == "battery" && sel.Sel.Name == "Cell")
 }
