@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
@@ -61,14 +60,13 @@ func TestToolsEscapesHostileNames(t *testing.T) {
 	srv.AddTool(&mcp.Tool{Name: hostile, InputSchema: schema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer ts.Close()
+	url := endpointtest.ServeMCP(t, srv)
 
 	dir := t.TempDir()
 	for _, args := range [][]string{
-		{"tools", "--mcp-url", ts.URL},
-		{"tools", "--json", "-", "--mcp-url", ts.URL},
-		{"init", "--mcp-url", ts.URL, "--dir", dir},
+		{"tools", "--mcp-url", url},
+		{"tools", "--json", "-", "--mcp-url", url},
+		{"init", "--mcp-url", url, "--dir", dir},
 	} {
 		io, out, errOut := iostreams.Test()
 		if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, args); code != ExitOK {
@@ -115,11 +113,10 @@ func TestToolsClipsLongNames(t *testing.T) {
 			return &mcp.CallToolResult{}, nil
 		})
 	}
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer ts.Close()
+	url := endpointtest.ServeMCP(t, srv)
 
 	io, out, errOut := iostreams.Test()
-	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--mcp-url", ts.URL}); code != ExitOK {
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--mcp-url", url}); code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	// Every column starts where it would without the long name.
@@ -132,7 +129,7 @@ func TestToolsClipsLongNames(t *testing.T) {
 	}
 
 	io, out, errOut = iostreams.Test()
-	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "-", "--mcp-url", ts.URL}); code != ExitOK {
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"tools", "--json", "-", "--mcp-url", url}); code != ExitOK {
 		t.Fatalf("--json: exit %d\n%s%s", code, out, errOut)
 	}
 	if !strings.Contains(out.String(), `"`+long+`"`) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -60,7 +59,7 @@ func notesServer(t *testing.T) string {
 			defer mu.Unlock()
 			return answer(map[string]any{"notes": append([]string(nil), notes...)}), nil
 		})
-	return serve(t, srv)
+	return endpointtest.ServeMCP(t, srv)
 }
 
 func TestStateCatchesWhatAnswersHide(t *testing.T) {
@@ -118,11 +117,4 @@ func TestStateCatchesWhatAnswersHide(t *testing.T) {
 func answer(v map[string]any) *mcp.CallToolResult {
 	b, _ := json.Marshal(v)
 	return &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-}
-
-// serve serves srv over streamable HTTP until the test ends and returns its URL.
-func serve(t *testing.T, srv *mcp.Server) string {
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -86,7 +87,7 @@ func keyServer(t *testing.T, f keyFaults) string {
 			out := map[string]any{"entries": append([]any{}, ledger...)}
 			return answer(out), nil
 		})
-	return serve(t, srv)
+	return endpointtest.ServeMCP(t, srv)
 }
 
 // TestKeyChecks runs key-scope, errors-not-replayed and expiry against a correct server and

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -95,7 +96,7 @@ func droppingServer(t *testing.T) string {
 			out := map[string]any{"entries": append([]any{}, ledger...)}
 			return answer(out), nil
 		})
-	return serve(t, srv)
+	return endpointtest.ServeMCP(t, srv)
 }
 
 // TestInFlightNeedsTheCallInFlight: when the call given up on never runs, the retry, or the other

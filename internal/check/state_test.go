@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
@@ -101,7 +102,7 @@ func shopServer(t *testing.T) string {
 			defer mu.Unlock()
 			return answer(map[string]any{"items": toAny(items), "notes": toAny(notes)}), nil
 		})
-	return serve(t, srv)
+	return endpointtest.ServeMCP(t, srv)
 }
 
 func toAny(ss []string) []any {

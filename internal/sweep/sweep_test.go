@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
@@ -93,9 +92,7 @@ func ordersServer(t *testing.T, honour, quiet bool) string {
 			}
 			return &mcp.CallToolResult{StructuredContent: map[string]any{"orders": list}, Content: []mcp.Content{&mcp.TextContent{Text: "listed"}}}, nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return endpointtest.ServeMCP(t, srv)
 }
 
 func randomHex() string {
@@ -278,9 +275,7 @@ func payServer(t *testing.T) string {
 			defer mu.Unlock()
 			return &mcp.CallToolResult{StructuredContent: map[string]any{"payments": append([]any{}, payments...)}, Content: []mcp.Content{&mcp.TextContent{Text: "listed"}}}, nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return ts.URL
+	return endpointtest.ServeMCP(t, srv)
 }
 
 // TestTimeoutNeedsTheCallInFlight: the retry executed and the payments listed are run 0's, so the

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // PagingMCP is an MCP server over streamable HTTP whose tools/list answers are written by page:
@@ -47,4 +49,13 @@ func PagingMCP(t *testing.T, real http.Handler, page func(n int) (tools []map[st
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// ServeMCP serves srv over streamable HTTP on loopback until the test ends and returns its URL:
+// the one way the package tests stand up a real MCP server of the official Go SDK.
+func ServeMCP(t *testing.T, srv *mcp.Server) string {
+	t.Helper()
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
 }
