@@ -1,7 +1,7 @@
 package decode
 
 import (
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/idemtest/idemtest/internal/scenario"
 )

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/idemtest/idemtest/internal/openapi"
 	"github.com/idemtest/idemtest/internal/scenario"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -83,22 +83,39 @@ func (f *File) yamlError(err error) {
 		}
 		msg = m[2]
 	}
-	// The parser reports where the enclosing block began; the first line at which a prefix of
-	// the file stops parsing is nearer to the mistake. A prefix that fails stays failing as it
-	// grows, so a binary search finds that line in a few parses, where trying each line in turn
-	// parsed the file up to 500 times (half a minute for 8 MiB of long lines).
+	// The parser reports the line where it noticed the mistake, which may be far below it (an
+	// unclosed "{" is noticed at the end of the file). The mistake is on the first line at
+	// which a prefix of the file stops parsing. A prefix that fails mostly stays failing as it
+	// grows, so a few parses find that line, where trying each line in turn parsed the file up
+	// to 500 times (half a minute for 8 MiB of long lines): back from the reported line in
+	// doubling steps to a prefix that parses, then a binary search between the two. Searching
+	// back from the reported line, not up from the top, keeps a multi-line value above the
+	// mistake (a prefix cut inside it fails too) from being blamed.
 	fails := func(k int) bool {
 		var n yaml.Node
 		return yaml.Unmarshal([]byte(strings.Join(f.lines[:k], "\n")), &n) != nil
 	}
-	for lo, hi := line, min(line+499, len(f.lines)); lo <= hi; {
-		mid := lo + (hi-lo)/2
-		if fails(mid) {
-			line, hi = mid, mid-1
-		} else {
-			lo = mid + 1
+	line = min(line, len(f.lines))
+	if line >= 1 && fails(line) {
+		bad, good := line, 0
+		for step := 1; bad-step >= 1; step *= 2 {
+			if !fails(bad - step) {
+				good = bad - step
+				break
+			}
+			bad -= step
 		}
+		for bad-good > 1 {
+			mid := good + (bad-good)/2
+			if fails(mid) {
+				bad = mid
+			} else {
+				good = mid
+			}
+		}
+		line = bad
 	}
+	line = max(line, 1)
 	col := 1
 	if line <= len(f.lines) {
 		col = len(f.lines[line-1]) - len(strings.TrimLeft(f.lines[line-1], " \t")) + 1

@@ -42,8 +42,8 @@ func TestHasTopLevelKey(t *testing.T) {
 	}
 }
 
-// TestYAMLErrorNearTheMistake: the parser reports where the enclosing block began (the
-// steps: line); the error points at the line that breaks it, found by parsing prefixes.
+// TestYAMLErrorNearTheMistake: the parser reports the line where it noticed the mistake; the
+// error points at the line that breaks it, found by parsing prefixes.
 func TestYAMLErrorNearTheMistake(t *testing.T) {
 	for _, n := range []int{1, 7, 300, 498} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -63,6 +63,31 @@ func TestYAMLErrorNearTheMistake(t *testing.T) {
 			want := fmt.Sprintf("%s:%d:4: invalid YAML", path, n+3)
 			if len(f.Errs) == 0 || !strings.Contains(f.Errs.Error(), want) {
 				t.Errorf("error = %v, want it to start with %s", f.Errs, want)
+			}
+		})
+	}
+}
+
+// TestYAMLErrorNotAboveTheMistake: an unclosed "{" is noticed at the end of the file, and a
+// multi-line value above the mistake fails to parse when cut in half; the error still points
+// at the line of the mistake, not at the end and not inside that value.
+func TestYAMLErrorNotAboveTheMistake(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		line      int
+	}{
+		{"unclosed brace noticed at the end", "endpoints:\n  e: {http: {url: \"http://127.0.0.1:1/{tool}\"}\nsteps:\n  - sleep: 1ms\n", 2},
+		{"a flow list above the mistake", "name: x\nargs: [1,\n  2,\n  3]\nsteps:\n  - sleep: 1ms\n   - sleep: 1ms\n  - sleep: 1ms\n", 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.yaml")
+			if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, _ := Read(path, os.LookupEnv)
+			want := fmt.Sprintf("%s:%d:", path, tc.line)
+			if len(f.Errs) == 0 || !strings.Contains(f.Errs.Error(), want) {
+				t.Errorf("error = %v, want it at line %d", f.Errs, tc.line)
 			}
 		})
 	}
