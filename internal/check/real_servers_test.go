@@ -213,7 +213,7 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 				t.Fatalf("no cell %q", tt.cell)
 			}
 			if c.Status != tt.status || !strings.Contains(c.Reason, tt.reason) {
-				t.Errorf("got %s %q [%s], want %s with %q\n%s", c.Status, c.Reason, c.Evidence, tt.status, tt.reason, strings.Join(c.Details, "\n"))
+				t.Errorf("got %s %q [%s], want %s with %q\n%s", c.Status, c.Reason, c.EvidenceText, tt.status, tt.reason, strings.Join(c.Details, "\n"))
 			}
 			if tt.status != matrix.Fail && rep.Failed() {
 				t.Errorf("the report failed")

@@ -179,8 +179,8 @@ func TestStateOverrulesAnswers(t *testing.T) {
 			if c == nil {
 				t.Fatalf("no cell %q", tt.cell)
 			}
-			if c.Status != tt.status || c.Evidence != tt.evidence || !strings.Contains(c.Reason, tt.reason) {
-				t.Errorf("got %s [%s] %q, want %s [%s] %q", c.Status, c.Evidence, c.Reason, tt.status, tt.evidence, tt.reason)
+			if c.Status != tt.status || c.EvidenceText != tt.evidence || !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("got %s [%s] %q, want %s [%s] %q", c.Status, c.EvidenceText, c.Reason, tt.status, tt.evidence, tt.reason)
 			}
 		})
 	}

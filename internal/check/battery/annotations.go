@@ -41,7 +41,7 @@ func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
 		return c
 	}
 	moved, changed := b.Snap.Compare(tr)
-	byState := "state (" + strings.Join(moved, ", ") + ")"
+	byState := matrix.Evidences{state(moved)}
 	switch {
 	case len(changed) > 0:
 		c.Status, c.Evidence = matrix.Fail, byState
@@ -49,7 +49,7 @@ func (b *Battery) idempotentHint(s *rig.Plan) *Cell {
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, "the second call's outcome is unknown"+explain.StatusNote(r)
 	case r.Outcome == outcome.Fail:
-		c.Status, c.Evidence = matrix.Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus()
 		c.Reason = "annotated idempotentHint, yet the same call again was refused" + explain.StatusNote(r)
 	case len(moved) > 0:
 		c.Status, c.Evidence = matrix.Pass, byState
@@ -82,7 +82,7 @@ func (b *Battery) readOnly(t toolset.ToolInfo, call scenariogen.Step) *Cell {
 		c.Status, c.Reason = matrix.Inconclusive, "could not read "+unread[0]+" before and after the call"
 		return c
 	}
-	c.Evidence = "state (" + strings.Join(b.Snap.Tools, ", ") + ")"
+	c.Evidence = matrix.Evidences{state(b.Snap.Tools)}
 	if len(changed) > 0 {
 		c.Status = matrix.Fail
 		c.Reason = "annotated readOnlyHint, yet one call changed " + strings.Join(changed, ", ")

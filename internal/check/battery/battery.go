@@ -45,6 +45,7 @@ func (b *Battery) Cell(id string, t toolset.ToolInfo, args map[string]any) *Cell
 		c = b.withEffects(b.run(id, t, args))
 	}
 	c.Duration = time.Since(start)
+	c.EvidenceText = c.Evidence.String()
 	if c.Status != matrix.Pass && c.plan != nil {
 		c.Details = append(c.Details, c.plan.OutputLines()...)
 	}

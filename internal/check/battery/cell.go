@@ -1,7 +1,9 @@
 package battery
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
@@ -15,8 +17,12 @@ type Cell struct {
 	Status matrix.Status `json:"status"`
 	// Reason is one line: why the cell is what it is.
 	Reason string `json:"reason,omitempty"`
-	// Evidence names what decided: "answers" (the exactly-once verdict, DESIGN §8), "status".
-	Evidence string `json:"evidence,omitempty"`
+	// EvidenceText is Evidence as a reader sees it ("state (list_refunds), status code"), as the
+	// JSON report has always had it; Battery.Cell sets it.
+	EvidenceText string `json:"evidence,omitempty"`
+	// Evidence names what decided, strongest first: the effects, the sinks, the state, the
+	// answers (the exactly-once verdict, DESIGN §8) or the status code.
+	Evidence matrix.Evidences `json:"evidence_items,omitempty"`
 	// Details explain a cell that is not ✓: the failure and the call history.
 	Details []string `json:"details,omitempty"`
 	// Rounds, Overlapped and the spread describe the concurrent check.
@@ -38,20 +44,47 @@ type Cell struct {
 	again time.Duration
 }
 
+// UnmarshalJSON reads a cell of a JSON report back (report merge): a report written before cells
+// carried evidence_items has its evidence as text only, read back into the list.
+func (c *Cell) UnmarshalJSON(b []byte) error {
+	type plain Cell // without this method
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	if len(c.Evidence) == 0 && c.EvidenceText != "" {
+		c.Evidence = matrix.ParseEvidences(c.EvidenceText)
+	}
+	return nil
+}
+
 // ByStatusOnly reports that the status code alone decided the cell: for replay and
 // lost-response, a retry refused rather than executed or answered.
-func (c *Cell) ByStatusOnly() bool { return c.Evidence == byStatus }
+func (c *Cell) ByStatusOnly() bool { return c.Evidence.Only(matrix.EvidenceStatus) }
 
 // ReplaysDiffer reports that a marked replay differed from the stored answer in this check.
 func (c *Cell) ReplaysDiffer() bool { return c.replaysDiffer }
 
-// evidence names what decided a cell.
-const (
-	byAnswers = "answers (exactly-once verdict)"
-	byStatus  = "status code"
-	bySinks   = "sinks"
-	byEffects = "effects"
-)
+// byAnswers is a cell the exactly-once verdict decided.
+func byAnswers() matrix.Evidences { return matrix.Evidences{{Kind: matrix.EvidenceAnswers}} }
+
+// byStatus is a cell the status code of a call that had to be refused decided.
+func byStatus() matrix.Evidences { return matrix.Evidences{{Kind: matrix.EvidenceStatus}} }
+
+// effects is the declared effects' count of executions.
+var effects = matrix.Evidence{Kind: matrix.EvidenceEffects}
+
+// overruledAnswers are answers that differed while the state showed one execution.
+var overruledAnswers = matrix.Evidence{Kind: matrix.EvidenceAnswers, Overruled: true}
+
+// state is what the read-only tools named showed.
+func state(tools []string) matrix.Evidence {
+	return matrix.Evidence{Kind: matrix.EvidenceState, Names: slices.Clone(tools)}
+}
+
+// sinks is what the sinks named heard.
+func sinks(names []string) matrix.Evidence {
+	return matrix.Evidence{Kind: matrix.EvidenceSinks, Names: slices.Clone(names)}
+}
 
 // Profiles name the status codes a check expects.
 var Profiles = []string{"ietf", "stripe", "lenient"}

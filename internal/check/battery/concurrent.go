@@ -3,7 +3,6 @@ package battery
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
@@ -78,19 +77,19 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 	switch {
 	case n > 1 && cc != nil && cc.Status == matrix.Fail:
 		// The answers caught it too: both are evidence, the state first.
-		cc.lead("state ("+strings.Join(b.Snap.Tools, ", ")+")", why)
+		cc.lead(state(b.Snap.Tools), why)
 	case n > 1:
-		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: "state (" + strings.Join(b.Snap.Tools, ", ") + ")", Reason: why}
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{state(b.Snap.Tools)}, Reason: why}
 		cc.Details = details(res, explain.Trial(res))
 	case n == 1:
 		r.byState++
 		if res != nil && noID(res) && r.byState == 1 {
 			stateDecidesBecause(s.Spec, "burst", noIDComment)
 		}
-		if f, ok := b.Snap.MintedKey(explain.Trial(res), "burst"); ok && cc != nil && cc.Status == matrix.Fail && cc.Evidence == byAnswers {
-			cc.Evidence += ", state (" + strings.Join(b.Snap.Tools, ", ") + ")"
+		if f, ok := b.Snap.MintedKey(explain.Trial(res), "burst"); ok && cc != nil && cc.Status == matrix.Fail && cc.Evidence.Only(matrix.EvidenceAnswers) {
+			cc.Evidence = append(cc.Evidence, state(b.Snap.Tools))
 			cc.Reason += "; a copy answered with a new " + f.String() + " that no other answer carried: " + mintedWhy(b.Snap.Tools)
-		} else if cc != nil && cc.Status == matrix.Fail && cc.Evidence == byAnswers && res.Metrics.DuplicateExecutions > 0 {
+		} else if cc != nil && cc.Status == matrix.Fail && cc.Evidence.Only(matrix.EvidenceAnswers) && res.Metrics.DuplicateExecutions > 0 {
 			if r.answersDiffered == 0 {
 				stateDecides(s.Spec, "burst")
 			}
@@ -130,11 +129,11 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 // burstVerdict decides the concurrent cell c after rounds that caught no double execution.
 func (b *Battery) burstVerdict(t toolset.ToolInfo, s *rig.Plan, c *Cell, r *rounds) {
 	c.SpreadP50US, c.SpreadMaxUS = quantiles(r.spreads)
-	c.Evidence = byAnswers
+	c.Evidence = byAnswers()
 	stats := fmt.Sprintf("%d rounds, %d overlapped, spread p50 %.0fµs max %.0fµs", c.Rounds, c.Overlapped, c.SpreadP50US, c.SpreadMaxUS)
 	switch {
 	case t.Natural && r.byState > 0 && c.Overlapped > 0:
-		c.Status, c.Evidence = matrix.Pass, "state ("+strings.Join(b.Snap.Tools, ", ")+")"
+		c.Status, c.Evidence = matrix.Pass, matrix.Evidences{state(b.Snap.Tools)}
 		c.Reason = fmt.Sprintf("idempotent by nature; in %d round(s) the burst changed the state as one call changes it: %s", r.byState, stats)
 	case t.Natural:
 		c.Status, c.Reason = matrix.Inconclusive, b.noEvidence()+"; "+stats
@@ -143,17 +142,17 @@ func (b *Battery) burstVerdict(t toolset.ToolInfo, s *rig.Plan, c *Cell, r *roun
 	case c.Overlapped == 0:
 		c.Status, c.Reason = matrix.Inconclusive, "no round overlapped (every answer began before the last copy left), so none is evidence about races: "+stats
 	case r.flightWrong > 0:
-		c.Status, c.Evidence = matrix.Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus()
 		c.Reason = fmt.Sprintf("one execution per key, but duplicates in flight got %d; the %s profile expects %d: %s", r.wrongStatus, b.prof.Name, b.prof.Flight, stats)
 	case r.unproven > 0:
 		c.Status, c.Reason = matrix.Inconclusive, fmt.Sprintf("in %d round(s) %s: %s", r.unproven, noIDReason, stats)
 	case r.answersDiffered > 0:
-		c.Status, c.Evidence = matrix.Warn, "state ("+strings.Join(b.Snap.Tools, ", ")+"), answers"
+		c.Status, c.Evidence = matrix.Warn, matrix.Evidences{state(b.Snap.Tools), overruledAnswers}
 		c.Reason = fmt.Sprintf("the state changed as one call changes it in every round, but in %d round(s) copies answered differently, not as replays (the server deduplicates by content): %s", r.answersDiffered, stats)
 	default:
 		c.Status, c.Reason = matrix.Pass, "one execution per key: "+stats
 		if r.byState > 0 {
-			c.Evidence = "state (" + strings.Join(b.Snap.Tools, ", ") + "), " + c.Evidence
+			c.Evidence = c.Evidence.Lead(state(b.Snap.Tools))
 			c.Reason = fmt.Sprintf("in %d round(s) the state changed as one call changes it, and the answers show one execution per key: %s", r.byState, stats)
 			if b.contentDedup {
 				// Its retries answered like second executions: the saved burst's copies may

@@ -35,7 +35,7 @@ func (b *Battery) distinct(s *rig.Plan, t toolset.ToolInfo, args map[string]any)
 	if done {
 		return c
 	}
-	c.Evidence = byAnswers
+	c.Evidence = byAnswers()
 	f := res.Failure
 	switch {
 	case r.Outcome == outcome.Info:
@@ -71,7 +71,7 @@ func (b *Battery) distinctEvidence(c *Cell, tr *result.Trial, t toolset.ToolInfo
 	case matrix.Pass:
 		moved, same := b.Snap.Same(tr)
 		if _, ok := b.Snap.Minted(tr, "first", "second"); same && !ok {
-			c.Status, c.Evidence = matrix.Warn, "state ("+strings.Join(moved, ", ")+")"
+			c.Status, c.Evidence = matrix.Warn, matrix.Evidences{state(moved)}
 			c.Reason = "the second key's call left " + strings.Join(moved, ", ") + " as the first call left it: the server deduplicates by content, so one payload is one operation whatever the keys"
 		}
 	case matrix.Fail:

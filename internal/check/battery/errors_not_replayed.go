@@ -37,7 +37,7 @@ func (b *Battery) errorsNotReplayed(t toolset.ToolInfo, args map[string]any) *Ce
 	if done {
 		return c
 	}
-	c.Evidence = byAnswers
+	c.Evidence = byAnswers()
 	br := explain.Calls(tr, "broken")
 	if len(br) == 0 || br[0].Outcome != outcome.Fail {
 		// No refused call: what the effects and sinks counted is no evidence about this check.
@@ -60,16 +60,16 @@ func (b *Battery) errorsNotReplayed(t toolset.ToolInfo, args map[string]any) *Ce
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, "the corrected call's outcome is unknown"+explain.StatusNote(r)
 	case r.Status == br[0].Status && jsonvalue.Equal(r.Result, br[0].Result):
-		c.Status, c.Evidence = matrix.Fail, byStatus
+		c.Status, c.Evidence = matrix.Fail, byStatus()
 		c.Reason = "the corrected call got the refused call's error again" + explain.StatusNote(r) + ": the error was stored under the key"
 	default:
-		c.Status, c.Evidence = matrix.Fail, byStatus
+		c.Status, c.Evidence = matrix.Fail, byStatus()
 		c.Reason = "the corrected call with the key of a refused call was refused" + explain.StatusNote(r) + ": the key stayed bound to the call that never executed"
 	}
 	if c.Status == matrix.Fail && r.Outcome == outcome.Fail {
 		// A tool that refuses the corrected arguments with any key says nothing about keys.
 		if ok, why := b.Control(t, args); !ok {
-			c.Status, c.Evidence = matrix.Inconclusive, byStatus
+			c.Status, c.Evidence = matrix.Inconclusive, byStatus()
 			c.Reason = "the corrected call was refused" + explain.StatusNote(r) + ", but so is a call with a fresh key" + why + ": the refusal is not about the key"
 		}
 	}

@@ -23,7 +23,7 @@ func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell 
 	}
 	if len(s.SinkNames) == 0 {
 		if c.Status == matrix.Pass {
-			c.Evidence = strings.TrimSuffix(bySinks+" ("+strings.Join(b.Sinks(), ", ")+"), "+c.Evidence, ", ")
+			c.Evidence = c.Evidence.Lead(sinks(b.Sinks()))
 		}
 		return c
 	}
@@ -31,7 +31,7 @@ func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell 
 	if c.Status != matrix.Fail {
 		c.Status, c.Reason = matrix.Fail, ""
 	}
-	c.lead(bySinks+" ("+strings.Join(s.SinkNames, ", ")+")", heard)
+	c.lead(sinks(s.SinkNames), heard)
 	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
 	return c
 }
@@ -44,11 +44,11 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 	if s != nil && s.Effects == "" && s.NeedsEvidence && c.Status == matrix.Inconclusive && s.SinksAsserted {
 		// No effects declared: the sinks decide, having heard one execution's requests or more.
 		if len(s.SinkNames) > 0 {
-			c.Status, c.Evidence = matrix.Fail, bySinks+" ("+strings.Join(s.SinkNames, ", ")+")"
+			c.Status, c.Evidence = matrix.Fail, matrix.Evidences{sinks(s.SinkNames)}
 			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 			return c
 		}
-		c.Evidence = bySinks + " (" + strings.Join(b.Sinks(), ", ") + ")"
+		c.Evidence = matrix.Evidences{sinks(b.Sinks())}
 		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the sinks heard %d execution(s): %s", s.Executions, neverRan)
 		return c
 	}
@@ -60,15 +60,15 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		if c.Status != matrix.Fail {
 			c.Status, c.Reason = matrix.Fail, ""
 		}
-		c.lead(byEffects, counted)
+		c.lead(effects, counted)
 		c.Details = append(append([]string(nil), s.EffectsLines...), c.Details...)
 		return c
 	}
 	if c.Status == matrix.Inconclusive && s.NeedsEvidence {
-		c.Evidence = byEffects
+		c.Evidence = matrix.Evidences{effects}
 		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the declared effects count %d execution(s): %s", s.Executions, neverRan)
 	} else if c.Status == matrix.Pass {
-		c.Evidence = strings.TrimSuffix(byEffects+", "+c.Evidence, ", ")
+		c.Evidence = c.Evidence.Lead(effects)
 	}
 	return c
 }
@@ -77,24 +77,24 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 // §9: effects, sinks, state, then the answers and status codes): the state counts executions,
 // the answers only suggest them. The reason the cell had, if it was ✗ already, follows as the
 // weaker evidence agreeing.
-func (c *Cell) lead(evidence, showed string) {
+func (c *Cell) lead(evidence matrix.Evidence, showed string) {
 	if c.Reason != "" {
 		switch {
-		case strings.HasPrefix(c.Evidence, byAnswers):
+		case c.Evidence.Leads(matrix.EvidenceAnswers):
 			showed += "; the answers agree: " + c.Reason
-		case strings.HasPrefix(c.Evidence, byStatus):
+		case c.Evidence.Leads(matrix.EvidenceStatus):
 			showed += "; the status code agrees: " + c.Reason
 		default:
 			showed += "; " + c.Reason
 		}
 	}
 	c.Reason = showed
-	c.Evidence = strings.TrimSuffix(evidence+", "+c.Evidence, ", ")
+	c.Evidence = c.Evidence.Lead(evidence)
 }
 
 // rejected judges a call that must be refused, against the profile's status code.
 func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
-	c.Evidence = byStatus
+	c.Evidence = byStatus()
 	switch {
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, what+": the outcome is unknown"+explain.StatusNote(r)
@@ -118,7 +118,7 @@ func (b *Battery) inconclusiveControl(c *Cell, t toolset.ToolInfo, args map[stri
 	if ok {
 		return
 	}
-	c.Status, c.Evidence = matrix.Inconclusive, byStatus
+	c.Status, c.Evidence = matrix.Inconclusive, byStatus()
 	c.Reason = what + " was refused, but so is a call with a fresh key" + why + ": the refusal is not about the key"
 }
 
@@ -133,7 +133,7 @@ func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from 
 	if len(changed) == 0 {
 		return false
 	}
-	c.Status, c.Evidence = matrix.Fail, "state ("+strings.Join(changed, ", ")+"), "+byStatus
+	c.Status, c.Evidence = matrix.Fail, byStatus().Lead(state(changed))
 	c.Reason = what + " executed: it changed " + strings.Join(changed, ", ") + ", though it was refused" + explain.StatusNote(r)
 	return true
 }
@@ -142,7 +142,7 @@ func (b *Battery) executedAnyway(c *Cell, r result.Call, tr *result.Trial, from 
 // answered as a second execution would, yet left the state as the first call left it (a server
 // that deduplicates by content). It is safe, but the agent never gets the first answer.
 func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bool {
-	if c.Status != matrix.Fail || c.Evidence != byAnswers || res == nil || res.Metrics.DuplicateExecutions == 0 {
+	if c.Status != matrix.Fail || !c.Evidence.Only(matrix.EvidenceAnswers) || res == nil || res.Metrics.DuplicateExecutions == 0 {
 		return false
 	}
 	moved, same := b.Snap.Same(explain.Trial(res))
@@ -150,11 +150,11 @@ func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bo
 		return false
 	}
 	if f, ok := b.Snap.MintedKey(explain.Trial(res), "retry"); ok {
-		c.Evidence += ", state (" + strings.Join(moved, ", ") + ")"
+		c.Evidence = append(c.Evidence, state(moved))
 		c.Reason += "; " + what + " answered with a new " + f.String() + " that no earlier answer carried: " + mintedWhy(moved)
 		return true
 	}
-	c.Status, c.Evidence = matrix.Warn, "state ("+strings.Join(moved, ", ")+"), answers"
+	c.Status, c.Evidence = matrix.Warn, matrix.Evidences{state(moved), overruledAnswers}
 	b.contentDedup = true
 	stateDecides(c.Scenario, "retry", "again")
 	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +

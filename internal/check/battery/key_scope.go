@@ -45,7 +45,7 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 		}
 		return c
 	}
-	c.Evidence = byAnswers
+	c.Evidence = byAnswers()
 	first := explain.Calls(tr, "first")
 	again := explain.Calls(tr, "again")
 	switch {
@@ -68,7 +68,7 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 			c.Reason = u.Name + " refused the key of the " + t.Name + " call" + explain.StatusNote(r) + ", but it refuses a call with a fresh key too" + why + ": give it working arguments under check: {tools: {" + u.Name + ": {args: …}}}"
 			break
 		}
-		c.Status, c.Evidence = matrix.Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus()
 		c.Reason = u.Name + " refused the key of the " + t.Name + " call" + explain.StatusNote(r) + ": keys are not scoped per tool (safe, but the agent's call cannot run)"
 	default:
 		c.Status, c.Reason = matrix.Pass, u.Name+" with the same key executed its own call"

@@ -18,7 +18,7 @@ type keyProof struct {
 // (the key was recognised, even if the stored answer never came).
 func proofOf(c *Cell) *keyProof {
 	return &keyProof{
-		work: c.Status == matrix.Pass || ((c.Status == matrix.Warn || c.Status == matrix.Fail) && c.Evidence == byStatus),
+		work: c.Status == matrix.Pass || ((c.Status == matrix.Warn || c.Status == matrix.Fail) && c.ByStatusOnly()),
 		why:  c.Check + " " + c.Status.Symbol() + " " + c.Reason,
 	}
 }

@@ -54,10 +54,10 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 		last = ag[len(ag)-1]
 	}
 	names, lines := b.Snap.GrewMore(tr, b.OneCall)
-	c.Evidence = byAnswers
+	c.Evidence = byAnswers()
 	switch {
 	case len(names) > 0:
-		c.Status, c.Evidence = matrix.Fail, "state ("+strings.Join(names, ", ")+")"
+		c.Status, c.Evidence = matrix.Fail, matrix.Evidences{state(names)}
 		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
 	case len(f) > 0 && f[0].Outcome != outcome.Info:
 		c.Status = matrix.Inconclusive
@@ -73,7 +73,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 		c.Status, c.again = matrix.Inconclusive, timeout
 		c.Reason = "another payload under a key in flight was answered" + explain.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + explain.StatusNote(last) + ": the second payload may have reached the server first"
 	case r.Outcome == outcome.Fail && r.Status == 409:
-		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus, "another payload under a key in flight: rejected with 409"
+		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus(), "another payload under a key in flight: rejected with 409"
 	default:
 		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")
 		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")

@@ -39,9 +39,9 @@ func (b *Battery) missing(s *rig.Plan, t toolset.ToolInfo, args map[string]any) 
 	}
 	switch {
 	case r.Outcome == outcome.OK && b.Config.MissingKey == "accept":
-		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus, "accepted without a key (check.missing_key: accept)"
+		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus(), "accepted without a key (check.missing_key: accept)"
 	case r.Outcome == outcome.OK:
-		c.Status, c.Evidence = matrix.Fail, byStatus
+		c.Status, c.Evidence = matrix.Fail, byStatus()
 		c.Reason = "a call without a key executed" + explain.StatusNote(r) + ": the server does not require keys (set check.missing_key: accept if that is intended)"
 	default:
 		b.rejected(c, r, b.prof.Missing, "a call without a key")

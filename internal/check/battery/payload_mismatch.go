@@ -44,7 +44,7 @@ func (b *Battery) mismatch(s *rig.Plan, t toolset.ToolInfo, other map[string]any
 		return c
 	}
 	if r.Outcome == outcome.OK {
-		c.Status, c.Evidence = matrix.Fail, byAnswers
+		c.Status, c.Evidence = matrix.Fail, byAnswers()
 		c.Reason = "another payload under a used key executed" + explain.StatusNote(r)
 		if r.Replayed || res.Metrics.Replayed > 0 {
 			c.Reason = "another payload under a used key got the first call's stored answer (a replay)"

@@ -44,28 +44,28 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 		}
 		if res != nil && c.Status == matrix.Fail {
 			if moved, changed := b.Snap.Compare(explain.Trial(res)); len(changed) > 0 {
-				c.lead("state ("+strings.Join(moved, ", ")+")", "the retry changed "+strings.Join(changed, ", ")+" again")
+				c.lead(state(moved), "the retry changed "+strings.Join(changed, ", ")+" again")
 				c.Details = append(b.Snap.Details(explain.Trial(res), changed), c.Details...)
 			}
 		}
 		return c
 	}
-	c.Replayed, c.Evidence = res.Metrics.Replayed > 0, byAnswers
+	c.Replayed, c.Evidence = res.Metrics.Replayed > 0, byAnswers()
 	moved, changed := b.Snap.Compare(tr)
-	byState := "state (" + strings.Join(moved, ", ") + ")"
+	byState := state(moved)
 	switch {
 	case len(changed) > 0:
-		c.Status, c.Evidence = matrix.Fail, byState
+		c.Status, c.Evidence = matrix.Fail, matrix.Evidences{byState}
 		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, "the retry's outcome is unknown"+explain.StatusNote(r)
 	case r.Outcome == outcome.Fail && firstFailed(tr, first):
-		c.Status, c.Evidence = matrix.Inconclusive, byStatus
+		c.Status, c.Evidence = matrix.Inconclusive, byStatus()
 		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + explain.StatusNote(r) + " says nothing" + b.twice(s, first)
 	case r.Outcome == outcome.Fail && r.Conflict && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= refusedAttempts:
 		// The first call completed: a retry refused as in progress on every attempt is refused
 		// for ever. timeout-retry's first call may still be working, so it stays a deviation.
-		c.Status, c.Evidence = b.prof.RefusedForever, byStatus
+		c.Status, c.Evidence = b.prof.RefusedForever, byStatus()
 		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s (%d attempts over 350ms): the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")))
 		if c.Status == matrix.Fail {
 			c.Reason += "; the " + b.prof.Name + " profile expects the stored result"
@@ -73,15 +73,15 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 			c.Reason += " (safe; ✗ under the ietf and stripe profiles)"
 		}
 	case r.Outcome == outcome.Fail:
-		c.Status, c.Evidence = matrix.Warn, byStatus
+		c.Status, c.Evidence = matrix.Warn, byStatus()
 		c.Reason = "the retry was refused" + explain.StatusNote(r) + " instead of answered with the stored result: safe, but the agent never learns the outcome"
 	case t.Natural && len(moved) > 0:
-		c.Status, c.Evidence = matrix.Pass, byState
+		c.Status, c.Evidence = matrix.Pass, matrix.Evidences{byState}
 		c.Reason = "idempotent by nature; the retry left " + strings.Join(moved, ", ") + " as the first call left it"
 	case t.Natural:
 		c.Status, c.Reason = matrix.Inconclusive, natural+", and no read-only tool showed its effect; the retry succeeded"
 	case noID(res) && len(moved) > 0:
-		c.Status, c.Evidence = matrix.Pass, byState
+		c.Status, c.Evidence = matrix.Pass, matrix.Evidences{byState}
 		c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it (its answers carry no id)"
 		stateDecidesBecause(c.Scenario, "retry", noIDComment)
 	case noID(res):
@@ -89,7 +89,7 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 	case c.Replayed:
 		c.Status, c.Reason = matrix.Pass, "the retry got the stored answer"
 		if len(moved) > 0 {
-			c.Evidence = byState + ", " + c.Evidence
+			c.Evidence = c.Evidence.Lead(byState)
 			c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it and got the stored answer"
 		}
 	default:

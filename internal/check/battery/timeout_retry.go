@@ -36,7 +36,7 @@ func (b *Battery) timeoutRetry(t toolset.ToolInfo, args map[string]any) *Cell {
 	}
 	tr := explain.Trial(s.Last)
 	if names, lines := b.Snap.GrewMore(tr, b.OneCall); len(names) > 0 {
-		c.Status, c.Evidence = matrix.Fail, "state ("+strings.Join(names, ", ")+")"
+		c.Status, c.Evidence = matrix.Fail, matrix.Evidences{state(names)}
 		c.Reason = "the call given up on and its retry both executed: " + strings.Join(lines, "; ")
 		c.Details = details(s.Last, tr)
 		return c

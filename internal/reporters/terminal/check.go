@@ -48,8 +48,8 @@ func CheckMatrix(w io.Writer, rep *check.Report, color bool) {
 				continue
 			}
 			head := fmt.Sprintf("%s %s %s: %s", symbolStyle(st, c.Status).Render(c.Status.Symbol()), row.Tool, c.Check, c.Reason)
-			if c.Evidence != "" {
-				head += st.dim.Render(" [evidence: " + c.Evidence + "]")
+			if c.EvidenceText != "" {
+				head += st.dim.Render(" [evidence: " + c.EvidenceText + "]")
 			}
 			n.add(head, c.Details)
 		}
