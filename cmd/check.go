@@ -178,10 +178,10 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 		rep.Regressions, gerr = opts.classify(baseline.Check, red, writeJSON)
 	}
-	terminal.CheckMatrix(out, rep, color)
+	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
 	werr := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
+		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },
 		JSON:  writeJSON,
 	}, red, opts.IO.Out)
 	werr = errors.Join(werr, gerr, writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), inline))

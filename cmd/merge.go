@@ -166,10 +166,10 @@ func mergeCheck(opts *MergeOptions, rep *check.Report) error {
 	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	writeJSON := func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) }
 	gerr := opts.reclassify(baseline.Check, red, writeJSON, &rep.Regressions)
-	terminal.CheckMatrix(out, rep, color)
+	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
 	werr := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return junit.WriteCheck(w, rep) },
+		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },
 		JSON:  writeJSON,
 	}, red, opts.IO.Out)
 	werr = errors.Join(werr, gerr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))

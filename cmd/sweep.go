@@ -161,7 +161,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("%s: %w: pass --max-runs %d to make them", opts.Trace, err, le.Runs)}
 		}
 		if rep != nil {
-			terminal.SweepTable(out, rep, color)
+			terminal.WriteMatrix(out, rep.Matrix(), color)
 		}
 		return &exitError{ExitFailed, err}
 	}
@@ -170,11 +170,11 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if !rep.Interrupted {
 		rep.Regressions, gerr = opts.classify(baseline.Sweep, red, writeJSON)
 	}
-	terminal.SweepTable(out, rep, color)
+	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, nil, color)
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := errors.Join(reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return junit.WriteSweep(w, rep) },
+		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },
 		JSON:  writeJSON,
 	}, red, opts.IO.Out), gerr, writeScenarios(opts.IO, opts.Write, opts.Force, rep.Specs(), opts.inline(rep.Endpoint)))
 	if !rep.Interrupted {

@@ -16,6 +16,6 @@
 //
 //	base, _ := load.Config(".", load.Options{})
 //	rep, err := check.Run(ctx, base, check.Options{Endpoint: "refunds"})
-//	terminal.CheckMatrix(os.Stdout, rep, false) // internal/reporters/terminal
+//	terminal.WriteMatrix(os.Stdout, rep.Matrix(), false) // internal/reporters/terminal
 //	paths, err := spec.Write("scenarios/check", rep.Specs(), nil) // what ran, as scenario files
 package check

@@ -5,27 +5,40 @@ import (
 	"io"
 	"strings"
 
-	"github.com/idemtest/idemtest/internal/baseline"
-	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/matrix"
-	"github.com/idemtest/idemtest/internal/sweep"
 )
 
 // KnownFailure is the skipped message of a failure the baseline lists: JUnit has no "known"
 // state, and a skip is what CI parsers show without failing the build.
 const KnownFailure = "known failure (baseline)"
 
-// WriteCheck writes the battery as JUnit XML: a testsuite per tool, a testcase per check.
-// ✗ is a failure, – and ? are skipped (with why), ⚠ passes with its deviation in system-out.
-func WriteCheck(w io.Writer, rep *check.Report) error {
-	root := JUnitTestSuites{Name: "idemtest check " + rep.Endpoint, Time: seconds(rep.Duration)}
-	for _, row := range rep.Rows {
-		suite := JUnitTestSuite{Name: clean(row.Tool), Timestamp: rep.Start.UTC().Format("2006-01-02T15:04:05")}
+// WriteMatrix writes a check's or a sweep's matrix (matrix.Source) as JUnit XML: a testsuite per
+// row (check: per tool, a testcase per check), or one testsuite for the whole matrix when it
+// names one (sweep: a testcase for run 0 and one per call and fault, named "call 3
+// issue_refund: lost-response"). ✗ is a failure, – and ? are skipped (with why), ⚠ passes with
+// its deviation in system-out.
+func WriteMatrix(w io.Writer, m matrix.Matrix) error {
+	root := JUnitTestSuites{Name: clean(m.Title), Time: seconds(m.Duration)}
+	stamp := m.Start.UTC().Format("2006-01-02T15:04:05")
+	if m.Suite != "" {
+		suite := JUnitTestSuite{Name: clean(m.Suite), Timestamp: stamp, Time: seconds(m.Duration)}
+		if m.Lead != nil {
+			suite.addCell(*m.Lead)
+		}
+		for _, row := range m.Rows {
+			for _, c := range row.Cells {
+				suite.addCell(c)
+			}
+		}
+		root.add(suite)
+		return encode(w, root)
+	}
+	for _, row := range m.Rows {
+		suite := JUnitTestSuite{Name: clean(row.Name), Timestamp: stamp}
 		var total float64
 		for _, c := range row.Cells {
 			total += c.Duration.Seconds()
-			suite.addCell(JUnitTestCase{Name: c.Check, Classname: clean(rep.Endpoint + "." + row.Tool), Time: seconds(c.Duration)},
-				c.Status, c.Reason, c.Details, c.Check, rep.Regressions.IsKnown(baseline.CheckSubject(row.Tool, c.Check)))
+			suite.addCell(c)
 		}
 		suite.Time = fmt.Sprintf("%.3f", total)
 		root.add(suite)
@@ -33,41 +46,24 @@ func WriteCheck(w io.Writer, rep *check.Report) error {
 	return encode(w, root)
 }
 
-// WriteSweep writes a sweep as JUnit XML: one testsuite, a testcase for run 0 and one per call
-// and fault (named "call 3 issue_refund: lost-response"). ✗ is a failure, ? is skipped with why.
-func WriteSweep(w io.Writer, rep *sweep.Report) error {
-	root := JUnitTestSuites{Name: "idemtest sweep " + clean(rep.Trace), Time: seconds(rep.Duration)}
-	suite := JUnitTestSuite{Name: clean(rep.Trace), Timestamp: rep.Start.UTC().Format("2006-01-02T15:04:05"), Time: seconds(rep.Duration)}
-	cells := rep.Cells
-	if rep.Baseline != nil {
-		cells = append([]*sweep.Cell{rep.Baseline}, cells...)
+// addCell adds a cell's testcase, filled from its status: ✗ is a failure (typed by its column)
+// unless the baseline knows it (skipped, KnownFailure), – and ? are skipped with why, ✓ and ⚠
+// pass with their reason in system-out. A placeholder (nothing ran) is no testcase.
+func (s *JUnitTestSuite) addCell(c matrix.Cell) {
+	if c.Placeholder != "" {
+		return
 	}
-	for _, c := range cells {
-		name, class := fmt.Sprintf("call %d %s: %s", c.Seq, c.Tool, c.Fault), rep.Endpoint+"."+c.Tool
-		if c == rep.Baseline {
-			name, class = "run 0: the trace replayed without a fault", rep.Endpoint
-		}
-		known := rep.Regressions.IsKnown(baseline.SweepSubject(c.Seq, c.Tool, c.Fault))
-		suite.addCell(JUnitTestCase{Name: clean(name), Classname: clean(class), Time: seconds(c.Duration)}, c.Status, c.Reason, c.Details, c.Fault, known)
-	}
-	root.add(suite)
-	return encode(w, root)
-}
-
-// addCell adds a check or sweep testcase, filled from a cell's status: ✗ is a failure (typed by
-// failType) unless the baseline knows it (known: skipped, KnownFailure), – and ? are skipped
-// with why, ✓ and ⚠ pass with their reason in system-out.
-func (s *JUnitTestSuite) addCell(tc JUnitTestCase, status matrix.Status, reason string, details []string, failType string, known bool) {
-	text := clean(strings.Join(append([]string{reason}, details...), "\n"))
+	tc := JUnitTestCase{Name: clean(c.Case), Classname: clean(c.Class), Time: seconds(c.Duration)}
+	text := clean(strings.Join(append([]string{c.Reason}, c.Details...), "\n"))
 	switch {
-	case status == matrix.Fail && known:
+	case c.Status == matrix.Fail && c.Known:
 		tc.Skipped = &JUnitMessage{Message: KnownFailure, Text: text}
 		s.Skipped++
-	case status == matrix.Fail:
-		tc.Failure = &JUnitMessage{Message: clean(reason), Type: failType, Text: text}
+	case c.Status == matrix.Fail:
+		tc.Failure = &JUnitMessage{Message: clean(c.Reason), Type: c.Column, Text: text}
 		s.Failures++
-	case status == matrix.Skip || status == matrix.Inconclusive:
-		tc.Skipped = &JUnitMessage{Message: clean(status.Symbol() + " " + reason)}
+	case c.Status == matrix.Skip || c.Status == matrix.Inconclusive:
+		tc.Skipped = &JUnitMessage{Message: clean(c.Status.Symbol() + " " + c.Reason)}
 		s.Skipped++
 	default:
 		tc.SystemOut = text

@@ -31,14 +31,17 @@ func TestJUnitSchema(t *testing.T) {
 		{"services did not start", func(b *bytes.Buffer) error {
 			return Write(b, &result.Report{Start: reporterstest.T0, Err: errors.New("service refunds exited before it was ready: exit status 1")})
 		}},
-		{"check battery", func(b *bytes.Buffer) error { return WriteCheck(b, reporterstest.RecordedCheck(t)) }},
+		{"check battery", func(b *bytes.Buffer) error { return WriteMatrix(b, reporterstest.RecordedCheck(t).Matrix()) }},
 		{"sweep", func(b *bytes.Buffer) error {
-			return WriteSweep(b, &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: reporterstest.T0, Duration: 2 * time.Second,
+			rep := &sweep.Report{Trace: "agent.jsonl", Endpoint: "refunds", Start: reporterstest.T0, Duration: 2 * time.Second,
+				Faults:   sweep.Faults,
+				Calls:    []sweep.CallInfo{{Seq: 1, Tool: "issue_refund", Mutating: true}, {Seq: 2, Tool: "list_refunds"}},
 				Baseline: &sweep.Cell{Status: matrix.Pass, Reason: "the trace replayed"},
 				Cells: []*sweep.Cell{
-					{Seq: 1, Tool: "issue_refund", Fault: "lost-response", Status: matrix.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
-					{Seq: 1, Tool: "issue_refund", Fault: "timeout", Status: matrix.Inconclusive, Reason: "no retry"},
-				}})
+					{Seq: 1, Tool: "issue_refund", Fault: sweep.LostResponse, Status: matrix.Fail, Reason: "key k executed 2 times <&>", Details: []string{"\x00 bytes"}},
+					{Seq: 1, Tool: "issue_refund", Fault: sweep.Timeout, Status: matrix.Inconclusive, Reason: "no retry"},
+				}}
+			return WriteMatrix(b, rep.Matrix())
 		}},
 		{"proxy verdict", func(b *bytes.Buffer) error {
 			v := agentverdict.Judge(nil, agentverdict.JudgeOptions{})

@@ -43,7 +43,7 @@ func TestRecordedGolden(t *testing.T) {
 
 func TestCheckGolden(t *testing.T) {
 	var junit bytes.Buffer
-	if err := WriteCheck(&junit, reporterstest.RecordedCheck(t)); err != nil {
+	if err := WriteMatrix(&junit, reporterstest.RecordedCheck(t).Matrix()); err != nil {
 		t.Fatal(err)
 	}
 	if err := xml.Unmarshal(junit.Bytes(), new(JUnitTestSuites)); err != nil {

@@ -11,7 +11,7 @@ import (
 
 func TestCheckGolden(t *testing.T) {
 	var txt bytes.Buffer
-	CheckMatrix(&txt, reporterstest.RecordedCheck(t), false)
+	WriteMatrix(&txt, reporterstest.RecordedCheck(t).Matrix(), false)
 	reporterstest.Golden(t, "check.txt", txt.Bytes())
 }
 
@@ -24,7 +24,7 @@ func TestCheckMatrixClipsLongNames(t *testing.T) {
 	row.Tool = long
 	rep.Rows = append(rep.Rows, &row)
 	var txt bytes.Buffer
-	CheckMatrix(&txt, rep, false)
+	WriteMatrix(&txt, rep.Matrix(), false)
 	header, _, _ := strings.Cut(txt.String(), "\n")
 	if col := strings.Index(header, rep.Checks[0]); col > reporters.NameWidth+2 {
 		t.Errorf("the first check's column starts at %d:\n%s", col, txt.String())

@@ -6,5 +6,5 @@
 //
 //	terminal.Write(out, rep, terminal.Options{Color: true})
 //	p := terminal.NewProgress(errOut, len(scenarios), live, false, color)
-//	terminal.CheckMatrix(out, battery, color)
+//	terminal.WriteMatrix(out, battery.Matrix(), color)
 package terminal

@@ -7,38 +7,83 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemtest/idemtest/internal/matrix"
+	"github.com/idemtest/idemtest/internal/reporters"
 )
 
-// mark is one cell of a matrix: its status, which styles it, and the symbol shown.
-type mark struct {
-	status matrix.Status
-	symbol string
+// WriteMatrix prints a check's or a sweep's matrix (matrix.Source): the lead cell (sweep's run
+// 0) and the preamble (check's diagnoses, the values a sweep carried), a row per tool or call
+// and a column per check or fault (✓ pass, ✗ fail, ⚠ protocol deviation, – skipped or not
+// faulted, ? inconclusive), then every row skipped and every cell that is not ✓ explained with
+// its evidence, and the tally.
+func WriteMatrix(w io.Writer, m matrix.Matrix, color bool) {
+	st := newStyles(w, color)
+	if c := m.Lead; c != nil {
+		fmt.Fprintf(w, "%s: %s %s\n", c.Label, symbolStyle(st, c.Status).Render(c.Status.Symbol()), c.Reason)
+		for _, d := range c.Details {
+			fmt.Fprintln(w, "    "+d)
+		}
+	}
+	for _, l := range m.Preamble {
+		switch l.Tone {
+		case matrix.Warning:
+			fmt.Fprintln(w, st.skip.Render(l.Text))
+		case matrix.Muted:
+			fmt.Fprintln(w, st.dim.Render(l.Text))
+		default:
+			fmt.Fprintln(w, l.Text)
+		}
+	}
+	if m.Lead != nil || len(m.Preamble) > 0 {
+		fmt.Fprintln(w)
+	}
+	writeTable(w, st, m)
+	n := notes{w: w}
+	for _, row := range m.Rows {
+		if row.Skipped != "" {
+			n.add(fmt.Sprintf("%s %s: skipped: %s", symbolStyle(st, matrix.Skip).Render("–"), row.Name, row.Skipped), row.Details)
+			continue
+		}
+		for _, c := range row.Cells {
+			if c.Status == matrix.Pass || c.Placeholder != "" {
+				continue
+			}
+			head := fmt.Sprintf("%s %s: %s", symbolStyle(st, c.Status).Render(c.Status.Symbol()), c.Label, c.Reason)
+			if len(c.Evidence) > 0 {
+				head += st.dim.Render(" [evidence: " + c.Evidence.String() + "]")
+			}
+			n.add(head, c.Details)
+		}
+	}
+	writeTally(w, st, m.Tally, m.Interrupted, m.Failed)
 }
 
-// writeMatrix writes the table of check's and sweep's matrices: a header of corner and one
-// column per id, then a row per name with one symbol per cell, each styled by its status and
-// padded to its column's width. A row may have fewer cells than there are columns (a battery
-// interrupted in the middle of a tool).
-func writeMatrix(w io.Writer, st styles, corner string, ids, names []string, rows [][]mark) {
-	width := len(corner)
-	for _, n := range names {
-		width = max(width, utf8.RuneCountInString(n))
+// writeTable writes the table of a matrix: a header of corner and one column per id, then a row
+// per name (a long name clipped: one name must not push every column off-screen; the lines
+// below and the JSON report have it whole) with one symbol per cell, each styled by its status
+// and padded to its column's width. A row may have fewer cells than there are columns (a
+// battery interrupted in the middle of a tool).
+func writeTable(w io.Writer, st styles, m matrix.Matrix) {
+	names := make([]string, len(m.Rows))
+	width := len(m.Corner)
+	for i, row := range m.Rows {
+		names[i] = reporters.Clip(row.Name, reporters.NameWidth)
+		width = max(width, utf8.RuneCountInString(names[i]))
 	}
 	var hdr strings.Builder
-	fmt.Fprintf(&hdr, "%-*s", width+2, corner)
-	for _, id := range ids {
+	fmt.Fprintf(&hdr, "%-*s", width+2, m.Corner)
+	for _, id := range m.Columns {
 		fmt.Fprintf(&hdr, "%-*s", len(id)+2, id)
 	}
 	fmt.Fprintln(w, st.bold.Render(strings.TrimRight(hdr.String(), " ")))
-	for r, name := range names {
+	for r, row := range m.Rows {
 		var line strings.Builder
-		fmt.Fprintf(&line, "%-*s", width+2, name)
-		for i, m := range rows[r] {
-			pad := len(ids[i]) + 1
-			if i == len(rows[r])-1 {
+		fmt.Fprintf(&line, "%-*s", width+2, names[r])
+		for i, c := range row.Cells {
+			pad := len(m.Columns[i]) + 1
+			if i == len(row.Cells)-1 {
 				pad = 0
 			}
-			line.WriteString(symbolStyle(st, m.status).Render(m.symbol) + strings.Repeat(" ", pad))
+			line.WriteString(symbolStyle(st, c.Status).Render(c.Symbol()) + strings.Repeat(" ", pad))
 		}
 		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
 	}
