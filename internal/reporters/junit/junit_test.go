@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 	"github.com/idemtest/idemtest/internal/result"
 )
@@ -77,5 +78,43 @@ func TestInterrupted(t *testing.T) {
 	}
 	if doc.Tests != 3 || doc.Failures != 0 || doc.Errors != 0 || skippedOf(doc) != 2 {
 		t.Errorf("junit counts: %+v", doc)
+	}
+}
+
+// TestMatrixCases: a matrix's cells as test cases: a ✗ the baseline knows is skipped as a known
+// failure and fails nothing, a new ✗ fails typed by its column, ? is skipped with why, and a
+// placeholder (nothing ran) is no test case; one suite when the matrix names one.
+func TestMatrixCases(t *testing.T) {
+	cell := func(col string, st matrix.Status, known bool) matrix.Cell {
+		return matrix.Cell{Column: col, Case: col, Class: "refunds.issue_refund", Status: st, Reason: "why " + col, Known: known}
+	}
+	m := matrix.Matrix{Title: "idemtest check refunds", Columns: []string{"replay", "concurrent", "expiry", "annotations"}, Start: reporterstest.T0,
+		Rows: []matrix.Row{{Name: "issue_refund", Cells: []matrix.Cell{
+			cell("replay", matrix.Fail, true), cell("concurrent", matrix.Fail, false), cell("expiry", matrix.Inconclusive, false),
+			{Column: "annotations", Status: matrix.Skip, Placeholder: " "},
+		}}}}
+	for _, suite := range []string{"", "agent.jsonl"} {
+		m.Suite = suite
+		var buf bytes.Buffer
+		if err := WriteMatrix(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		var doc JUnitTestSuites
+		if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Suites) != 1 || doc.Tests != 3 || doc.Failures != 1 || skippedOf(doc) != 2 {
+			t.Fatalf("suite %q: counts %+v", suite, doc)
+		}
+		cases := doc.Suites[0].Cases
+		if s := cases[0].Skipped; s == nil || s.Message != KnownFailure || cases[0].Failure != nil {
+			t.Errorf("suite %q: the known ✗ is %+v", suite, cases[0])
+		}
+		if f := cases[1].Failure; f == nil || f.Type != "concurrent" || f.Message != "why concurrent" {
+			t.Errorf("suite %q: the new ✗ is %+v", suite, cases[1])
+		}
+		if s := cases[2].Skipped; s == nil || s.Message != "? why expiry" {
+			t.Errorf("suite %q: the ? is %+v", suite, cases[2])
+		}
 	}
 }
