@@ -49,7 +49,7 @@ type ledger struct {
 // ledgerServer is a plain HTTP JSON API run as l says: POST /tools/pay and /tools/ship (key in
 // the Idempotency-Key header, a replay marked Idempotent-Replayed: true) append an entry with an
 // id to the ledger (a call without accountId is refused with 400), and POST /tools/list_payments
-// reads the ledger, the state.
+// reads the state: the ledger's entries of one accountId (all without one).
 func ledgerServer(t *testing.T, l ledger) string {
 	var mu sync.Mutex
 	type stored struct {
@@ -63,7 +63,7 @@ func ledgerServer(t *testing.T, l ledger) string {
 	}
 	keys := map[string]*stored{}
 	byPayload := map[string]map[string]any{}
-	var entries []any
+	var entries []map[string]any
 	execute := func(tool string, args map[string]any) map[string]any {
 		entry := map[string]any{"id": fmt.Sprintf("%s_%d", tool, len(entries)+1), "tool": tool}
 		for k, v := range args {
@@ -82,9 +82,19 @@ func ledgerServer(t *testing.T, l ledger) string {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /tools/list_payments", func(w http.ResponseWriter, r *http.Request) {
+		var args struct {
+			AccountID string `json:"accountId"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&args)
 		mu.Lock()
 		defer mu.Unlock()
-		reply(w, 200, map[string]any{"payments": append([]any{}, entries...)}, false)
+		out := []any{}
+		for _, e := range entries {
+			if args.AccountID == "" || e["accountId"] == args.AccountID {
+				out = append(out, e)
+			}
+		}
+		reply(w, 200, map[string]any{"payments": out}, false)
 	})
 	mux.HandleFunc("POST /tools/{tool}", func(w http.ResponseWriter, r *http.Request) {
 		tool := r.PathValue("tool")
@@ -123,6 +133,8 @@ func ledgerServer(t *testing.T, l ledger) string {
 			return
 		}
 		if s := keys[scoped]; s != nil && !l.ignoreKeys && (l.ttl == 0 || time.Since(s.at) < l.ttl) {
+			// A copy: the call that took the key completes it under the lock.
+			s := *s
 			mu.Unlock()
 			switch {
 			case s.status != 0:
@@ -168,8 +180,9 @@ func ledgerServer(t *testing.T, l ledger) string {
 }
 
 // ledgerConfig is the idemtest.yaml of a ledgerServer at url: endpoint plain, whose mutating
-// tools are pay and ship (ship is natural when asked), the ledger as the state, keys to be kept
-// 200ms (expiry).
+// tools are pay and ship (ship is natural when asked), the ledger of the session's account as the
+// state (a call given up on in an earlier trial that executes late is not this trial's), keys to
+// be kept 200ms (expiry).
 func ledgerConfig(missingKey string, natural bool) string {
 	nat := ""
 	if natural {
@@ -182,7 +195,7 @@ func ledgerConfig(missingKey string, natural bool) string {
 check:
   missing_key: ` + missingKey + `
   key_ttl: 200ms
-  snapshot: [{tool: list_payments}]
+  snapshot: [{tool: list_payments, args: {accountId: "acct_{{ session }}"}}]
   tools:
     pay: {args: {accountId: "acct_{{ session }}", amount: 5}}
     ship: {args: {accountId: "acct_{{ session }}", address: "1 Main St"}}
