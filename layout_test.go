@@ -82,20 +82,7 @@ func TestImportsPointOneWay(t *testing.T) {
 func TestOneHomePerWord(t *testing.T) {
 	homes := map[string]bool{"outcome": true, "dispatch": true, "matrix": true}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, fset, func(_ string, f *ast.File) {
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok {
@@ -116,6 +103,28 @@ func TestOneHomePerWord(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// eachGoFile parses every Go file of the module (hidden folders, testdata and node_modules
+// left out) and gives it to fn with its slash path.
+func eachGoFile(t *testing.T, fset *token.FileSet, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		fn(filepath.ToSlash(path), f)
 		return nil
 	})
 	if err != nil {
@@ -155,19 +164,9 @@ var jsonWalkers = map[string]string{
 func TestJSONWalkersLiveInJSONValue(t *testing.T) {
 	fset := token.NewFileSet()
 	found := map[string]bool{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" || path == "internal/jsonvalue") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
+	eachGoFile(t, fset, func(path string, f *ast.File) {
+		if strings.HasPrefix(path, "internal/jsonvalue/") || strings.HasSuffix(path, "_test.go") {
+			return
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
@@ -179,7 +178,7 @@ func TestJSONWalkersLiveInJSONValue(t *testing.T) {
 				if !ok || !switchesOnJSON(sw) {
 					return true
 				}
-				at := filepath.ToSlash(path) + " " + fn.Name.Name
+				at := path + " " + fn.Name.Name
 				found[at] = true
 				if _, ok := jsonWalkers[at]; !ok {
 					t.Errorf("%s: %s walks a decoded JSON value: use internal/jsonvalue (add the primitive it lacks), or list it in jsonWalkers with why it is not jsonvalue's", fset.Position(sw.Pos()), fn.Name.Name)
@@ -187,11 +186,7 @@ func TestJSONWalkersLiveInJSONValue(t *testing.T) {
 				return true
 			})
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for at := range jsonWalkers {
 		if !found[at] {
 			t.Errorf("jsonWalkers lists %s, which has no such type switch any more: drop it from the list", at)
