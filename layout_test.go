@@ -23,7 +23,7 @@ func TestImportsPointOneWay(t *testing.T) {
 	}
 	const mod = "github.com/idemtest/idemtest/"
 	leaves := map[string][]string{
-		"internal/endpoint":    {"internal/netguard", "internal/outcome", "internal/dispatch"},
+		"internal/endpoint":    {"internal/netguard", "internal/outcome", "internal/dispatch", "internal/jsonvalue"},
 		"internal/sink":        nil,
 		"internal/jsonvalue":   nil,
 		"internal/verdict":     {"internal/jsonvalue"},
@@ -35,6 +35,8 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/safefile":    nil,
 		"internal/regularfile": nil,
 		"internal/matrix":      nil,
+		// check and init (scaffold) both read input schemas through synth.
+		"internal/check/synth": nil,
 	}
 	// Who may import whom beyond the leaves: sweep shares check's evidence packages, which live
 	// beside it (scenariogen, stateview, explain), so it never imports check itself. The
@@ -94,20 +96,7 @@ func TestImportsPointOneWay(t *testing.T) {
 func TestOneHomePerWord(t *testing.T) {
 	homes := map[string]bool{"outcome": true, "dispatch": true, "matrix": true}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, fset, func(_ string, f *ast.File) {
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok {
@@ -128,6 +117,28 @@ func TestOneHomePerWord(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// eachGoFile parses every Go file of the module (hidden folders, testdata and node_modules
+// left out) and gives it to fn with its slash path.
+func eachGoFile(t *testing.T, fset *token.FileSet, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		fn(filepath.ToSlash(path), f)
 		return nil
 	})
 	if err != nil {
@@ -147,4 +158,69 @@ func reexports(e ast.Expr, homes map[string]bool) bool {
 		return false
 	}
 	return homes[pkg.Name] || (pkg.Name == "battery" && sel.Sel.Name == "Cell")
+}
+
+// jsonWalkers are the type switches over both a decoded object and a decoded list that live
+// outside internal/jsonvalue, by file and function, each with why it is not jsonvalue's. Every
+// other walk over a decoded JSON value goes through jsonvalue (Walk, Map, Any, Lookup,
+// Without…), so that a dotted path and compare.ignore mean one thing everywhere (issue #24).
+var jsonWalkers = map[string]string{
+	"internal/endpoint/detail.go errorText":  "searches an error body's named fields for the server's message, to a bounded depth",
+	"internal/endpoint/detail.go objectText": "the same search, inside one error object",
+	"internal/assert/assert.go show":         "renders for a reader: a long list summarised, results by their expression names",
+	"internal/assert/template.go Text":       "encodes a map or list whole for a template, walks nothing",
+	"internal/scaffold/scaffold.go other":    "follows one path (last element, first field) to change one leaf",
+}
+
+// TestJSONWalkersLiveInJSONValue fails when a non-test file outside internal/jsonvalue has a
+// type switch with both a map[string]any and a []any case that jsonWalkers does not justify,
+// and when a justified one is gone (the list would then excuse a new one).
+func TestJSONWalkersLiveInJSONValue(t *testing.T) {
+	fset := token.NewFileSet()
+	found := map[string]bool{}
+	eachGoFile(t, fset, func(path string, f *ast.File) {
+		if strings.HasPrefix(path, "internal/jsonvalue/") || strings.HasSuffix(path, "_test.go") {
+			return
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				sw, ok := n.(*ast.TypeSwitchStmt)
+				if !ok || !switchesOnJSON(sw) {
+					return true
+				}
+				at := path + " " + fn.Name.Name
+				found[at] = true
+				if _, ok := jsonWalkers[at]; !ok {
+					t.Errorf("%s: %s walks a decoded JSON value: use internal/jsonvalue (add the primitive it lacks), or list it in jsonWalkers with why it is not jsonvalue's", fset.Position(sw.Pos()), fn.Name.Name)
+				}
+				return true
+			})
+		}
+	})
+	for at := range jsonWalkers {
+		if !found[at] {
+			t.Errorf("jsonWalkers lists %s, which has no such type switch any more: drop it from the list", at)
+		}
+	}
+}
+
+// switchesOnJSON reports whether a type switch has a case for a decoded object
+// (map[string]any or map[string]interface{}) and one for a decoded list ([]any).
+func switchesOnJSON(sw *ast.TypeSwitchStmt) bool {
+	var object, list bool
+	for _, c := range sw.Body.List {
+		for _, e := range c.(*ast.CaseClause).List {
+			switch types.ExprString(e) {
+			case "map[string]any", "map[string]interface{}":
+				object = true
+			case "[]any", "[]interface{}":
+				list = true
+			}
+		}
+	}
+	return object && list
 }

@@ -104,10 +104,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if !slices.Contains(battery.Profiles, opts.Profile) {
 		return &exitError{ExitUsage, fmt.Errorf("--profile %q: use %s", opts.Profile, strings.Join(battery.Profiles, ", "))}
 	}
-	for _, id := range append(append([]string(nil), opts.Only...), opts.Skip...) {
-		if !slices.Contains(battery.IDs, id) {
-			return &exitError{ExitUsage, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(battery.IDs, ", "))}
-		}
+	if _, err := check.SelectChecks(opts.Only, opts.Skip); err != nil {
+		return &exitError{ExitUsage, err}
 	}
 	if opts.Rounds < 0 || opts.Budget <= 0 {
 		return &exitError{ExitUsage, errors.New("--rounds must not be negative and --budget must be above zero")}

@@ -13,8 +13,6 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/merge"
 	"github.com/idemtest/idemtest/internal/redact"
-	"github.com/idemtest/idemtest/internal/reporters/github"
-	"github.com/idemtest/idemtest/internal/reporters/html"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
@@ -133,25 +131,10 @@ func mergeRun(opts *MergeOptions, rep *result.Report) error {
 	defer reports.Close()
 	// The inputs were redacted when they were written; nothing is left to redact.
 	red := redact.New()
-	out, color := humanOut(opts.IO, reports, opts.NoColor)
 	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }
 	gerr := opts.reclassify(baseline.Run, red, writeJSON, &rep.Regressions)
-	terminal.Write(out, rep, terminal.Options{Color: color, Verbose: opts.Verbose})
-	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
-	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
-		github.Annotate(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
-	}
-	werr := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return junit.Write(w, rep) },
-		JSON:  writeJSON,
-		HTML:  func(w io.Writer) error { return html.Write(w, rep, opts.Version) },
-	}, red, opts.IO.Out)
+	werr := showRun(opts.IO, rep, red, reports, opts.Verbose, opts.NoColor, opts.Version, writeJSON)
 	werr = errors.Join(werr, gerr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
-	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendStepSummary(path, rep, red); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
-		}
-	}
 	return opts.mergeExit(rep.Failed(), rep.Interrupted, rep.Regressions, rep.Coverage, werr)
 }
 

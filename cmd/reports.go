@@ -12,6 +12,9 @@ import (
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/reporters/github"
+	"github.com/idemtest/idemtest/internal/reporters/html"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/safefile"
@@ -25,6 +28,29 @@ func appendStepSummary(path string, rep *result.Report, red *redact.Redactor) er
 		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
 	}
 	return nil
+}
+
+// showRun is how run and report merge show a run report: the terminal report and the gate,
+// GitHub annotations under Actions, the report files (writeJSON is the JSON one, which the
+// baseline also reads), and the job summary. It returns the report files' error.
+func showRun(s *iostreams.IOStreams, rep *result.Report, red *redact.Redactor, reports *reportfile.Set, verbose, noColor bool, version string, writeJSON func(io.Writer) error) error {
+	out, color := humanOut(s, reports, noColor)
+	terminal.Write(out, rep, terminal.Options{Color: color, Verbose: verbose})
+	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
+	if s.Getenv("GITHUB_ACTIONS") == "true" {
+		github.Annotate(out, rep, s.Getenv("GITHUB_WORKSPACE"))
+	}
+	werr := reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return junit.Write(w, rep) },
+		JSON:  writeJSON,
+		HTML:  func(w io.Writer) error { return html.Write(w, rep, version) },
+	}, red, s.Out)
+	if path := s.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendStepSummary(path, rep, red); err != nil {
+			fmt.Fprintf(s.ErrOut, "idemtest: warning: %v\n", err)
+		}
+	}
+	return werr
 }
 
 // matrixReports is how check and sweep start their reports: the streams redact the endpoint's

@@ -13,10 +13,7 @@ import (
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
-	"github.com/idemtest/idemtest/internal/reporters/github"
-	"github.com/idemtest/idemtest/internal/reporters/html"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
-	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/result"
@@ -174,27 +171,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !rep.Interrupted {
 		rep.Regressions, gerr = opts.classify(baseline.Run, red, writeJSON)
 	}
-	terminal.Write(out, rep, terminal.Options{Color: color, Verbose: opts.Verbose})
-	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
-	if opts.IO.Getenv("GITHUB_ACTIONS") == "true" {
-		github.Annotate(out, rep, opts.IO.Getenv("GITHUB_WORKSPACE"))
-	}
-	werr := reports.Write(reportfile.Writers{
-		JUnit: func(w io.Writer) error { return junit.Write(w, rep) },
-		JSON:  writeJSON,
-		HTML:  func(w io.Writer) error { return html.Write(w, rep, opts.Version) },
-	}, red, opts.IO.Out)
+	werr := showRun(opts.IO, rep, red, reports, opts.Verbose, opts.NoColor, opts.Version, writeJSON)
 	werr = errors.Join(werr, gerr)
 	if !rep.Interrupted {
 		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
 	}
 	if tracer != nil && werr == nil {
 		werr = tracer.Err()
-	}
-	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendStepSummary(path, rep, red); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: %v\n", err)
-		}
 	}
 	failed := opts.gateFailed(rep.Failed(), rep.Regressions, rep.Coverage)
 	if opts.RequireCoverage && result.Gaps(rep.Coverage) && !rep.Interrupted {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -180,3 +181,26 @@ func (m *memStore) Charge(_ context.Context, id string) (*charge, error) {
 }
 
 func (m *memStore) Close() error { return nil }
+
+// claim is the loop a shared store's Reserve runs: take tries to create the in-flight record
+// (false: the key is held), get reads the record that holds it. A record that expired between
+// the two is claimed again, ten times at most.
+func claim(ctx context.Context, key string, take func() (bool, error), get func(context.Context, string) (*record, error)) (*record, error) {
+	for range 10 {
+		ok, err := take()
+		if err != nil {
+			return nil, fmt.Errorf("reserve key: %w", err)
+		}
+		if ok {
+			return nil, nil
+		}
+		existing, err := get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if existing != nil {
+			return existing, nil
+		}
+	}
+	return nil, errors.New("reserve key: record keeps expiring")
+}

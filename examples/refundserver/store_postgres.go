@@ -79,28 +79,15 @@ func newPGStore(ctx context.Context, dsn string) (*pgStore, error) {
 }
 
 func (s *pgStore) Reserve(ctx context.Context, key string, rec record, lease time.Duration) (*record, error) {
-	for range 10 {
+	return claim(ctx, key, func() (bool, error) {
 		if _, err := s.db.Exec(ctx, `DELETE FROM refundserver_keys WHERE key = $1 AND expires_at <= now()`, key); err != nil {
-			return nil, fmt.Errorf("expire key: %w", err)
+			return false, fmt.Errorf("expire: %w", err)
 		}
 		tag, err := s.db.Exec(ctx, `INSERT INTO refundserver_keys (key, fingerprint, token, expires_at)
 			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond') ON CONFLICT (key) DO NOTHING`,
 			key, rec.Fingerprint, rec.Token, lease.Milliseconds())
-		if err != nil {
-			return nil, fmt.Errorf("reserve key: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			return nil, nil
-		}
-		existing, err := s.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if existing != nil {
-			return existing, nil
-		}
-	}
-	return nil, errors.New("reserve key: record keeps expiring")
+		return err == nil && tag.RowsAffected() == 1, err
+	}, s.Get)
 }
 
 func (s *pgStore) Complete(ctx context.Context, key string, rec record, ttl time.Duration) error {

@@ -33,24 +33,7 @@ func (s *redisStore) Reserve(ctx context.Context, key string, rec record, lease 
 	if err != nil {
 		return nil, err
 	}
-	for range 10 {
-		ok, err := s.c.SetNX(ctx, s.k(key), val, lease).Result()
-		if err != nil {
-			return nil, fmt.Errorf("reserve key: %w", err)
-		}
-		if ok {
-			return nil, nil
-		}
-		existing, err := s.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if existing != nil {
-			return existing, nil
-		}
-		// The holder's record expired between SETNX and GET: try again.
-	}
-	return nil, errors.New("reserve key: record keeps expiring")
+	return claim(ctx, key, func() (bool, error) { return s.c.SetNX(ctx, s.k(key), val, lease).Result() }, s.Get)
 }
 
 // completeScript swaps an in-flight record for the stored response if the token still matches.

@@ -80,27 +80,18 @@ func (s *sqliteStore) ms(d time.Duration) int64 { return s.now().Add(d).UnixMill
 
 func (s *sqliteStore) Reserve(ctx context.Context, key string, rec record, lease time.Duration) (*record, error) {
 	ctx = context.WithoutCancel(ctx)
-	for range 10 {
+	return claim(ctx, key, func() (bool, error) {
 		if _, err := s.db.ExecContext(ctx, `DELETE FROM refundserver_keys WHERE key = ? AND expires_ms <= ?`, key, s.ms(0)); err != nil {
-			return nil, fmt.Errorf("expire key: %w", err)
+			return false, fmt.Errorf("expire: %w", err)
 		}
 		res, err := s.db.ExecContext(ctx, `INSERT INTO refundserver_keys (key, fingerprint, token, expires_ms)
 			VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`, key, rec.Fingerprint, rec.Token, s.ms(lease))
 		if err != nil {
-			return nil, fmt.Errorf("reserve key: %w", err)
+			return false, err
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			return nil, nil
-		}
-		existing, err := s.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if existing != nil {
-			return existing, nil
-		}
-	}
-	return nil, errors.New("reserve key: record keeps expiring")
+		n, _ := res.RowsAffected()
+		return n == 1, nil
+	}, s.Get)
 }
 
 func (s *sqliteStore) Complete(ctx context.Context, key string, rec record, ttl time.Duration) error {

@@ -621,6 +621,8 @@ func Show(v any) string {
 	return s
 }
 
+// show is not a jsonvalue walk: it renders for a reader, a long list summarised by its length
+// and first items, results by the names expressions give their fields.
 func show(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -628,11 +630,7 @@ func show(v any) string {
 	case string:
 		return fmt.Sprintf("%q", x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := jsonvalue.SortedKeys(x)
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = k + ": " + show(x[k])

@@ -12,7 +12,11 @@ import (
 // expr rejects a field that does not exist (first.statsu, .stauts inside a predicate) when the
 // file loads. Only Result, the server's own JSON, stays dynamic.
 
-// CallResult is one call's result: the value of a call step's id.
+// CallResult is one call's result: the value of a call step's id, the third of a call's five
+// shapes (result/doc.go). The runner fills it from an endpoint.Result as the step runs, so a
+// later step or assertion reads it by the names expressions use (expr tags, durations in ms);
+// it is not result.Call, which holds what reports need and assertions must not name (copy,
+// instance, instants), nor does assert import the result model.
 type CallResult struct {
 	OK      bool   `expr:"ok" json:"ok"`
 	Outcome string `expr:"outcome" json:"outcome"`

@@ -108,7 +108,9 @@ func (t *Template) Eval(env map[string]any) (any, error) {
 	return b.String(), nil
 }
 
-// Text formats a value for interpolation into a string.
+// Text formats a value for interpolation into a string. A map or list is not walked but
+// encoded whole, by encoding/json as templates always have (not jsonvalue.Canonical, which
+// leaves <, > and & unescaped).
 func Text(v any) string {
 	switch x := v.(type) {
 	case string:

@@ -120,7 +120,7 @@ func Run(ctx context.Context, base *scenario.Scenario, opts Options) (*Report, e
 	if err != nil {
 		return nil, err
 	}
-	checks, err := selectChecks(opts.Only, opts.Skip)
+	checks, err := SelectChecks(opts.Only, opts.Skip)
 	if err != nil {
 		return nil, err
 	}

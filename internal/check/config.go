@@ -112,7 +112,9 @@ func snapshots(tools []toolset.ToolInfo, def *scenario.Endpoint, cfg *scenario.C
 	return snap, nil
 }
 
-func selectChecks(only, skip []string) ([]string, error) {
+// SelectChecks is the checks --only and --skip select, in matrix order: an id that names no check,
+// or a selection that leaves none, is bad usage, refused before anything is started or sent.
+func SelectChecks(only, skip []string) ([]string, error) {
 	for _, id := range append(append([]string(nil), only...), skip...) {
 		if !slices.Contains(battery.IDs, id) {
 			return nil, fmt.Errorf("unknown check %q; checks: %s", id, strings.Join(battery.IDs, ", "))

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/check/rig/rigtest"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/scenario"
-	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // glue is how glueServer behaves, each mode one seen around a real idempotency library.
@@ -133,8 +131,7 @@ func glueServer(t *testing.T, g glue) string {
 // over POST /tools/pay, a probe of this session's payments and pay's declared effects over it,
 // filtered by the accountId the README tells users to filter by.
 func glueConfig(t *testing.T, url string) *scenario.Scenario {
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`endpoints:
+	return rigtest.Config(t, fmt.Sprintf(`endpoints:
   mcp:
     mcp: {url: "%[1]s/mcp"}
   plain:
@@ -147,15 +144,7 @@ check:
     pay:
       args: {accountId: "acct_{{ session }}", amount: 5}
       effects: len(paid.payments)
-`, url)
-	if err := os.WriteFile(filepath.Join(dir, "idemtest.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	base, err := load.Config(dir, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base
+`, url))
 }
 
 // TestNoFalseAlarmOnRealServers: each row is a behaviour seen around a real library, with the

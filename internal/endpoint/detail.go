@@ -2,9 +2,10 @@ package endpoint
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
 // maxDetail bounds the server's own words added to an error message, in bytes.
@@ -24,7 +25,8 @@ func Detail(msg string, body any) string {
 // messageKeys are the fields an error body states its message in, most telling first.
 var messageKeys = []string{"detail", "message", "error_description", "description", "title", "msg", "reason", "error"}
 
-// errorText finds the message in an error body; depth bounds the nesting it follows.
+// errorText finds the message in an error body; depth bounds the nesting it follows. It is not
+// a jsonvalue walk: it searches named fields (messageKeys) for text, it visits no paths.
 func errorText(body any, depth int) string {
 	if depth > 3 {
 		return ""
@@ -76,13 +78,8 @@ func objectText(b map[string]any, depth int) string {
 		return errorText(errs, depth+1)
 	case map[string]any:
 		// Field errors: {"errors": {"amount": ["must be above 0"]}}.
-		keys := make([]string, 0, len(errs))
-		for k := range errs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var parts []string
-		for _, k := range keys {
+		for _, k := range jsonvalue.SortedKeys(errs) {
 			if t := strings.TrimSpace(errorText(errs[k], depth+1)); t != "" {
 				parts = append(parts, k+": "+t)
 			}

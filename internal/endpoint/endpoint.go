@@ -19,7 +19,10 @@ type Request struct {
 	LoseResponse bool
 }
 
-// Result is a call's classified outcome and what came back.
+// Result is a call's classified outcome and what came back: the first of a call's five shapes
+// (result/doc.go), the one an Endpoint's Call or Prepared returns. It is the wire's view (raw
+// body, every header, the four instants), knows no step, copy or key; the runner turns it into
+// the other shapes and nothing else keeps it.
 type Result struct {
 	Outcome  outcome.Outcome
 	Status   int

@@ -242,7 +242,8 @@ func (p *Prober) client(addr string, allow []string) *redis.Client {
 	return c
 }
 
-// plain turns driver values into what assertions compare: numbers, strings, lists, maps.
+// plain turns driver values into what assertions compare: numbers, strings, lists, maps. It is
+// not a jsonvalue walk: its input is a driver's (Redis's map[any]any, pgx's types), not JSON.
 func plain(v any) any {
 	switch x := v.(type) {
 	case int64:

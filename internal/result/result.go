@@ -144,7 +144,12 @@ func StepError(step *scenario.Step, err error) *Failure {
 	return StepFailure(FailError, step, err.Error())
 }
 
-// Call is one request in a trial's history.
+// Call is one request in a trial's history: the second of a call's five shapes (doc.go), which
+// the runner records from an endpoint.Result with the step, copy, attempt and key that made it.
+// Reports, check and sweep read it; the JSON report writes it as a JSONCall and reads it back
+// (merge, the gate). assert.CallResult
+// (what an expression sees), verdict.Call (what the verdict judges) and trace.Call (a trace
+// line) are narrower views of it for consumers that must not import it.
 type Call struct {
 	Step     string `json:"step"`
 	Tool     string `json:"tool"`

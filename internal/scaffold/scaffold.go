@@ -9,7 +9,9 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
@@ -41,17 +43,15 @@ type sessionScoped string
 func (s sessionScoped) String() string { return string(s) + "_{{ session }}" }
 
 // exampleArgs derives example arguments from an input schema: required properties (all properties
-// when none is required), each from its examples, default or enum, else a placeholder of its
-// type, marked todo.
+// when none is required), each the value its schema gives (synth.Given), else a value or a
+// placeholder of its type, marked todo.
 func exampleArgs(schema map[string]any, keyArg string) []arg {
 	props, _ := schema["properties"].(map[string]any)
 	required := map[string]bool{}
-	if req, ok := schema["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
+	// The key argument counts as required here: a schema that requires only the key asks for
+	// no other argument.
+	for _, r := range synth.Required(schema, "") {
+		required[r] = true
 	}
 	var names []string
 	for name := range props {
@@ -99,29 +99,16 @@ func freeString(p map[string]any, s string) bool {
 	return true
 }
 
-// example is a value for a property from its schema: its examples, default, enum or const; a
+// example is a value for a property from its schema: the one it gives (synth.Given); a
 // value of its type that the schema accepts for a boolean, a number or an integer (within
 // minimum and maximum); else a placeholder (scenario.Placeholder), with todo set, for the user
 // to fill in: a made-up string or an untyped value would be refused by the server, and the
 // generated steps would then pass or fail on that refusal instead of on retry safety.
 func example(p map[string]any) (any, bool) {
-	if ex, ok := p["examples"].([]any); ok && len(ex) > 0 {
-		return ex[0], false
+	if v, ok := synth.Given(p); ok {
+		return v, false
 	}
-	if d, ok := p["default"]; ok {
-		return d, false
-	}
-	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
-		return e[0], false
-	}
-	if c, ok := p["const"]; ok {
-		return c, false
-	}
-	typ, _ := p["type"].(string)
-	if list, ok := p["type"].([]any); ok && len(list) > 0 {
-		typ, _ = list[0].(string)
-	}
-	switch typ {
+	switch synth.TypeOf(p) {
 	case "number":
 		if m, ok := p["minimum"].(float64); ok {
 			return m + 1, false
@@ -178,7 +165,8 @@ func alternative(p map[string]any, v any) any {
 	return other(v)
 }
 
-// other returns a different value of the same kind.
+// other returns a different value of the same kind. It is not a jsonvalue walk: it follows one
+// path (a list's last element, an object's first field) to change the leaf there.
 func other(v any) any {
 	switch x := v.(type) {
 	case float64:
@@ -202,11 +190,7 @@ func other(v any) any {
 		for k, e := range x {
 			out[k] = e
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := jsonvalue.SortedKeys(x)
 		if len(keys) == 0 {
 			out["other"] = true
 		} else {

@@ -167,3 +167,35 @@ func TestToolNamesAreQuoted(t *testing.T) {
 		t.Errorf("a tool without a schema gets no TODO arguments:\n%s", src)
 	}
 }
+
+// TestSchemaReadAsCheckReadsIt: init reads a property schema as check's synth does (one home,
+// synth.Given and synth.TypeOf), so the scenario init writes and the arguments check builds
+// agree on a nullable type list and a const beside an enum.
+func TestSchemaReadAsCheckReadsIt(t *testing.T) {
+	tests := []struct {
+		name, schema, want string
+	}{
+		{"nullable type list", `{"type":["null","integer"]}`, `1`},
+		{"const before enum", `{"enum":["a","b"],"const":"b"}`, `"b"`},
+		{"example before default", `{"examples":["ex"],"default":"d"}`, `"ex"`},
+		{"no type", `{}`, `"TODO(value)" TODO`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, todo := example(schema(t, tt.schema))
+			b, _ := json.Marshal(v)
+			got := string(b)
+			if todo {
+				got += " TODO"
+			}
+			if got != tt.want {
+				t.Errorf("example(%s) = %s, want %s", tt.schema, got, tt.want)
+			}
+		})
+	}
+	// A schema that requires only the key argument asks for no other argument.
+	s := schema(t, `{"required":["idempotencyKey"],"properties":{"idempotencyKey":{"type":"string"},"note":{"type":"string"}}}`)
+	if got := exampleArgs(s, "idempotencyKey"); len(got) != 0 {
+		t.Errorf("exampleArgs = %v, want none", got)
+	}
+}

@@ -54,7 +54,11 @@ func (h Header) MCPServer() (command, url string, ok bool) {
 	return "", "", false
 }
 
-// Call is one tool call: what was sent, what the agent was told, and the fault injected.
+// Call is one tool call: what was sent, what the agent was told, and the fault injected. It
+// is the fifth of a call's five shapes (result/doc.go): a line of the trace format, written by
+// the proxy (as an agent's calls pass) and by run --trace (from result.Call, in runtrace), read
+// by the agent verdict and sweep. Arguments and answer stay raw JSON, bounded to MaxLine, as
+// the format a file on disk must keep whatever the code's model becomes.
 type Call struct {
 	Seq  int    `json:"seq"`
 	AtUS int64  `json:"at_us"`

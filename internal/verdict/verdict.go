@@ -9,7 +9,11 @@ import (
 	"github.com/idemtest/idemtest/internal/jsonvalue"
 )
 
-// Call is one answer idemtest saw to a call, in the order the trial made them.
+// Call is one answer idemtest saw to a call, in the order the trial made them: the fourth of a
+// call's five shapes (result/doc.go). The runner builds it beside each result.Call, adding what
+// only the verdict needs (the endpoint's compare.ignore, whether the call is exempt, whether a
+// discarded answer was ok); Judge reads it. It is its own type so that verdict stays pure and
+// imports nothing of idemtest's but jsonvalue.
 type Call struct {
 	// Key is the idempotency key; a call without one is not judged.
 	Key string

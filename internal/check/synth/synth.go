@@ -29,14 +29,7 @@ func Synthesize(schema map[string]any, keyArg, target string) (map[string]any, e
 func object(schema map[string]any, keyArg, target, path string) (map[string]any, error) {
 	props, _ := schema["properties"].(map[string]any)
 	out := map[string]any{}
-	var names []string
-	if req, ok := schema["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok && s != keyArg {
-				names = append(names, s)
-			}
-		}
-	}
+	names := Required(schema, keyArg)
 	sort.Strings(names)
 	for _, name := range names {
 		p, ok := props[name].(map[string]any)
@@ -61,32 +54,24 @@ func join(path, name string) string {
 
 // value builds one value of a property schema.
 func value(p map[string]any, name, target, path string) (any, error) {
-	if ex, ok := p["examples"].([]any); ok && len(ex) > 0 {
+	if v, ok := Given(p); ok {
 		// An example string is made unique per trial, unless its shape is constrained.
-		if s, ok := ex[0].(string); ok && p["format"] == nil && p["pattern"] == nil && p["maxLength"] == nil && p["enum"] == nil {
+		ex, _ := p["examples"].([]any)
+		if s, ok := v.(string); ok && len(ex) > 0 && p["format"] == nil && p["pattern"] == nil && p["maxLength"] == nil && p["enum"] == nil {
 			return s + "_{{ session }}", nil
 		}
-		return ex[0], nil
-	}
-	if d, ok := p["default"]; ok {
-		return d, nil
-	}
-	if c, ok := p["const"]; ok {
-		return c, nil
-	}
-	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
-		return e[0], nil
+		return v, nil
 	}
 	for _, alt := range []string{"anyOf", "oneOf", "allOf"} {
 		if list, ok := p[alt].([]any); ok && len(list) > 0 {
 			for _, a := range list {
-				if m, ok := a.(map[string]any); ok && typeOf(m) != "null" {
+				if m, ok := a.(map[string]any); ok && TypeOf(m) != "null" {
 					return value(m, name, target, path)
 				}
 			}
 		}
 	}
-	switch typeOf(p) {
+	switch TypeOf(p) {
 	case "string":
 		return str(p, name, target, path)
 	case "integer":
@@ -124,21 +109,7 @@ func value(p map[string]any, name, target, path string) (any, error) {
 		}
 		return nil, fmt.Errorf("argument %s: its schema gives no type, example or default", path)
 	}
-	return nil, fmt.Errorf("argument %s: cannot build a value of type %s", path, typeOf(p))
-}
-
-func typeOf(p map[string]any) string {
-	switch t := p["type"].(type) {
-	case string:
-		return t
-	case []any:
-		for _, e := range t {
-			if s, ok := e.(string); ok && s != "null" {
-				return s
-			}
-		}
-	}
-	return ""
+	return nil, fmt.Errorf("argument %s: cannot build a value of type %s", path, TypeOf(p))
 }
 
 func str(p map[string]any, name, target, path string) (any, error) {
@@ -253,13 +224,9 @@ func Vary(args map[string]any) (map[string]any, string, bool) {
 // field is what was left out; ok is false when there is nothing to leave out.
 func Broken(schema map[string]any, keyArg string, args map[string]any) (out map[string]any, field string, ok bool) {
 	var names []string
-	if req, isList := schema["required"].([]any); isList {
-		for _, r := range req {
-			if n, isStr := r.(string); isStr && n != keyArg {
-				if _, has := args[n]; has {
-					names = append(names, n)
-				}
-			}
+	for _, n := range Required(schema, keyArg) {
+		if _, has := args[n]; has {
+			names = append(names, n)
 		}
 	}
 	if len(names) == 0 && schema == nil {

@@ -1,0 +1,264 @@
+package battery
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/check/rig/rigtest"
+	"github.com/idemtest/idemtest/internal/toolset"
+)
+
+// ledger is how ledgerServer keeps its keys: the zero value is a correct server (keys scoped per
+// tool and stored with their payload, a call in flight marked so that a second one gets 409, a
+// call without a key refused with 400, another payload under a used key with 422); each field
+// breaks it in the one way a check is about.
+type ledger struct {
+	// work is how long a call of pay or ship works before it executes: a call in flight stays
+	// in flight that long, whatever the machine's load.
+	work time.Duration
+	// naive checks the key, works, then executes and stores: a call that comes while another
+	// with its key works executes too.
+	naive bool
+	// ignoreKeys executes every call, keyed or not, and never replays.
+	ignoreKeys bool
+	// conflictForever answers 409 to every retry of a completed key, never the stored answer.
+	conflictForever bool
+	// sharedKeys keeps one key space for every tool: ship with pay's key gets pay's answer.
+	sharedKeys bool
+	// dedupePayload replays a payload seen before, whatever its key.
+	dedupePayload bool
+	// ttl forgets a key after this long (0: never).
+	ttl time.Duration
+	// missingStatus and mismatchStatus replace 400 (no key) and 422 (another payload).
+	missingStatus, mismatchStatus int
+	// acceptMissing executes a call without a key; commitMissing executes it, then answers 400.
+	acceptMissing, commitMissing bool
+	// cacheErrors stores the refusal of a call without its accountId under its key, so that the
+	// corrected call gets it again.
+	cacheErrors bool
+}
+
+// ledgerServer is a plain HTTP JSON API run as l says: POST /tools/pay and /tools/ship (key in
+// the Idempotency-Key header, a replay marked Idempotent-Replayed: true) append an entry with an
+// id to the ledger (a call without accountId is refused with 400), and POST /tools/list_payments
+// reads the state: the ledger's entries of one accountId (all without one).
+func ledgerServer(t *testing.T, l ledger) string {
+	var mu sync.Mutex
+	type stored struct {
+		payload string
+		body    map[string]any
+		at      time.Time
+		// done is false while the call that took the key works; status is that of a stored
+		// refusal (0: the body is an execution's answer).
+		done   bool
+		status int
+	}
+	keys := map[string]*stored{}
+	byPayload := map[string]map[string]any{}
+	var entries []map[string]any
+	execute := func(tool string, args map[string]any) map[string]any {
+		entry := map[string]any{"id": fmt.Sprintf("%s_%d", tool, len(entries)+1), "tool": tool}
+		for k, v := range args {
+			entry[k] = v
+		}
+		entries = append(entries, entry)
+		return entry
+	}
+	reply := func(w http.ResponseWriter, status int, body map[string]any, replayed bool) {
+		w.Header().Set("Content-Type", "application/json")
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(body)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tools/list_payments", func(w http.ResponseWriter, r *http.Request) {
+		var args struct {
+			AccountID string `json:"accountId"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&args)
+		mu.Lock()
+		defer mu.Unlock()
+		out := []any{}
+		for _, e := range entries {
+			if args.AccountID == "" || e["accountId"] == args.AccountID {
+				out = append(out, e)
+			}
+		}
+		reply(w, 200, map[string]any{"payments": out}, false)
+	})
+	mux.HandleFunc("POST /tools/{tool}", func(w http.ResponseWriter, r *http.Request) {
+		tool := r.PathValue("tool")
+		var args map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&args); err != nil {
+			reply(w, 400, map[string]any{"error": err.Error()}, false)
+			return
+		}
+		raw, _ := json.Marshal(args)
+		payload := tool + " " + string(raw)
+		key := r.Header.Get("Idempotency-Key")
+		scoped := tool + ":" + key
+		if l.sharedKeys {
+			scoped = key
+		}
+		mu.Lock()
+		switch {
+		case l.ignoreKeys:
+		case key == "" && (l.acceptMissing || l.commitMissing):
+			body := execute(tool, args)
+			mu.Unlock()
+			if l.commitMissing {
+				reply(w, 400, map[string]any{"error": "an Idempotency-Key header is required"}, false)
+				return
+			}
+			reply(w, 200, body, false)
+			return
+		case key == "":
+			mu.Unlock()
+			reply(w, cmp.Or(l.missingStatus, 400), map[string]any{"error": "an Idempotency-Key header is required"}, false)
+			return
+		case l.dedupePayload && byPayload[payload] != nil:
+			body := byPayload[payload]
+			mu.Unlock()
+			reply(w, 200, body, true)
+			return
+		}
+		if s := keys[scoped]; s != nil && !l.ignoreKeys && (l.ttl == 0 || time.Since(s.at) < l.ttl) {
+			// A copy: the call that took the key completes it under the lock.
+			s := *s
+			mu.Unlock()
+			switch {
+			case s.status != 0:
+				reply(w, s.status, s.body, false)
+			case !s.done:
+				reply(w, 409, map[string]any{"error": "a request with this key is in progress"}, false)
+			case s.payload != payload && !l.sharedKeys:
+				reply(w, cmp.Or(l.mismatchStatus, 422), map[string]any{"error": "the key was used with another payload"}, false)
+			case l.conflictForever:
+				reply(w, 409, map[string]any{"error": "a request with this key is in progress"}, false)
+			default:
+				reply(w, 200, s.body, true)
+			}
+			return
+		}
+		if _, ok := args["accountId"]; !ok {
+			refusal := map[string]any{"error": "accountId is required"}
+			if l.cacheErrors {
+				keys[scoped] = &stored{payload: payload, body: refusal, at: time.Now(), done: true, status: 400}
+			}
+			mu.Unlock()
+			reply(w, 400, refusal, false)
+			return
+		}
+		s := &stored{payload: payload, at: time.Now()}
+		if !l.naive && !l.ignoreKeys {
+			keys[scoped] = s
+		}
+		mu.Unlock()
+		time.Sleep(l.work)
+		mu.Lock()
+		s.body, s.done, s.at = execute(tool, args), true, time.Now()
+		if !l.ignoreKeys {
+			keys[scoped] = s
+			byPayload[payload] = s.body
+		}
+		mu.Unlock()
+		reply(w, 200, s.body, false)
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// ledgerConfig is the idemtest.yaml of a ledgerServer at url: endpoint plain, whose mutating
+// tools are pay and ship (ship is natural when asked), the ledger of the session's account as the
+// state (a call given up on in an earlier trial that executes late is not this trial's), keys to
+// be kept 200ms (expiry).
+func ledgerConfig(missingKey string, natural bool) string {
+	nat := ""
+	if natural {
+		nat = "\n    natural: [ship]"
+	}
+	return `endpoints:
+  plain:
+    http: {url: "%[1]s/tools/{tool}"}
+    mutating: [pay, ship]` + nat + `
+check:
+  missing_key: ` + missingKey + `
+  key_ttl: 200ms
+  snapshot: [{tool: list_payments, args: {accountId: "acct_{{ session }}"}}]
+  tools:
+    pay: {args: {accountId: "acct_{{ session }}", amount: 5}}
+    ship: {args: {accountId: "acct_{{ session }}", address: "1 Main St"}}
+`
+}
+
+// cellRun is one cell decided against a fresh ledgerServer.
+type cellRun struct {
+	server  ledger
+	profile string
+	check   string
+	// tool is the tool checked (pay when empty); missingKey the check.missing_key policy
+	// (reject when empty); natural makes ship idempotent by nature.
+	tool       string
+	missingKey string
+	natural    bool
+	// opts bound the concurrent and in-flight checks (one round, one trial when zero).
+	opts rig.Options
+}
+
+// decide starts a ledgerServer as r says, prepares the battery for the tool as check.Run does
+// and decides the one cell.
+func (r cellRun) decide(t *testing.T) *Cell {
+	t.Helper()
+	url := ledgerServer(t, r.server)
+	policy := r.missingKey
+	if policy == "" {
+		policy = "reject"
+	}
+	base := rigtest.Config(t, fmt.Sprintf(ledgerConfig(policy, r.natural), url))
+	prof, err := ProfileOf(r.profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := r.opts
+	opts.Only = []string{r.check}
+	if opts.Fanout == 0 {
+		opts.Fanout = 8
+	}
+	if opts.Budget == 0 {
+		opts.Budget = time.Millisecond
+	}
+	if opts.Rounds == 0 {
+		opts.Rounds = 1
+	}
+	target := rigtest.Target(t, base, "plain")
+	b := New(context.Background(), target, opts, prof)
+	name := r.tool
+	if name == "" {
+		name = "pay"
+	}
+	var tool toolset.ToolInfo
+	for _, ti := range target.Tools {
+		if ti.Name == name {
+			tool = ti
+		}
+	}
+	if tool.Name == "" {
+		t.Fatalf("no tool %s in %v", name, target.Tools)
+	}
+	args, why := b.Prepare(tool)
+	if why != "" {
+		t.Fatalf("%s was skipped: %s", name, why)
+	}
+	return b.Cell(r.check, tool, args)
+}
