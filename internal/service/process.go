@@ -43,14 +43,27 @@ func (s *service) name() string {
 	return s.def.Name
 }
 
-// freePort asks the kernel for an unused loopback port.
-func freePort() (int, error) {
+// ports hands out unused loopback ports, each one different: the kernel may give a port it
+// just handed out and saw closed again, so every port stays held (listened on) until release,
+// and the services of one set never share a port.
+type ports struct{ held []net.Listener }
+
+// free asks the kernel for an unused loopback port and holds it until release.
+func (p *ports) free() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
+	p.held = append(p.held, ln)
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// release closes the listeners holding the ports, for the services to bind them.
+func (p *ports) release() {
+	for _, ln := range p.held {
+		ln.Close()
+	}
+	p.held = nil
 }
 
 func (s *service) start(env map[string]any) error {

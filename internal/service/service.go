@@ -42,6 +42,8 @@ func serviceKey(s *scenario.Service) string { return s.Config + "\x00" + s.Name 
 // and, at Stop, stops.
 func Start(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenario.Scenario) map[string]any, onEvent func(Event)) (*Set, error) {
 	ss := &Set{byKey: map[string][]*service{}, sinkURLs: sinkURLs, onEvent: onEvent}
+	var held ports
+	defer held.release()
 	for _, sc := range list {
 		for _, def := range sc.Services {
 			k := serviceKey(def)
@@ -49,7 +51,7 @@ func Start(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenar
 				continue
 			}
 			for r := 1; r <= max(def.Replicas, 1); r++ {
-				port, err := freePort()
+				port, err := held.free()
 				if err != nil {
 					return nil, fmt.Errorf("service %s: find a free port: %w", def.Name, err)
 				}
@@ -60,6 +62,7 @@ func Start(ctx context.Context, list []*scenario.Scenario, sinkURLs func(*scenar
 			}
 		}
 	}
+	held.release()
 	// Every replica is started and ready before the first trial: a set that is half up would
 	// send the retries to a refused connection, not to the other instance.
 	var wg sync.WaitGroup
