@@ -1,8 +1,10 @@
 // Package matrix is the model of the matrices idemtest check and sweep report: a cell's Status
 // and the glyph each status is shown by, the Evidence that decided a cell, and the Matrix view
-// (rows of named cells under one column per check or fault) that every reporter renders. It
-// imports nothing of ours, so the producers (check's battery, sweep) and every reporter
-// share one definition, and no package re-exports it.
+// (rows of named cells under one column per check or fault) that the terminal and JUnit
+// reporters render (the JSON report writes the producers' structs, whose fields are the
+// format; HTML and the GitHub annotations show run reports only). It imports nothing of ours,
+// so the producers (check's battery, sweep) and the reporters share one definition, and no
+// package re-exports it.
 //
 //	var src matrix.Source = rep // a *check.Report or a *sweep.Report
 //	m := src.Matrix()
