@@ -78,6 +78,8 @@ type mcpSession struct {
 	// server's error answer to it, hsOK is set once a handshake request got a result.
 	hsID, hsMethod, hsErr string
 	hsOK                  bool
+	// listsDone are closed once no tools/list of the proxy's own awaits its answer (ownListed).
+	listsDone []chan struct{}
 }
 
 // handshakes are the requests an MCP client opens a session with.
@@ -115,6 +117,32 @@ func (s *mcpSession) ownList(cursor string) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params})
 	return append(b, '\n')
+}
+
+// ownListed returns a channel closed once no tools/list request of the proxy's own awaits its
+// answer: what the verdict knows of read-only tools comes from those answers, so a session ends
+// only after them (or after a bound the caller sets).
+func (s *mcpSession) ownListed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	s.listsDone = append(s.listsDone, ch)
+	s.settleLists()
+	return ch
+}
+
+// settleLists closes the channels of ownListed when no list of the proxy's own is in flight;
+// s.mu is held.
+func (s *mcpSession) settleLists() {
+	for _, f := range s.inflight {
+		if f.own && f.list {
+			return
+		}
+	}
+	for _, ch := range s.listsDone {
+		close(ch)
+	}
+	s.listsDone = nil
 }
 
 func newMCPSession(rec *Recorder) *mcpSession {
@@ -328,6 +356,9 @@ func (s *mcpSession) fromServer(raw []byte) (deliver bool, then []byte) {
 		if f.own && next != "" {
 			then = s.ownList(next)
 		}
+		s.mu.Lock()
+		s.settleLists()
+		s.mu.Unlock()
 		return !f.own, then
 	}
 	s.rec.Finish(f.p, classify(m))

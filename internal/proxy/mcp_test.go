@@ -50,13 +50,30 @@ func TestMCPSessionFlow(t *testing.T) {
 	if !strings.Contains(string(act.then), `"method":"tools/list"`) || !strings.Contains(string(act.then), `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`) {
 		t.Fatalf("own tools/list = %s", act.then)
 	}
+	// A session ends only after the proxy's own list is answered, every page of it.
+	listed := s.ownListed()
+	unsettled := func(page string) {
+		t.Helper()
+		select {
+		case <-listed:
+			t.Errorf("%s: the own tools/list counts as answered", page)
+		default:
+		}
+	}
+	unsettled("before its answer")
 	// Its answer, in two pages, is not for the agent.
 	deliver, then := s.fromServer([]byte(`{"jsonrpc":"2.0","id":"idemtest-proxy-tools-1","result":{"tools":[{"name":"list_refunds","annotations":{"readOnlyHint":true}}],"nextCursor":"p2"}}`))
 	if deliver || !strings.Contains(string(then), `"cursor":"p2"`) {
 		t.Fatalf("page 1: deliver %v, then %s", deliver, then)
 	}
+	unsettled("after page 1 of 2")
 	if deliver, then := s.fromServer([]byte(`{"jsonrpc":"2.0","id":"idemtest-proxy-tools-2","result":{"tools":[{"name":"issue_refund"}]}}`)); deliver || then != nil {
 		t.Fatalf("page 2: deliver %v, then %s", deliver, then)
+	}
+	select {
+	case <-listed:
+	default:
+		t.Error("the own tools/list is answered, but the session would still wait for it")
 	}
 	// The call's answer is delivered; a replay marker is read.
 	if deliver, _ := s.fromServer([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"refundId\":\"re_1\"}"}],"_meta":{"idempotentReplayed":true}}}`)); !deliver {

@@ -100,16 +100,23 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 		for _, b := range p.s.releaseAll() {
 			p.send(b)
 		}
+		// The proxy's own tools/list tells the verdict which tools are read-only: a server
+		// whose stdin closes may drop an answer it has not written yet, so wait for it first
+		// (within the grace, as for the exit).
+		wait, cancel := context.WithTimeout(ctx, grace)
+		select {
+		case <-p.s.ownListed():
+		case <-exited:
+		case <-wait.Done():
+		}
 		p.serverMu.Lock()
 		_ = toServer.Close()
 		p.serverMu.Unlock()
-		t := time.NewTimer(grace)
 		select {
 		case <-exited:
-		case <-t.C:
-		case <-ctx.Done():
+		case <-wait.Done():
 		}
-		t.Stop()
+		cancel()
 	case <-serverDone:
 		serverEnded = true
 	case <-ctx.Done():
