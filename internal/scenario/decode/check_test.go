@@ -121,3 +121,46 @@ func decodeConfig(path string) (*ConfigFile, error) {
 	}
 	return c, nil
 }
+
+// TestCheckSectionPositions: the check: and coverage: sections' errors, each whole and at the
+// value it is about.
+func TestCheckSectionPositions(t *testing.T) {
+	checkBad(t, []badCase{
+		{name: "not a mapping", src: "check: [a]\n",
+			want: []string{"1:8: check must be a mapping (key: value lines), got a list"}},
+		{name: "missing_key far from both", src: "check: {missing_key: maybe}\n",
+			want: []string{`1:22: check.missing_key must be reject or accept, got "maybe"`}},
+		{name: "key without format", src: "check: {key: {length: 10}}\n",
+			want: []string{"1:14: check.key needs a format"}},
+		{name: "key format unknown", src: "check: {key: {format: guid}}\n",
+			want: []string{`1:23: check.key.format "guid": use uuid, uuidv7, ulid or a template with {random} or {index}, such as "ik_{random}" with a length`}},
+		{name: "key length zero", src: "check: {key: {format: \"ik_{random}\", length: 0}}\n",
+			want: []string{"1:46: check.key.length is 0, out of range"}},
+		{name: "key length above the maximum", src: "check: {key: {format: \"ik_{random}\", length: 256}}\n",
+			bug:  "a check.key.length above 255 is reported twice, the second time at format: as if the format were wrong",
+			want: []string{"1:46: check.key.length is 256, out of range"}},
+		{name: "key_ttl negative", src: "check: {key_ttl: -1s}\n",
+			want: []string{"1:18: check.key_ttl must not be negative, got -1s"}},
+		{name: "tools entry not a mapping", src: "check: {tools: {t: skip}}\n",
+			want: []string{`1:20: check.tools.t must be a mapping (key: value lines), got "skip"`}},
+		{name: "effects not compiled", src: "check: {tools: {t: {effects: \"len(x\"}}}\n",
+			want: []string{"1:35: check.tools.t.effects: unexpected token EOF"}},
+		{name: "snapshot entry without tool", src: "check:\n  snapshot:\n    - {args: {}}\n",
+			want: []string{"3:7: check.snapshot[0] has no tool"}},
+		{name: "coverage exempt without reason", src: "coverage: {exempt: {create_charge: \"\"}}\n",
+			want: []string{"1:36: coverage.exempt.create_charge has no reason"}},
+		{name: "coverage unknown field", src: "coverage: {exmpt: {a: b}}\n",
+			want: []string{`1:12: unknown field "exmpt" in coverage (did you mean "exempt"?)`}},
+	}, configErrors)
+}
+
+// TestCoverageSection decodes coverage.exempt.
+func TestCoverageSection(t *testing.T) {
+	c, errs := configOf(t, "coverage:\n  exempt: {create_charge: tested by the payments suite}\n")
+	if len(errs) > 0 {
+		t.Fatal(strings.Join(errs, "\n"))
+	}
+	if c.Coverage == nil || c.Coverage.Pos.Line != 2 || c.Coverage.Exempt["create_charge"] != "tested by the payments suite" {
+		t.Errorf("coverage %+v", c.Coverage)
+	}
+}
