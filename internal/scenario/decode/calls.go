@@ -164,7 +164,7 @@ func (f *file) retry(n *yaml.Node) *scenario.Retry {
 		for i, o := range f.Strings(x, "retry.on") {
 			r.On = append(r.On, scenario.RetryOn(o))
 			if !slices.Contains(scenario.RetryOns, scenario.RetryOn(o)) {
-				f.ErrAt(f.Pos(x.Content[min(i, len(x.Content)-1)]), "retry.on lists info, conflict, 5xx or fail", "unknown retry condition %q", o)
+				f.ErrAt(f.Pos(item(x, i)), "retry.on lists info, conflict, 5xx or fail", "unknown retry condition %q", o)
 			}
 		}
 	}
@@ -172,4 +172,13 @@ func (f *file) retry(n *yaml.Node) *scenario.Retry {
 		r.Backoff = f.Duration(x, "retry.backoff")
 	}
 	return r
+}
+
+// item is the node of a list's i-th string, for an error's position: the list's element, or the
+// node itself when a single string stood where the list belongs (Strings accepts that form).
+func item(n *yaml.Node, i int) *yaml.Node {
+	if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+		return n.Content[i]
+	}
+	return n
 }

@@ -157,7 +157,7 @@ func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, is
 			ep.Ignore = f.Strings(cm["ignore"], "compare.ignore")
 			for i, p := range ep.Ignore {
 				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
-					f.ErrAt(f.Pos(cm["ignore"].Content[min(i, len(cm["ignore"].Content)-1)]), "write a dotted path to a field of the answer, such as requestId or meta.at",
+					f.ErrAt(f.Pos(item(cm["ignore"], i)), "write a dotted path to a field of the answer, such as requestId or meta.at",
 						"compare.ignore: %q is not a path", p)
 				}
 			}

@@ -183,7 +183,6 @@ func TestEndpointErrors(t *testing.T) {
 		{name: "compare.ignore not paths", src: "endpoints:\n  e:\n    http: {" + url + "}\n    compare: {ignore: [ok, .a, b., c..d, \"\"]}\n",
 			want: []string{`4:28: compare.ignore: ".a" is not a path`, `4:32: compare.ignore: "b." is not a path`, `4:36: compare.ignore: "c..d" is not a path`, `4:42: compare.ignore: "" is not a path`}},
 		{name: "compare.ignore one bad path, not in a list",
-			bug:  "compare.ignore written as a single string indexes its node's Content[-1] and panics instead of reporting the path",
 			src:  "endpoints:\n  e:\n    http: {" + url + "}\n    compare: {ignore: .a}\n",
 			want: []string{`4:23: compare.ignore: ".a" is not a path`}},
 		{name: "spread unknown", src: "endpoints:\n  e:\n    http: {" + url + "}\n    spread: round-robbin\n",

@@ -192,7 +192,6 @@ func TestCallStepErrors(t *testing.T) {
 		{name: "retry on an unknown condition", src: withSteps("  - {call_tool: t, retry: {on: [info, timeout]}}\n"),
 			want: []string{`3:39: unknown retry condition "timeout"`}},
 		{name: "retry on one unknown condition, not in a list",
-			bug:  "retry.on written as a single string indexes its node's Content[-1] and panics instead of reporting the condition",
 			src:  withSteps("  - {call_tool: t, retry: {on: timeout}}\n"),
 			want: []string{`3:32: unknown retry condition "timeout"`}},
 		{name: "retry backoff not a duration", src: withSteps("  - {call_tool: t, retry: {backoff: soon}}\n"),
