@@ -43,8 +43,12 @@ func (f *file) step(s *scenario.Scenario, i int, n *yaml.Node) *scenario.Step {
 	if has("call_tool") || has("retry_of") {
 		kinds++
 	}
-	if kinds != 1 {
+	switch {
+	case kinds == 0:
 		f.Errf(n, "each step has exactly one of call_tool, assert or sleep", "step %d is neither a call, an assertion nor a sleep", i+1)
+		return nil
+	case kinds > 1:
+		f.Errf(n, "each step has exactly one of call_tool, assert or sleep: split it into steps", "step %d is more than one of a call, an assertion and a sleep", i+1)
 		return nil
 	}
 	var env assert.Env
@@ -124,12 +128,14 @@ func (f *file) seedStep(n *yaml.Node) *yaml.Node {
 		}
 		out.Content = append(out.Content, k, v)
 	}
-	if len(out.Content) == 0 || (action.Value == "call_tool" && !hasKey(out, "call_tool")) {
-		f.Errf(n, "add tool: NAME", "action: call_tool needs tool:")
-		return nil
-	}
-	if action.Value == "assert" && !hasKey(out, "assert") {
-		f.Errf(n, "add check: EXPRESSION", "action: assert needs check:")
+	// Each action needs the key its step kind is named by, under its seed name.
+	need := map[string]struct{ key, seed, hint string }{
+		"call_tool": {"call_tool", "tool", "add tool: NAME"},
+		"assert":    {"assert", "check", "add check: EXPRESSION"},
+		"sleep":     {"sleep", "duration", "add duration: 500ms"},
+	}[action.Value]
+	if !hasKey(out, need.key) {
+		f.Errf(n, need.hint, "action: %s needs %s:", action.Value, need.seed)
 		return nil
 	}
 	return out
