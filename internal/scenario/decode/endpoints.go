@@ -103,7 +103,9 @@ func (f *file) keyFormat(km map[string]*yaml.Node, what string) scenario.KeyForm
 	}
 	length := 0
 	if ln != nil {
-		length = f.Int(ln, what+".length", 1, scenario.MaxKeyLength)
+		// Int reports a length out of range; the format is then judged with a length that
+		// is not, so the one mistake is not reported again at format:.
+		length = min(max(f.Int(ln, what+".length", 1, scenario.MaxKeyLength), 1), scenario.MaxKeyLength)
 	}
 	kf, err := scenario.ParseKeyFormat(f.Str(fn, what+".format"), length)
 	if err != nil {

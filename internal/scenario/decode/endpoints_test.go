@@ -169,7 +169,6 @@ func TestEndpointErrors(t *testing.T) {
 		{name: "key length without format", src: "endpoints:\n  e:\n    http: {" + url + "}\n    key: {header: K, length: 10}\n",
 			want: []string{"4:30: key.length needs a format"}},
 		{name: "key length out of range",
-			bug:  "a key.length out of range is reported twice, the second time at format: as if the format were wrong",
 			src:  "endpoints:\n  e:\n    http: {" + url + "}\n    key: {header: K, format: \"ik_{random}\", length: 256}\n",
 			want: []string{"4:53: key.length is 256, out of range"}},
 		{name: "key format unknown", src: "endpoints:\n  e:\n    http: {" + url + "}\n    key: {header: K, format: uuid4}\n",
