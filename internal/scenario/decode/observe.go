@@ -10,6 +10,7 @@ import (
 	"github.com/idemtest/idemtest/internal/assert"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
+	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
 // sinkRespondEnv is what {{ }} in a sink's response may use.
@@ -115,6 +116,15 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 	}
 	f.NamesHint = []string{"session", "trial", "services.NAME.port", "sinks.NAME.url"}
 	env := probeEnv()
+	if m["call_tool"] == nil {
+		// endpoint: and args: beside the kind are a call_tool probe's; elsewhere they would be
+		// accepted and never used.
+		for _, k := range []string{"endpoint", "args"} {
+			if v := m[k]; v != nil {
+				f.Errf(v, "move it into the kind's own settings, or make this a call_tool probe", "%s is only for a call_tool probe", k)
+			}
+		}
+	}
 	switch {
 	case m["http"] != nil:
 		hm, ok := f.fields(m["http"], "http probe", schema.HTTPProbe)
@@ -145,7 +155,11 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 			t.Endpoint = f.Str(v, "endpoint")
 		}
 		if v := m["args"]; v != nil {
-			t.Args = f.args(v, env)
+			if v.Kind != yaml.MappingNode {
+				f.Errf(v, "args is a mapping such as {accountId: acct_1}", "args must be a mapping, got %s", yamlfile.KindName(v))
+			} else {
+				t.Args = f.args(v, env)
+			}
 		}
 		p.CallTool = t
 	case m["sql"] != nil:
@@ -164,7 +178,10 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 		} else {
 			f.Errf(m["sql"], "add query: select …", "sql probe %s needs query:", name)
 		}
-		if v := sm["args"]; v != nil && v.Kind == yaml.SequenceNode {
+		if v := sm["args"]; v != nil {
+			if v.Kind != yaml.SequenceNode {
+				f.Errf(v, "args is a list of the query's $1, $2, … such as [\"acct_{{ session }}\"]", "args must be a list, got %s", yamlfile.KindName(v))
+			}
 			for _, a := range v.Content {
 				q.Args = append(q.Args, f.Template(a, "sql arg", env))
 			}
