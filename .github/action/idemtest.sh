@@ -25,6 +25,22 @@ case "${INPUT_REQUIRE_COVERAGE:-false}" in true | false) ;; *)
 	;;
 esac
 
+# A shard K/N names the reports and the artefact after itself, so that a matrix's jobs can be
+# downloaded into one directory and joined with `idemtest report merge`.
+suffix=
+artifact=idemtest-reports
+if [ -n "${INPUT_SHARD:-}" ]; then
+	if ! [[ "$INPUT_SHARD" =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] || [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; then
+		echo "::error::idemtest action: shard must be K/N with 1 <= K <= N, such as 2/3, not ${INPUT_SHARD}" >&2
+		exit 2
+	fi
+	suffix="-${BASH_REMATCH[1]}-of-${BASH_REMATCH[2]}"
+	artifact="idemtest-reports${suffix}"
+fi
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+	echo "artifact=${artifact}" >>"$GITHUB_OUTPUT"
+fi
+
 echo "::group::build idemtest from ${action}"
 mkdir -p "$(dirname "$bin")" "$reports"
 (cd "$action" && go build -o "$bin" .) || exit 2
@@ -37,6 +53,7 @@ gate=()
 [ -n "${INPUT_BASELINE:-}" ] && gate+=(--baseline "$INPUT_BASELINE")
 [ -n "${INPUT_FAIL_ON:-}" ] && gate+=(--fail-on "$INPUT_FAIL_ON")
 [ "${INPUT_REQUIRE_COVERAGE:-false}" = true ] && gate+=(--require-coverage)
+[ -n "${INPUT_SHARD:-}" ] && common+=(--shard "$INPUT_SHARD")
 
 worst=0
 record() { [ "$1" -gt "$worst" ] && worst=$1; }
@@ -45,12 +62,12 @@ if [ -n "${INPUT_PATHS:-}" ]; then
 	# Paths are split on whitespace, as the input documents.
 	read -r -a paths <<<"$INPUT_PATHS"
 	"$bin" run "${common[@]}" "${gate[@]}" --no-color \
-		--junit "$reports/run.xml" --json "$reports/run.json" --html "$reports/run.html" "${paths[@]}"
+		--junit "$reports/run$suffix.xml" --json "$reports/run$suffix.json" --html "$reports/run$suffix.html" "${paths[@]}"
 	record $?
 fi
 if [ -n "${INPUT_CHECK_ENDPOINT:-}" ]; then
 	"$bin" check "${common[@]}" "${gate[@]}" --no-color --endpoint "$INPUT_CHECK_ENDPOINT" \
-		--junit "$reports/check.xml" --json "$reports/check.json"
+		--junit "$reports/check$suffix.xml" --json "$reports/check$suffix.json"
 	record $?
 fi
 exit "$worst"
