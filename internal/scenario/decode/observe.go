@@ -181,9 +181,10 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 		if v := sm["args"]; v != nil {
 			if v.Kind != yaml.SequenceNode {
 				f.Errf(v, "args is a list of the query's $1, $2, … such as [\"acct_{{ session }}\"]", "args must be a list, got %s", yamlfile.KindName(v))
-			}
-			for _, a := range v.Content {
-				q.Args = append(q.Args, f.Template(a, "sql arg", env))
+			} else {
+				for _, a := range v.Content {
+					q.Args = append(q.Args, f.Template(a, "sql arg", env))
+				}
 			}
 		}
 		p.SQL = q

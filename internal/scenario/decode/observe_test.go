@@ -230,6 +230,8 @@ func TestProbeErrors(t *testing.T) {
 		{name: "sql args not a list",
 			src:  "probes:\n  p: {sql: {dsn: x, query: select 1, args: one}}\n",
 			want: []string{"2:44: args must be a list, got \"one\""}},
+		{name: "sql args a mapping", src: "probes:\n  p: {sql: {dsn: x, query: select 1, args: {a: \"{{ sesion }}\"}}}\n",
+			want: []string{"2:44: args must be a list, got a mapping"}},
 		{name: "redis without command", src: "probes:\n  p: {redis: {addr: \"127.0.0.1:1\"}}\n",
 			want: []string{"2:14: redis probe p needs command: as a list"}},
 		{name: "redis command writes", src: "probes:\n  p: {redis: {command: [set, k, v]}}\n",
