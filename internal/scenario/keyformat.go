@@ -55,11 +55,7 @@ func ParseKeyFormat(format string, length int) (KeyFormat, error) {
 	if !strings.Contains(format, "{") {
 		return KeyFormat{}, fmt.Errorf("format %q: use uuid, uuidv7, ulid or a template with {random} or {index}, such as \"ik_{random}\" with a length", format)
 	}
-	rest := format
-	for _, p := range []string{"{session}", "{index}", "{random}"} {
-		rest = strings.ReplaceAll(rest, p, "")
-	}
-	if strings.ContainsAny(rest, "{}") {
+	if _, ok := templateParts(format); !ok {
 		return KeyFormat{}, fmt.Errorf("format %q: a template may use {session}, {index} and {random} only", format)
 	}
 	if !strings.Contains(format, "{random}") && !strings.Contains(format, "{index}") {
@@ -87,20 +83,72 @@ func (f KeyFormat) Key(session string, index int) string {
 	case "ulid":
 		return ulid(time.Now())
 	}
-	fixed := strings.NewReplacer("{session}", session, "{index}", strconv.Itoa(index)).Replace(f.Template)
+	parts, _ := templateParts(f.Template)
+	holes, fixedLen := 0, 0
+	idx := strconv.Itoa(index)
+	for _, p := range parts {
+		switch p {
+		case "{random}":
+			holes++
+		case "{session}":
+			fixedLen += len(session)
+		case "{index}":
+			fixedLen += len(idx)
+		default:
+			fixedLen += len(p)
+		}
+	}
 	n := 16
 	if f.Length > 0 {
-		holes := strings.Count(fixed, "{random}")
-		n = max(0, (f.Length-(len(fixed)-holes*len("{random}")))/max(holes, 1))
+		n = max(0, (f.Length-fixedLen)/max(holes, 1))
 	}
-	out := fixed
-	for strings.Contains(out, "{random}") {
-		out = strings.Replace(out, "{random}", randomText(n), 1)
+	var b strings.Builder
+	b.Grow(fixedLen + holes*n)
+	for _, p := range parts {
+		switch p {
+		case "{random}":
+			b.WriteString(randomText(n))
+		case "{session}":
+			b.WriteString(session)
+		case "{index}":
+			b.WriteString(idx)
+		default:
+			b.WriteString(p)
+		}
 	}
+	out := b.String()
 	if f.Length > 0 && len(out) < f.Length {
 		out += randomText(f.Length - len(out))
 	}
 	return out
+}
+
+// templateParts splits a key template, in one pass, into its placeholders ({session},
+// {index}, {random}) and the literal text between them; ok is false when a brace is not part
+// of a placeholder. One pass keeps a template with thousands of placeholders linear, and a
+// placeholder is recognised only as written, never one assembled from what another expands to.
+func templateParts(t string) (parts []string, ok bool) {
+	for t != "" {
+		i := strings.IndexAny(t, "{}")
+		if i < 0 {
+			return append(parts, t), true
+		}
+		if i > 0 {
+			parts = append(parts, t[:i])
+			t = t[i:]
+		}
+		matched := false
+		for _, p := range []string{"{session}", "{index}", "{random}"} {
+			if strings.HasPrefix(t, p) {
+				parts, t, matched = append(parts, p), t[len(p):], true
+				break
+			}
+		}
+		if !matched {
+			return nil, false
+		}
+	}
+	return parts, true
 }
 
 // uuid4 is a random RFC 9562 version 4 UUID.
