@@ -117,9 +117,13 @@ func Load(ctx context.Context, source string, policy *netguard.Policy) (*Spec, e
 			return nil, &Error{Source: source, Err: aerr}
 		}
 		loc = &url.URL{Path: filepath.ToSlash(abs)}
-		// The document itself is the file the user named: any kind of file (a pipe from
-		// <(curl …) too), size-capped; its references are held to regular files.
-		data, err = readRegular(ctx, abs, maxSpecBytes, false)
+		// The document, like its references, is a regular file: a FIFO would wait for a
+		// writer and read as an empty document, a device never ends. A document on the
+		// network is named by its URL, or saved to a file first.
+		data, err = readRegular(ctx, abs, maxSpecBytes)
+		if errors.Is(err, errNotRegular) {
+			err = fmt.Errorf("%w: save the document to a file first, or give its http(s) URL", err)
+		}
 	}
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}

@@ -133,7 +133,7 @@ func (r *refReader) readFile(name, shown string) ([]byte, error) {
 		outside.Reason = "refused: a symbolic link leads outside the document's directory " + r.lexDir + "; a document references only files under its own directory"
 		return nil, outside
 	}
-	b, err := readRegular(r.ctx, real, r.budget, true)
+	b, err := readRegular(r.ctx, real, r.budget)
 	if err != nil {
 		return nil, &RefError{Ref: shown, Reason: err.Error(), Err: err}
 	}
@@ -150,18 +150,12 @@ func under(dir, name string) bool {
 // errNotRegular is a file that is not a regular file: a FIFO would block, a device never ends.
 var errNotRegular = errors.New("refused: not a regular file")
 
-// readRegular reads at most limit bytes of the file name. With regular set, anything but a
-// regular file is refused before it is opened (a FIFO would wait for a writer, a device never
-// ends), and checked again once open. The file is opened without blocking, so a FIFO swapped
+// readRegular reads at most limit bytes of the regular file name. Anything else is refused
+// before it is opened (a FIFO would wait for a writer, a device never ends), and checked again
+// once open. The file is opened without blocking, so a FIFO swapped
 // in after the check cannot hang the read; a read still under way is abandoned when ctx ends.
-func readRegular(ctx context.Context, name string, limit int64, regular bool) ([]byte, error) {
-	var f *os.File
-	var err error
-	if regular {
-		f, _, err = regularfile.Open(name)
-	} else {
-		f, err = regularfile.OpenAny(name)
-	}
+func readRegular(ctx context.Context, name string, limit int64) ([]byte, error) {
+	f, _, err := regularfile.Open(name)
 	var nr *regularfile.NotRegularError
 	if errors.As(err, &nr) {
 		return nil, fmt.Errorf("%w (%s)", errNotRegular, regularfile.Kind(nr.Mode))

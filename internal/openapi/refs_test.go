@@ -211,3 +211,24 @@ func checkRefResult(t *testing.T, s *Spec, err error, ok, refused bool) {
 		t.Errorf("the error shows a local file's content: %v", err)
 	}
 }
+
+// TestSpecialMainDocument: the document itself is held to regular files as its references are:
+// a FIFO is refused at once instead of read as an empty document, a device before a byte of it
+// is read.
+func TestSpecialMainDocument(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "api.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	for _, name := range []string{fifo, "/dev/zero", "/dev/null"} {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			_, err := Load(context.Background(), name, nil)
+			if !errors.Is(err, errNotRegular) {
+				t.Fatalf("err = %v, want a refused non-regular file", err)
+			}
+			if !strings.Contains(err.Error(), "save the document to a file") {
+				t.Errorf("err = %v: does not say what to do", err)
+			}
+		})
+	}
+}

@@ -73,12 +73,6 @@ func Open(path string) (*os.File, os.FileInfo, error) {
 	return f, info, nil
 }
 
-// OpenAny opens path for reading whatever kind of file it is (a pipe from <(curl …) a user
-// named on purpose), without blocking on a named pipe that has no writer yet.
-func OpenAny(path string) (*os.File, error) {
-	return os.OpenFile(path, openFlags, 0)
-}
-
 // Read reads all of the regular file at path, at most limit bytes (a longer file is a
 // *TooLargeError), and gives up with ctx's error when ctx ends first.
 func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
