@@ -44,6 +44,11 @@ func (r listedReplicas) Tools(ctx context.Context) ([]Tool, error) {
 	return r.members[0].(ToolLister).Tools(ctx)
 }
 
+// Tool looks a tool up on the first instance: every instance serves the same tools.
+func (r listedReplicas) Tool(ctx context.Context, name string) (Tool, bool, error) {
+	return r.members[0].(ToolLister).Tool(ctx, name)
+}
+
 // NewReplicas returns the set of members, named by instances (one each, in order). The set
 // lists its tools when its members do.
 func NewReplicas(members []Endpoint, instances []Instance) InstanceSet {

@@ -32,5 +32,9 @@ func (t Tool) AcceptsArg(name string) bool {
 
 // ToolLister is implemented by endpoints that can list their tools.
 type ToolLister interface {
+	// Tools lists the tools, sorted by name; the slice is the caller's.
 	Tools(ctx context.Context) ([]Tool, error)
+	// Tool looks one tool up by name (ok false: the server has none of that name), without
+	// copying the list: a run asks for every call it makes.
+	Tool(ctx context.Context, name string) (t Tool, ok bool, err error)
 }

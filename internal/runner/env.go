@@ -86,15 +86,19 @@ func (r *runner) mutating(ctx context.Context, ep endpoint.Endpoint, def *scenar
 	if !ok {
 		return toolset.Mutating(def, tool, nil), nil
 	}
+	t, found, err := lister.Tool(ctx, tool)
+	if err != nil {
+		return false, err
+	}
+	if found {
+		return toolset.Mutating(def, tool, &t), nil
+	}
 	tools, err := lister.Tools(ctx)
 	if err != nil {
 		return false, err
 	}
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
-		if t.Name == tool {
-			return toolset.Mutating(def, tool, &t), nil
-		}
 		names = append(names, t.Name)
 	}
 	return false, fmt.Errorf("endpoint %s has no tool %q; its tools: %s", def.Name, tool, strings.Join(names, ", "))

@@ -28,14 +28,12 @@ func (r *runner) exemption(ctx context.Context, ep endpoint.Endpoint, def *scena
 		}
 		return ""
 	}
-	tools, err := lister.Tools(ctx)
-	if err != nil {
+	t, ok, err := lister.Tool(ctx, step.Tool)
+	if err != nil || !ok {
 		return ""
 	}
-	for _, t := range tools {
-		if t.Name == step.Tool && toolset.Natural(def, step.Tool, &t) {
-			return result.UnjudgedHint
-		}
+	if toolset.Natural(def, step.Tool, &t) {
+		return result.UnjudgedHint
 	}
 	return ""
 }

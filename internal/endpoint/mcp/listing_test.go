@@ -96,3 +96,43 @@ func TestListingEndsWithCaller(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// manyTools is a server listing n tools over pages of 100, named t0000…, in reverse order.
+func manyTools(t *testing.T, n int) *Endpoint {
+	srv := pagingMCP(t, func(p int) ([]map[string]any, string) {
+		var tools []map[string]any
+		for i := p * 100; i < min(n, (p+1)*100); i++ {
+			tools = append(tools, pageTool(fmt.Sprintf("t%04d", n-1-i), ""))
+		}
+		next := fmt.Sprintf("c%d", p+1)
+		if (p+1)*100 >= n {
+			next = ""
+		}
+		return tools, next
+	})
+	ep := New(Config{URL: srv.URL, Listing: Listing{MaxPages: 1000, MaxTools: 10_000}})
+	t.Cleanup(func() { ep.Close() })
+	return ep
+}
+
+// TestToolLookup: Tool finds a listed tool and reports an unknown one as absent, Tools lists
+// them sorted, and what a caller does to the list it was given stays its own.
+func TestToolLookup(t *testing.T) {
+	ep := manyTools(t, 250)
+	ctx := context.Background()
+	tool, ok, err := ep.Tool(ctx, "t0123")
+	if err != nil || !ok || tool.Name != "t0123" {
+		t.Fatalf("Tool(t0123) = %v, %v, %v", tool.Name, ok, err)
+	}
+	if _, ok, err := ep.Tool(ctx, "nope"); err != nil || ok {
+		t.Fatalf("Tool(nope) = %v, %v; want absent", ok, err)
+	}
+	tools, err := ep.Tools(ctx)
+	if err != nil || len(tools) != 250 || tools[0].Name != "t0000" || tools[249].Name != "t0249" {
+		t.Fatalf("Tools = %d tools, err %v", len(tools), err)
+	}
+	tools[0].Name = "changed"
+	if again, _ := ep.Tools(ctx); again[0].Name != "t0000" {
+		t.Fatalf("a caller's change reached the endpoint's list: %q", again[0].Name)
+	}
+}

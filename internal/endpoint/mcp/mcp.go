@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -103,7 +104,8 @@ type Endpoint struct {
 	rt      *roundTripper // the HTTP client transport, nil for stdio
 	seq     atomic.Int64  // numbers calls, to learn whether each was written
 	cmd     *exec.Cmd
-	tools   map[string]endpoint.Tool
+	tools   map[string]endpoint.Tool // by name, once listed
+	sorted  []endpoint.Tool          // the same, sorted by name
 	err     error
 }
 
@@ -233,27 +235,50 @@ func (e *Endpoint) Close() error {
 	return nil
 }
 
-// Tools lists the server's tools.
+// Tools lists the server's tools, sorted by name.
 func (e *Endpoint) Tools(ctx context.Context) ([]endpoint.Tool, error) {
-	cs, err := e.connect(ctx)
-	if err != nil {
+	if err := e.listOnce(ctx); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.sorted), nil
+}
+
+// Tool looks one of the server's tools up by name.
+func (e *Endpoint) Tool(ctx context.Context, name string) (endpoint.Tool, bool, error) {
+	if err := e.listOnce(ctx); err != nil {
+		return endpoint.Tool{}, false, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.tools[name]
+	return t, ok, nil
+}
+
+// listOnce lists the tools the first time they are asked for and keeps them, by name and
+// sorted, so that later look-ups neither ask the server nor sort again.
+func (e *Endpoint) listOnce(ctx context.Context) error {
+	cs, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
 	if e.tools != nil {
-		defer e.mu.Unlock()
-		return sortedTools(e.tools), nil
+		e.mu.Unlock()
+		return nil
 	}
 	conn := e.conn
 	e.mu.Unlock()
 	tools, err := e.list(ctx, cs, conn)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	sorted := sortedTools(tools)
 	e.mu.Lock()
-	e.tools = tools
+	e.tools, e.sorted = tools, sorted
 	e.mu.Unlock()
-	return sortedTools(tools), nil
+	return nil
 }
 
 // list follows the server's pagination within the Listing caps.
