@@ -232,12 +232,22 @@ type listener struct {
 	count atomic.Int64
 }
 
-// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang | redirect
-// URL]". It sets NAME_URL and NAME_ADDR; with hang it never answers; with redirect it answers
-// every request with a 307 to URL.
+// cmdListen starts a loopback HTTP server that counts requests: "listen NAME [hang | closed |
+// redirect URL]". It sets NAME_URL and NAME_ADDR; with hang it never answers; with closed the
+// port is closed again at once (nothing listens there: a server that is not running); with
+// redirect it answers every request with a 307 to URL.
 func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 1 && args[1] == "redirect" && len(args) != 3 {
-		ts.Fatalf("usage: listen NAME [hang | redirect URL]")
+		ts.Fatalf("usage: listen NAME [hang | closed | redirect URL]")
+	}
+	if len(args) == 2 && args[1] == "closed" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		addr := ln.Addr().String()
+		ts.Check(ln.Close())
+		ts.Setenv(args[0]+"_URL", "http://"+addr)
+		ts.Setenv(args[0]+"_ADDR", addr)
+		return
 	}
 	hang := len(args) > 1 && args[1] == "hang"
 	redirect := ""
