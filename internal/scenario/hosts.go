@@ -41,13 +41,10 @@ func DSNHosts(dsn string) []string {
 	return out
 }
 
-// HostError is a call target that is neither loopback nor allowed.
-type HostError = netguard.HostError
-
 // CheckHost checks the host of a URL (which may contain {{ }} and {tool}) against the loopback
 // rule and the allowed hosts (netguard's policy). A host that is itself templated is checked
 // when it is rendered, before the trial's first call.
-func CheckHost(rawURL string, allowed []string) *HostError {
+func CheckHost(rawURL string, allowed []string) *netguard.HostError {
 	tpl := regexp.MustCompile(`\{\{.*?\}\}`)
 	if h := hostOf(rawURL); h != "" && !tpl.MatchString(h) {
 		u := tpl.ReplaceAllString(strings.ReplaceAll(rawURL, "{tool}", "tool"), "0")
@@ -70,12 +67,12 @@ func hostOf(raw string) string {
 	return rest
 }
 
-func checkHost(rawURL string, allowed []string) *HostError {
+func checkHost(rawURL string, allowed []string) *netguard.HostError {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Hostname() == "" {
 		return nil
 	}
-	var he *HostError
+	var he *netguard.HostError
 	if errors.As(netguard.New(allowed).Check(u.Hostname(), u.Port()), &he) {
 		return he
 	}

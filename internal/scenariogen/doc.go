@@ -1,4 +1,4 @@
-// Package spec owns the scenarios that idemtest check and idemtest sweep build in memory, as
+// Package scenariogen owns the scenarios that idemtest check and idemtest sweep build in memory, as
 // they are written: a Spec becomes both the scenario the runner runs (Scenario, compiled as the
 // loader compiles a file) and, with --write, the file saved (Marshal, Write), so what is saved
 // is what ran.

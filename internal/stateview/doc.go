@@ -1,4 +1,4 @@
-// Package state owns the state evidence of the battery (DESIGN §9): the answers of read-only
+// Package stateview owns the state evidence of the battery (DESIGN §9): the answers of read-only
 // tools without required arguments, or of configured snapshot calls, read before and after a
 // check's calls. It adds those reads to a check's steps (and the assertions a saved scenario
 // keeps), and compares them: a retry must leave the state as the first call left it, a burst
