@@ -50,12 +50,13 @@ type result struct {
 	// unseen is set when the client gave up on the faulted call and its retry executed rather
 	// than replayed: whether the call given up on executed too only state can tell.
 	unseen bool
-	// missed says why a timeout run judged nothing: the call given up on was not in flight
-	// when its retry came ("" when it was, or may have been). again is then how long another
-	// run waits before giving up (0: no other run helps); compare keeps it only when missed
-	// decided the cell.
+	// missed says why a run judged nothing: a timeout run's call given up on was not in flight
+	// when its retry came, a duplicate run's copies did not overlap ("" when they were, or may
+	// have been). again says another run may help, and giveUp is then how long a timeout run
+	// waits before giving up; compare keeps again only when missed decided the cell.
 	missed string
-	again  time.Duration
+	again  bool
+	giveUp time.Duration
 }
 
 // spec builds the run's scenario: the state reads, the trace's calls, the state reads again,
@@ -199,7 +200,12 @@ func (s *sweeper) observe(r run, out *result) {
 		out.calls[pc.id] = co
 		if r.call == pc && r.fault == Timeout {
 			out.note, out.unseen = timeoutNote(r, byStep[pc.id], cs)
-			out.missed, out.again = answeredFirst(r, byStep[pc.id])
+			out.missed, out.giveUp = answeredFirst(r, byStep[pc.id])
+			out.again = out.giveUp > 0
+		}
+		if r.call == pc && r.fault == Duplicate {
+			out.missed, out.note = copiesApart(cs)
+			out.again = out.missed != ""
 		}
 		if r.call == pc && co.sent && co.outcome == outcome.Info {
 			out.faultUnknown = fmt.Sprintf("the outcome of call %d after the fault is unknown (%s)", pc.seq, co.why)
@@ -228,7 +234,7 @@ func (s *sweeper) observe(r run, out *result) {
 		// only one: the call given up on never ran, and nothing was in flight for the retry to
 		// meet.
 		out.unseen = false
-		out.missed, out.again = "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet", r.giveUp
+		out.missed, out.again, out.giveUp = "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet", true, r.giveUp
 	}
 	if len(s.base.Sinks) > 0 {
 		out.sinks = s.env.SinkRequests(s.base)
@@ -416,7 +422,7 @@ func compare(base, got *result) {
 	}
 	if got.missed == "" || c.Reason != got.missed {
 		// Another run helps only when the fault found nothing in flight.
-		got.again = 0
+		got.again = false
 	}
 	switch {
 	case got.note == "" || c.Status == matrix.Fail:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/baseline"
@@ -54,8 +55,8 @@ func (e *LimitError) Error() string {
 }
 
 // Runs is how many runs a sweep makes of a trace with mutating mutating calls: run 0 and one per
-// fault per mutating call (a timeout run that had nothing in flight may be run again, up to
-// faultTries times).
+// fault per mutating call (a timeout run that had nothing in flight, or a duplicate run whose
+// copies did not overlap, may be run again, up to faultTries times).
 func Runs(mutating int) int { return 1 + len(Faults)*mutating }
 
 // Cell is one run of the sweep: one fault on one call, or the clean run 0.
@@ -247,23 +248,31 @@ func (p *plan) limit(max int, recorded bool) error {
 	return nil
 }
 
-// faultTries bounds the runs of one cell: a timeout run in which the call given up on was not
-// in flight at the server when its retry came (answered before the client gave up, or never
-// run) judges nothing, and on a busy machine the next run may land.
-const faultTries = 3
+// faultTries bounds the runs of one cell: a run whose fault found nothing at once judges
+// nothing (a timeout's call given up on was not in flight at the server when its retry came:
+// answered before the client gave up, or never run; a duplicate's copies did not overlap: the
+// first was answered before the last was sent), and on a busy machine the next run may land.
+const faultTries = 8
 
-// faulty runs r and decides its cell against run 0, running it again (with the give-up the
-// last run learnt) while the fault found nothing in flight.
+// faulty runs r and decides its cell against run 0, running it again (a timeout run with the
+// give-up the last run learnt) while the fault found nothing at once, until a run proves a catch
+// (✗), proves the fault happened (✓) or faultTries runs are made (?).
 func (s *sweeper) faulty(base0 *result, r run) *result {
 	got := s.execute(r)
 	compare(base0, got)
 	n := 1
-	for ; got.again > 0 && n < faultTries && s.ctx.Err() == nil; n++ {
-		r.giveUp = got.again
+	for ; got.again && n < faultTries && s.ctx.Err() == nil; n++ {
+		if r.fault == Timeout {
+			r.giveUp = got.giveUp
+		}
 		got = s.execute(r)
 		compare(base0, got)
 	}
-	if n > 1 && got.again > 0 {
+	switch {
+	case n == 1 || !got.again:
+	case r.fault == Duplicate:
+		got.cell.Reason = fmt.Sprintf("the copies never overlapped in %d runs; in the last, %s", n, strings.TrimPrefix(got.cell.Reason, apart))
+	default:
 		got.cell.Reason += fmt.Sprintf(" (%d runs, none with the call in flight)", n)
 	}
 	return got

@@ -177,7 +177,7 @@ func (e *Endpoint) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		e.cmd = cmd
 		base = st
 	}
-	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped = e.rt.takeCapped; e.conn = c }}
+	t := &losingTransport{base: base, set: func(c *losingConn) { c.capped, c.stdio = e.rt.takeCapped, e.cfg.URL == ""; e.conn = c }}
 	client := sdk.NewClient(&sdk.Implementation{Name: "idemtest", Version: "1"}, nil)
 	ictx, cancel := context.WithTimeout(ctx, e.cfg.InitTimeout)
 	defer cancel()
@@ -381,6 +381,11 @@ func (e *Endpoint) Call(ctx context.Context, req endpoint.Request) endpoint.Resu
 	res.Sent = time.Now()
 	out, err := cs.CallTool(cctx, params)
 	written := e.conn.written(n)
+	if sent, answered := e.conn.timesOf(n); !sent.IsZero() {
+		// When the request really left and its answer really came, not when the call was
+		// asked for and returned: a fan-out's overlap is judged on these.
+		res.Sent, res.Answered = sent, answered
+	}
 	if err != nil {
 		return e.classifyError(cctx, res, err, timeout, written)
 	}
@@ -566,7 +571,9 @@ func (p *prepared) Send() {
 	p.sent = time.Now()
 	go func() {
 		res := p.e.Call(p.ctx, p.req)
-		res.Answered = res.Received
+		if res.Answered.IsZero() {
+			res.Answered = res.Received
+		}
 		p.done <- res
 	}()
 }
@@ -574,7 +581,7 @@ func (p *prepared) Send() {
 func (p *prepared) Wait(ctx context.Context) endpoint.Result {
 	select {
 	case res := <-p.done:
-		res.Sent = p.sent
+		// res.Sent is when the request was written, at or after the release (p.sent).
 		return res
 	case <-ctx.Done():
 		return endpoint.Finish(endpoint.Result{Start: p.sent}, outcome.Info, "cancelled")
@@ -603,9 +610,14 @@ func (t *losingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 
 type losingConn struct {
 	sdk.Connection
-	mu     sync.Mutex
-	drop   map[any]bool
-	wrote  map[int64]bool // by call marker: whether the call was written
+	mu    sync.Mutex
+	drop  map[any]bool
+	wrote map[int64]bool // by call marker: whether the call was written
+	// times are, by call marker, when the call was handed to the connection and when its
+	// answer was read; byID finds the call marker of an answer.
+	times  map[int64]*callTimes
+	byID   map[any]int64
+	stdio  bool
 	capped func(id any) bool
 	closed chan struct{}
 	// lists are the ids of tools/list requests in flight; tasks is each listed tool's
@@ -656,13 +668,49 @@ func (c *losingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 		}
 	}
+	sent := time.Now()
 	err := c.Connection.Write(ctx, msg)
+	if c.stdio {
+		// Over a pipe the write returns once the server could take the last byte; over HTTP
+		// it returns with the answer's headers, so the request left when the write began.
+		sent = time.Now()
+	}
 	if call != 0 {
 		c.mu.Lock()
 		c.wrote[call] = err == nil
+		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
+			if c.times == nil {
+				c.times, c.byID = map[int64]*callTimes{}, map[any]int64{}
+			}
+			c.times[call] = &callTimes{id: req.ID.Raw(), sent: sent}
+			c.byID[req.ID.Raw()] = call
+		}
 		c.mu.Unlock()
 	}
 	return err
+}
+
+// callTimes are when a call was handed to the connection and when its answer was read.
+type callTimes struct {
+	id             any
+	sent, answered time.Time
+}
+
+// timesOf returns (once) when call n was handed to the connection and when its answer was read
+// (zero when unknown).
+func (c *losingConn) timesOf(n int64) (sent, answered time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.times[n]
+	if t == nil {
+		return
+	}
+	delete(c.times, n)
+	delete(c.byID, t.id)
+	return t.sent, t.answered
 }
 
 // written reports (once) whether call n was written to the server. An HTTP exchange that failed
@@ -681,7 +729,12 @@ func (c *losingConn) written(n int64) bool {
 func (c *losingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		now := time.Now()
 		c.mu.Lock()
+		if n, ok := c.byID[resp.ID.Raw()]; ok {
+			c.times[n].answered = now
+			delete(c.byID, resp.ID.Raw())
+		}
 		lost := c.drop[resp.ID.Raw()]
 		delete(c.drop, resp.ID.Raw())
 		list := c.lists[resp.ID.Raw()]

@@ -1,0 +1,59 @@
+package sweep
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	runresult "github.com/idemtest/idemtest/internal/result"
+)
+
+// copiesApart judges a duplicate run's copies from their own timing: they raced only when every
+// copy was sent before the first answer came back (an in-progress conflict aside: it is itself
+// proof that another copy was in flight). missed says why the copies did not overlap, so that
+// the run judged nothing about races ("" when they did); note says what the copies did.
+func copiesApart(copies []runresult.Call) (missed, note string) {
+	cs := slices.Clone(copies)
+	slices.SortStableFunc(cs, func(a, b runresult.Call) int { return a.Sent.Compare(b.Sent) })
+	var lastSent, firstAnswer time.Time
+	first, conflicts := -1, 0
+	for i, c := range cs {
+		if c.Sent.IsZero() {
+			return fmt.Sprintf("copy %d of %d has no send time, so nothing shows that the copies overlapped", c.Copy, len(cs)), ""
+		}
+		if c.Sent.After(lastSent) {
+			lastSent = c.Sent
+		}
+		if c.Conflict {
+			conflicts++
+			continue
+		}
+		if !c.Answered.IsZero() && (firstAnswer.IsZero() || c.Answered.Before(firstAnswer)) {
+			firstAnswer, first = c.Answered, i
+		}
+	}
+	if len(cs) < 2 {
+		return "only one copy was sent", ""
+	}
+	spread := lastSent.Sub(cs[0].Sent)
+	if firstAnswer.IsZero() || lastSent.Before(firstAnswer) {
+		note = fmt.Sprintf("the %d copies overlapped: all were sent within %s, before the first answer", len(cs), roundDur(spread))
+		if conflicts > 0 {
+			note += fmt.Sprintf(", %d answered in progress", conflicts)
+		}
+		return "", note
+	}
+	f := cs[first]
+	return apart + fmt.Sprintf("copy %d was answered %s after it was sent, %s before the last copy was sent, so the server never had both at once", f.Copy, roundDur(f.Answered.Sub(f.Sent)), roundDur(lastSent.Sub(firstAnswer))), ""
+}
+
+// apart begins the reason of a duplicate run whose copies did not overlap.
+const apart = "the copies did not overlap: "
+
+// roundDur shows a duration to a precision that fits it: microseconds below a millisecond.
+func roundDur(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(100 * time.Microsecond)
+}

@@ -1,0 +1,245 @@
+package sweep
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
+	"github.com/idemtest/idemtest/internal/matrix"
+	runresult "github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/trace"
+)
+
+func TestMain(m *testing.M) {
+	// TestDuplicateNeedsOverlap runs this test binary as its MCP server over stdio.
+	if os.Getenv("SWEEP_TEST_SERIAL_SERVER") == "1" {
+		serialServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestCopiesApart(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	for _, tc := range []struct {
+		name         string
+		copies       []runresult.Call
+		missed, note string
+		wantOverlap  bool
+	}{
+		{name: "both sent before either answered", wantOverlap: true, note: "the 2 copies overlapped: all were sent within 100µs, before the first answer",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(51)}}},
+		{name: "the second sent after the first answered", missed: "the copies did not overlap: copy 1 was answered 50ms after it was sent, 10ms before the last copy was sent",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(60), Answered: at(61)}}},
+		{name: "copies listed out of order", missed: "copy 2 was answered 5ms after it was sent, 5ms before the last copy was sent",
+			copies: []runresult.Call{{Copy: 1, Sent: at(10), Answered: at(20)}, {Copy: 2, Sent: at(0), Answered: at(5)}}},
+		{name: "an in-progress conflict proves the other in flight", wantOverlap: true, note: "1 answered in progress",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(1), Conflict: true}}},
+		{name: "no send time", missed: "copy 2 of 2 has no send time",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2}}},
+		{name: "one copy", missed: "only one copy was sent", copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(5)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			missed, note := copiesApart(tc.copies)
+			if (missed == "") != tc.wantOverlap || !strings.Contains(missed, tc.missed) || !strings.Contains(note, tc.note) {
+				t.Errorf("copiesApart = %q, %q; want missed %q, note %q", missed, note, tc.missed, tc.note)
+			}
+		})
+	}
+}
+
+// barrierServer is a real MCP server whose pay tool holds each call until a second call with its
+// key is in flight (or a while has passed, for a call that has no duplicate): the copies of a
+// duplicate run overlap whatever the machine's pace. Naive, it checks the key, waits, executes
+// and stores, so both copies execute; locked, the first reserves the key and the second is told
+// it is in progress.
+func barrierServer(t *testing.T, locked bool) string {
+	var mu sync.Mutex
+	stored := map[string]map[string]any{}
+	reserved := map[string]bool{}
+	arrived := map[string]int{}
+	met := map[string]chan struct{}{}
+	var payments []any
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pay", Version: "1.0.0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"idempotencyKey":{"type":"string"}}}`)
+	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		key, _ := args["idempotencyKey"].(string)
+		mu.Lock()
+		arrived[key]++
+		if met[key] == nil {
+			met[key] = make(chan struct{})
+		}
+		ch := met[key]
+		if arrived[key] == 2 {
+			close(ch)
+		}
+		if prev, ok := stored[key]; ok {
+			mu.Unlock()
+			return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
+		}
+		if locked && reserved[key] {
+			mu.Unlock()
+			return &mcp.CallToolResult{IsError: true, StructuredContent: map[string]any{"code": "idempotency_key_in_progress"},
+				Content: []mcp.Content{&mcp.TextContent{Text: "a request with this key is in progress"}}}, nil
+		}
+		reserved[key] = true
+		mu.Unlock()
+		// The barrier: the window between the check and the store, held open until a second
+		// call with the key arrives.
+		select {
+		case <-ch:
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+		}
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]any{"paymentId": "p_" + randomHex(), "amount": args["amount"]}
+		payments = append(payments, out)
+		stored[key] = out
+		return &mcp.CallToolResult{StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: "paid"}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "list_payments", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"payments": append([]any{}, payments...)}, Content: []mcp.Content{&mcp.TextContent{Text: "listed"}}}, nil
+		})
+	return endpointtest.ServeMCP(t, srv)
+}
+
+// bigNote is an argument larger than a pipe holds: over stdio a copy carrying it is written only
+// as fast as the server reads it.
+var bigNote = strings.Repeat("n", 512<<10)
+
+func payTrace(note string) []trace.Call {
+	args, _ := json.Marshal(map[string]any{"amount": 5, "note": note, "idempotencyKey": "s-1"})
+	return []trace.Call{
+		{Seq: 1, Tool: "pay", Args: args, Key: "s-1", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: "ok", Result: json.RawMessage(`{"paymentId":"p_rec","amount":5}`)},
+	}
+}
+
+// serialServer is an MCP server over stdio that reads a request only once it has answered the
+// one before, and pauses after answering a pay call, so the second copy of a duplicate (an
+// argument larger than the pipe) is written only after the first was answered: its copies never
+// overlap. Its pay tool is naive (check, execute, store), which serial handling hides.
+func serialServer(in *os.File, out *os.File) {
+	r := bufio.NewReader(in)
+	stored := map[string]map[string]any{}
+	var payments []any
+	n := 0
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string         `json:"protocolVersion"`
+				Name            string         `json:"name"`
+				Arguments       map[string]any `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
+			continue // a notification
+		}
+		var result any
+		paid := false
+		switch req.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "serial", "version": "1"}}
+		case "tools/list":
+			result = map[string]any{"tools": []any{
+				map[string]any{"name": "pay", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "list_payments", "inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": true}},
+			}}
+		case "tools/call":
+			if req.Params.Name == "list_payments" {
+				result = map[string]any{"structuredContent": map[string]any{"payments": append([]any{}, payments...)}, "content": []any{map[string]any{"type": "text", "text": "listed"}}}
+				break
+			}
+			key, _ := req.Params.Arguments["idempotencyKey"].(string)
+			if prev, ok := stored[key]; ok {
+				result = map[string]any{"structuredContent": prev, "content": []any{map[string]any{"type": "text", "text": "replayed"}}, "_meta": map[string]any{"idempotentReplayed": true}}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+			n++
+			p := map[string]any{"paymentId": fmt.Sprintf("p_%d_%s", n, randomHex()), "amount": req.Params.Arguments["amount"]}
+			payments = append(payments, p)
+			stored[key] = p
+			result = map[string]any{"structuredContent": p, "content": []any{map[string]any{"type": "text", "text": "paid"}}}
+			paid = true
+		default:
+			result = map[string]any{}
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+		_, _ = out.Write(append(b, '\n'))
+		if paid {
+			// Time for the client to read the answer before the next request is taken in.
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+}
+
+// TestDuplicateNeedsOverlap: a duplicate cell is ✗ when both copies executed, ✓ when the copies
+// overlapped and one executed, and ? (never ✓) when the copies never overlapped, whatever the
+// server did with them.
+func TestDuplicateNeedsOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every run of the serial server pauses half a second after each payment")
+	}
+	t.Setenv("SWEEP_TEST_SERIAL_SERVER", "1")
+	for _, tc := range []struct {
+		name   string
+		base   scenario.AdHoc
+		note   string
+		status matrix.Status
+		reason string
+	}{
+		{"naive, copies held until both arrive", scenario.AdHoc{MCPURL: barrierServer(t, false)}, "", matrix.Fail, "executed 2 times"},
+		{"locked, copies held until both arrive", scenario.AdHoc{MCPURL: barrierServer(t, true)}, "", matrix.Pass, "the 2 copies overlapped"},
+		{"serial: the second copy read after the first answered", scenario.AdHoc{MCPCommand: []string{os.Args[0]}}, bigNote, matrix.Inconclusive,
+			fmt.Sprintf("the copies never overlapped in %d runs; in the last, copy ", faultTries)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := scenario.AdHocScenario(tc.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Run(context.Background(), base, "pay.jsonl", payTrace(tc.note), Options{Endpoint: scenario.AdHocName})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Baseline.Status != matrix.Pass {
+				t.Fatalf("run 0: %s %s\n%s", rep.Baseline.Status, rep.Baseline.Reason, strings.Join(rep.Baseline.Details, "\n"))
+			}
+			for _, c := range rep.Cells {
+				if c.Fault != Duplicate {
+					continue
+				}
+				if c.Status != tc.status || !strings.Contains(c.Reason, tc.reason) {
+					t.Errorf("duplicate: %s %q, want %s %q\n%s", c.Status, c.Reason, tc.status, tc.reason, strings.Join(c.Details, "\n"))
+				}
+				return
+			}
+			t.Fatal("no duplicate cell")
+		})
+	}
+}
