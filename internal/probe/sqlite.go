@@ -18,10 +18,6 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// MaxRows bounds the rows an SQLite file probe returns: a query that lists a whole table of a
-// busy server is an error, not a reason to hold the machine's memory.
-var MaxRows = 10000
-
 // sqliteBusy is how long a probe waits for a writer's lock before the query fails: a server
 // that holds its database locked longer than this is reported, not waited on.
 var sqliteBusy = 2 * time.Second
@@ -76,7 +72,7 @@ func evalSQLite(ctx context.Context, fp *scenario.FileProbe, env map[string]any)
 	out := []any{}
 	for rows.Next() {
 		if len(out) == MaxRows {
-			return nil, fmt.Errorf("query %s: more than %d rows: a file probe reads at most that (count or filter in the query)", path, MaxRows)
+			return nil, fmt.Errorf("query %s: %w", path, tooManyRows())
 		}
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
