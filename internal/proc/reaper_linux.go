@@ -106,3 +106,14 @@ func sweep(first syscall.Signal, grace time.Duration) []int {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Exited reports whether the child pid has exited, whether or not it has been waited for yet:
+// a caller that asks right after the child died is told so, without racing the goroutine that
+// waits for it. The child is not reaped here.
+func Exited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	// ECHILD: it has been reaped already. Otherwise Linux fills si_signo (SIGCHLD) only when
+	// the child is waitable.
+	return err != nil || info.Signo != 0
+}
