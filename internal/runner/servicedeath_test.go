@@ -31,18 +31,26 @@ func TestServiceDiesDuringTheLastStep(t *testing.T) {
 			http.Error(w, "no service pid", 500)
 			return
 		}
+		// The process idemtest waits for is the service's, or its shepherd's, which dies of
+		// the service's death just after it: wait for both.
+		wait := []int{pid}
+		if ppid := parentOf(pid); ppid > 1 && ppid != os.Getpid() {
+			wait = append(wait, ppid)
+		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for {
-			st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-			if err != nil || strings.Contains(string(st), ") Z ") {
-				break
+		for _, p := range wait {
+			for {
+				st, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+				if err != nil || strings.Contains(string(st), ") Z ") {
+					break
+				}
+				select {
+				case <-r.Context().Done():
+					return
+				default:
+				}
+				time.Sleep(time.Millisecond)
 			}
-			select {
-			case <-r.Context().Done():
-				return
-			default:
-			}
-			time.Sleep(time.Millisecond)
 		}
 		json.NewEncoder(w).Encode(map[string]any{"ok": true})
 	}))
@@ -68,11 +76,25 @@ steps:
 	}
 	r := rep.Scenarios[0]
 	if r.Status == result.Passed || r.Failure == nil {
-		t.Fatalf("status %s: the service's death went unreported", r.Status)
+		t.Fatalf("status %s: the service's death went unreported (%+v)", r.Status, rep.Scenarios[0].Trial1)
 	}
 	for _, want := range []string{"service doomed stopped unexpectedly", "signal: killed", "doomed is up"} {
 		if !strings.Contains(r.Failure.Message, want) {
 			t.Errorf("failure %q\nwant it to contain %q", r.Failure.Message, want)
 		}
 	}
+}
+
+// parentOf is pid's parent, from /proc; 0 when it cannot be read.
+func parentOf(pid int) int {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
