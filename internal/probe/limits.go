@@ -37,16 +37,16 @@ func isLimit(err error) bool { var le *LimitError; return errors.As(err, &le) }
 
 // capValue holds a probe's value to the caps: a list (or a map, for Redis's HGETALL) of more
 // than MaxRows entries is an error.
+// It reads the top level's length only: it walks nothing.
 func capValue(v any) error {
-	switch x := v.(type) {
-	case []any:
-		if len(x) > MaxRows {
-			return tooManyRows()
-		}
-	case map[string]any:
-		if len(x) > MaxRows {
-			return tooManyRows()
-		}
+	n := 0
+	if list, ok := v.([]any); ok {
+		n = len(list)
+	} else if m, ok := v.(map[string]any); ok {
+		n = len(m)
+	}
+	if n > MaxRows {
+		return tooManyRows()
 	}
 	return nil
 }
