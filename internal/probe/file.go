@@ -14,13 +14,9 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 )
 
-// MaxFile bounds what a file probe reads: a state file larger than this is an error, not a
-// reason to hold the machine's memory.
-var MaxFile int64 = 64 << 20
-
 // evalFile reads a file probe: a JSON document, JSON Lines as the list of their values (blank
 // lines skipped), or an SQLite database (evalSQLite). Only a regular file is read (a FIFO or device is refused before it is opened,
-// so a probe cannot hang on one), at most MaxFile bytes, and the read stops when ctx ends.
+// so a probe cannot hang on one), at most MaxBytes bytes (MaxRows lines), and the read stops when ctx ends.
 func evalFile(ctx context.Context, fp *scenario.FileProbe, env map[string]any) (any, error) {
 	if fp.Format == scenario.FileSQLite {
 		return evalSQLite(ctx, fp, env)
@@ -53,14 +49,14 @@ func evalFile(ctx context.Context, fp *scenario.FileProbe, env map[string]any) (
 }
 
 func readStateFile(ctx context.Context, path string) ([]byte, error) {
-	b, err := regularfile.Read(ctx, path, MaxFile)
+	b, err := regularfile.Read(ctx, path, MaxBytes)
 	var nr *regularfile.NotRegularError
 	var tl *regularfile.TooLargeError
 	switch {
 	case errors.As(err, &nr):
 		return nil, fmt.Errorf("%s is %s: a file probe reads only regular files", path, nr.Error())
 	case errors.As(err, &tl):
-		return nil, fmt.Errorf("%s is over %d MiB: a file probe reads at most that", path, MaxFile>>20)
+		return nil, fmt.Errorf("%s is over %d MiB: a file probe reads at most that", path, MaxBytes>>20)
 	}
 	return b, err
 }
@@ -76,6 +72,9 @@ func jsonLines(path string, b []byte) ([]any, error) {
 		t := bytes.TrimSpace(sc.Bytes())
 		if len(t) == 0 {
 			continue
+		}
+		if len(out) == MaxRows {
+			return nil, fmt.Errorf("%s: %w", path, tooManyRows())
 		}
 		var v any
 		if err := json.Unmarshal(t, &v); err != nil {

@@ -74,8 +74,8 @@ func TestFileProbe(t *testing.T) {
 }
 
 func TestFileProbeCap(t *testing.T) {
-	defer func(n int64) { MaxFile = n }(MaxFile)
-	MaxFile = 16
+	defer func(n int64) { MaxBytes = n }(MaxBytes)
+	MaxBytes = 16
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "big.json"), []byte(`["a long enough document"]`), 0o644); err != nil {
 		t.Fatal(err)

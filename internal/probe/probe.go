@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -88,15 +91,31 @@ func evalText(t *assert.Template, env map[string]any) (string, error) {
 }
 
 // Eval evaluates probe pr of scenario sc with its templates rendered in env, under the
-// scenario's outbound policy, within 10 seconds.
+// scenario's outbound policy, within 10 seconds, reading at most MaxRows rows and MaxBytes
+// bytes.
 func (p *Prober) Eval(ctx context.Context, sc *scenario.Scenario, pr *scenario.Probe, env map[string]any) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	v, err := p.eval(ctx, sc, pr, env)
+	if err == nil {
+		err = capValue(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (p *Prober) eval(ctx context.Context, sc *scenario.Scenario, pr *scenario.Probe, env map[string]any) (any, error) {
 	switch {
 	case pr.HTTP != nil:
 		return p.evalHTTP(ctx, pr.HTTP, env, sc.AllowHosts)
 	case pr.CallTool != nil:
-		return p.tools(ctx, sc, pr, env)
+		v, err := p.tools(ctx, sc, pr, env)
+		if err == nil {
+			err = capAnswer(v)
+		}
+		return v, err
 	case pr.SQL != nil:
 		return p.evalSQL(ctx, pr.SQL, env, sc.AllowHosts)
 	case pr.Redis != nil:
@@ -134,9 +153,12 @@ func (p *Prober) evalHTTP(ctx context.Context, h *scenario.HTTPProbe, env map[st
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1))
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(body)) > MaxBytes {
+		return nil, fmt.Errorf("%s %s: the body is %w", h.Method, u, tooManyBytes())
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("%s %s answered %s", h.Method, u, resp.Status)
@@ -148,7 +170,10 @@ func (p *Prober) evalHTTP(ctx context.Context, h *scenario.HTTPProbe, env map[st
 	return string(body), nil
 }
 
-// evalSQL runs a query on PostgreSQL; its value is the list of rows, each a map.
+// evalSQL runs a query on PostgreSQL; its value is the list of rows, each a map. The query runs
+// in a READ ONLY transaction, rolled back after: that, not the loader's check of its text, is
+// what keeps a probe from writing. Its rows are read up to MaxRows and MaxBytes, and the
+// server ends the statement at the probe's deadline too.
 func (p *Prober) evalSQL(ctx context.Context, q *scenario.SQLProbe, env map[string]any, allow []string) (any, error) {
 	dsn, err := evalText(q.DSN, env)
 	if err != nil {
@@ -164,14 +189,47 @@ func (p *Prober) evalSQL(ctx context.Context, q *scenario.SQLProbe, env map[stri
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.Query(ctx, q.Query, args...)
+	tx, err := db.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("query: %w", err)
+	}
+	// The rollback runs when ctx has ended too: it gives the connection back to the pool.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if dl, ok := ctx.Deadline(); ok {
+		// Should the cancel request not reach the server, it still ends the statement.
+		ms := max(time.Until(dl).Milliseconds(), 1)
+		if _, err := tx.Exec(ctx, fmt.Sprintf("set local statement_timeout = %d", ms)); err != nil {
+			return nil, fmt.Errorf("query: %w", err)
+		}
+	}
+	out, err := readRows(tx, ctx, q.Query, args)
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	return out, nil
+}
+
+// readRows runs query in tx and reads its rows, each a map, up to MaxRows rows and MaxBytes
+// bytes of values (a single value over MaxBytes is refused by the connection as it arrives).
+func readRows(tx pgx.Tx, ctx context.Context, query string, args []any) ([]any, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	out := []any{}
 	fields := rows.FieldDescriptions()
+	var size int64
 	for rows.Next() {
+		if len(out) == MaxRows {
+			return nil, tooManyRows()
+		}
+		for _, raw := range rows.RawValues() {
+			size += int64(len(raw))
+		}
+		if size > MaxBytes {
+			return nil, tooManyBytes()
+		}
 		vals, err := rows.Values()
 		if err != nil {
 			return nil, err
@@ -182,7 +240,12 @@ func (p *Prober) evalSQL(ctx context.Context, q *scenario.SQLProbe, env map[stri
 		}
 		out = append(out, row)
 	}
-	return out, rows.Err()
+	err = rows.Err()
+	var big *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &big) {
+		return nil, tooManyBytes()
+	}
+	return out, err
 }
 
 // evalRedis runs a Redis command; its value is the reply (nil for a missing key).
@@ -200,6 +263,9 @@ func (p *Prober) evalRedis(ctx context.Context, r *scenario.RedisProbe, env map[
 	v, err := p.client(addr, allow).Do(ctx, args...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
+	}
+	if isLimit(err) {
+		return nil, fmt.Errorf("%s: the reply is %w", args[0], err)
 	}
 	if err != nil {
 		return nil, err
@@ -222,6 +288,12 @@ func (p *Prober) pool(ctx context.Context, dsn string, allow []string) (*pgxpool
 	policy := netguard.New(allow)
 	cfg.ConnConfig.DialFunc = policy.DialContext
 	cfg.ConnConfig.LookupFunc = policy.Lookup
+	// A row over MaxBytes is refused as its message arrives, before it is held in memory.
+	cfg.ConnConfig.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		f := pgproto3.NewFrontend(r, w)
+		f.SetMaxBodyLen(int(MaxBytes) + 1<<10)
+		return f
+	}
 	db, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dsn, err)
@@ -237,7 +309,19 @@ func (p *Prober) client(addr string, allow []string) *redis.Client {
 	if c, ok := p.redis[k]; ok {
 		return c
 	}
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second, Dialer: netguard.New(allow).DialContext})
+	dial := netguard.New(allow).DialContext
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, DialTimeout: 2 * time.Second,
+		// The probe's deadline bounds a reply being read, not only the default read timeout.
+		ContextTimeoutEnabled: true,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &cappedConn{Conn: conn}, nil
+		},
+	})
 	p.redis[k] = c
 	return c
 }

@@ -12,15 +12,12 @@ import (
 	"time"
 
 	// The pure-Go SQLite driver: idemtest stays one static binary with no C toolchain.
-	_ "modernc.org/sqlite"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 )
-
-// MaxRows bounds the rows an SQLite file probe returns: a query that lists a whole table of a
-// busy server is an error, not a reason to hold the machine's memory.
-var MaxRows = 10000
 
 // sqliteBusy is how long a probe waits for a writer's lock before the query fails: a server
 // that holds its database locked longer than this is reported, not waited on.
@@ -64,9 +61,20 @@ func evalSQLite(ctx context.Context, fp *scenario.FileProbe, env map[string]any)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	rows, err := db.QueryContext(ctx, fp.Query, args...)
+	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer conn.Close()
+	// SQLite itself refuses to make a string or blob over the cap (zeroblob(2000000000),
+	// randomblob, a long group_concat): the value is never allocated, and a function that
+	// makes it cannot run past the deadline, which is checked between the query's steps only.
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, int(min(MaxBytes, 1<<30))); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	rows, err := conn.QueryContext(ctx, fp.Query, args...)
+	if err != nil {
+		return nil, sqliteErr(path, err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -74,9 +82,10 @@ func evalSQLite(ctx context.Context, fp *scenario.FileProbe, env map[string]any)
 		return nil, err
 	}
 	out := []any{}
+	var size int64
 	for rows.Next() {
 		if len(out) == MaxRows {
-			return nil, fmt.Errorf("query %s: more than %d rows: a file probe reads at most that (count or filter in the query)", path, MaxRows)
+			return nil, fmt.Errorf("query %s: %w", path, tooManyRows())
 		}
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -84,7 +93,13 @@ func evalSQLite(ctx context.Context, fp *scenario.FileProbe, env map[string]any)
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("query %s: %w", path, err)
+			return nil, sqliteErr(path, err)
+		}
+		for _, v := range vals {
+			size += valueSize(v)
+		}
+		if size > MaxBytes {
+			return nil, fmt.Errorf("query %s: %w", path, tooManyBytes())
 		}
 		row := make(map[string]any, len(cols))
 		for i, c := range cols {
@@ -93,9 +108,29 @@ func evalSQLite(ctx context.Context, fp *scenario.FileProbe, env map[string]any)
 		out = append(out, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("query %s: %w", path, err)
+		return nil, sqliteErr(path, err)
 	}
 	return out, nil
+}
+
+// sqliteErr names the query's database, and the byte cap when SQLite refused a value over it.
+func sqliteErr(path string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_TOOBIG {
+		return fmt.Errorf("query %s: a value is %w", path, tooManyBytes())
+	}
+	return fmt.Errorf("query %s: %w", path, err)
+}
+
+// valueSize is what a scanned value holds in memory, near enough for the byte cap.
+func valueSize(v any) int64 {
+	switch x := v.(type) {
+	case []byte:
+		return int64(len(x))
+	case string:
+		return int64(len(x))
+	}
+	return 8
 }
 
 // sqliteDSN is the URI that opens path read-only with a bounded wait for locks. The path goes

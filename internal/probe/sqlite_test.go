@@ -218,3 +218,34 @@ func TestSQLiteProbeInterrupted(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestSQLiteProbeBytes: a value SQLite would make over MaxBytes is refused by SQLite before it
+// is allocated (zeroblob(2000000000) took the machine's memory, randomblob ran minutes past the
+// probe's deadline), and rows whose values add up to more are refused as they are read.
+func TestSQLiteProbeBytes(t *testing.T) {
+	defer func(n int64) { MaxBytes = n }(MaxBytes)
+	MaxBytes = 1 << 20
+	dir := t.TempDir()
+	openWriter(t, filepath.Join(dir, "state.db"), "wal")
+	for _, tc := range []struct{ name, query, want string }{
+		{"under the cap", "select length(zeroblob(1000000)) as n", `[{"n":1000000}]`},
+		{"zeroblob", "select zeroblob(2000000000) as b", ""},
+		{"randomblob", "select randomblob(2000000000) as b", ""},
+		{"one value just over", "select zeroblob(1048577) as b", ""},
+		{"a long string made in steps", "with recursive c(s) as (select 'x' union all select s || s from c where length(s) < 4000000) select length(s) as n from c", ""},
+		{"many rows under the value cap", "with recursive c(x) as (select 1 union all select x + 1 from c where x < 20) select zeroblob(100000) as b from c", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := evalJSON(t, sqliteProbe(t, dir, "state.db", tc.query, false))
+			if tc.want != "" {
+				if err != nil || got != tc.want {
+					t.Fatalf("value %s, %v; want %s", got, err, tc.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "over 1 MiB") {
+				t.Fatalf("err = %v (value of %d bytes), want the cap named", err, len(got))
+			}
+		})
+	}
+}

@@ -20,14 +20,25 @@ func BecomeSubreaper() error {
 // children lists the processes whose parent is this one, from /proc.
 func children() []int {
 	self := os.Getpid()
+	var out []int
+	for pid, ppid := range parents() {
+		if ppid == self && pid != self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parents maps every process in /proc to its parent.
+func parents() map[int]int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
+	out := map[int]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -44,8 +55,8 @@ func children() []int {
 		if len(f) < 2 {
 			continue
 		}
-		if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
-			out = append(out, pid)
+		if ppid, err := strconv.Atoi(string(f[1])); err == nil {
+			out[pid] = ppid
 		}
 	}
 	return out
@@ -105,4 +116,17 @@ func sweep(first syscall.Signal, grace time.Duration) []int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// Exited reports whether the child pid has exited, whether or not it has been waited for yet:
+// a caller that asks right after the child died is told so, without racing the goroutine that
+// waits for it. A child's pid is not reused before its parent reaps it, so /proc tells: a
+// zombie has exited, a pid that is gone has been reaped.
+func Exited(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+3 > len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }

@@ -85,3 +85,32 @@ func TestStopGroup(t *testing.T) {
 	}
 	t.Errorf("the group's child %d survived Stop", child)
 }
+
+// TestExited: a child that has exited is told apart from a live one before anyone waits for
+// it, and Exited does not reap it (the Wait after still gets its status).
+func TestExited(t *testing.T) {
+	live := exec.Command("sleep", "1000")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	if Exited(live.Process.Pid) {
+		t.Error("a sleeping child reads as exited")
+	}
+	gone := exec.Command("sh", "-c", "exit 3")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stat := "/proc/" + strconv.Itoa(gone.Process.Pid) + "/stat"
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(stat); err == nil && strings.Contains(string(b), ") Z ") {
+			break
+		}
+	}
+	if !Exited(gone.Process.Pid) {
+		t.Error("an exited child reads as running")
+	}
+	if err := gone.Wait(); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("Wait after Exited: %v, want exit status 3", err)
+	}
+}

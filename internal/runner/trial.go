@@ -90,6 +90,12 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 			t.Failure = f
 			return t
 		}
+		// A service that died during the step fails it, the last step too: its exit is no
+		// part of a passing run even when every call was answered before it.
+		if err := r.svcs.Dead(); err != nil {
+			t.Failure = result.StepError(step, err)
+			return t
+		}
 	}
 	t.Passed = true
 	return t

@@ -88,6 +88,11 @@ func (s *service) start(env map[string]any) error {
 	}
 	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", s.port))
 	proc.Isolate(cmd)
+	// Should idemtest be killed (SIGKILL, a crash) instead of stopping the service, the
+	// shepherd kills the service and everything it started.
+	if err := proc.Shepherd(cmd); err != nil {
+		return fmt.Errorf("service %s (%s): %w", s.name(), s.def.Pos, err)
+	}
 	if s.def.Ready.Log != "" {
 		s.out.Watch(regexp.MustCompile(s.def.Ready.Log))
 	}

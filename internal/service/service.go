@@ -196,12 +196,16 @@ func (ss *Set) Tails(sc *scenario.Scenario, marks map[string]int64, n int) map[s
 	return out
 }
 
-// Dead returns the first service that stopped on its own, if any.
+// Dead returns the first service that stopped on its own, if any. A service whose process has
+// exited by the time Dead is called is reported, even when its exit has not been waited for yet.
 func (ss *Set) Dead() error {
 	if ss == nil {
 		return nil
 	}
 	for _, s := range ss.all {
+		if s.cmd != nil && proc.Exited(s.cmd.Process.Pid) {
+			<-s.done // the process is waitable: its Wait returns now
+		}
 		if err := s.died(); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/schema"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
+	"github.com/idemtest/idemtest/internal/sqlread"
 )
 
 // sinkRespondEnv is what {{ }} in a sink's response may use.
@@ -175,6 +176,9 @@ func (f *file) probe(k, n *yaml.Node, source string) *scenario.Probe {
 		}
 		if v := sm["query"]; v != nil {
 			q.Query = f.Str(v, "query")
+			if pr := sqlread.Check(q.Query, sqlread.Postgres); pr != nil {
+				f.ErrAt(f.OffsetPos(v, pr.Offset), pr.Hint, "sql probe %s: %s", name, pr.Msg)
+			}
 		} else {
 			f.Errf(m["sql"], "add query: select …", "sql probe %s needs query:", name)
 		}
@@ -242,8 +246,8 @@ func (f *file) fileProbe(name string, n *yaml.Node, env assert.Env) *scenario.Fi
 		fp.Query = f.Str(v, "query")
 		if fp.Format != scenario.FileSQLite {
 			f.Errf(v, "add format: sqlite, or drop the query", "file probe %s: a query is for format: sqlite", name)
-		} else if hint, msg := sqliteQueryProblem(fp.Query); msg != "" {
-			f.Errf(v, hint, "file probe %s: %s", name, msg)
+		} else if pr := sqlread.Check(fp.Query, sqlread.SQLite); pr != nil {
+			f.ErrAt(f.OffsetPos(v, pr.Offset), pr.Hint, "file probe %s: %s", name, pr.Msg)
 		}
 	} else if fp.Format == scenario.FileSQLite {
 		f.Errf(n, `add query: "select count(*) as n from refunds"`, "file probe %s: format: sqlite needs query:", name)
@@ -262,26 +266,6 @@ func (f *file) fileProbe(name string, n *yaml.Node, env assert.Env) *scenario.Fi
 		fp.Optional = f.Bool(v, "optional")
 	}
 	return fp
-}
-
-// sqliteQueryProblem says why an SQLite probe's query is not one read: it must be a single
-// SELECT (or WITH … SELECT, or VALUES). This is for a clear error at load; the read-only
-// connection the probe opens is what keeps a probe from writing, whatever the text says.
-func sqliteQueryProblem(q string) (hint, msg string) {
-	q = strings.TrimSpace(q)
-	q = strings.TrimSpace(strings.TrimSuffix(q, ";"))
-	word := strings.ToLower(strings.FieldsFunc(q+" ", func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '('
-	})[0])
-	switch {
-	case q == "":
-		return "write a select", "the query is empty"
-	case word != "select" && word != "with" && word != "values":
-		return "a probe only reads: use select", fmt.Sprintf("%q is not a read-only query (only select, with … select or values)", word)
-	case strings.Contains(q, ";"):
-		return "one statement a probe; a ; inside a string literal is not allowed either", "the query holds more than one statement"
-	}
-	return "", ""
 }
 
 // readOnlyRedis are the Redis commands a probe may send.

@@ -1,0 +1,125 @@
+package service
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"context"
+
+	"github.com/idemtest/idemtest/internal/scenario"
+)
+
+// holdEnv makes TestHoldServices start services marked with its value and wait to be killed.
+const holdEnv = "IDEMTEST_TEST_HOLD_SERVICES"
+
+// TestHoldServices is the idemtest that TestServicesDieWithIdemtest kills: it starts a service
+// with two replicas, each a shell that ignores SIGTERM, with a child that ignores it too and a
+// daemon that left its session (setsid), says so and waits.
+func TestHoldServices(t *testing.T) {
+	marker := os.Getenv(holdEnv)
+	if marker == "" {
+		t.Skip("run by TestServicesDieWithIdemtest")
+	}
+	sc := scenarioWith(t, []string{"sh", "-c",
+		`trap '' TERM; setsid sh -c "trap '' TERM; sleep 1000; :" & (trap '' TERM; sleep 1000; :) & echo replica {{ replica }} up; wait`},
+		scenario.Ready{Log: "^replica", Timeout: time.Minute}, map[string]string{"IDEMTEST_MARKER": marker})
+	sc.Services["svc"].Replicas = 2
+	set, err := Start(context.Background(), []*scenario.Scenario{sc}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = set
+	fmt.Println("services started")
+	select {}
+}
+
+// marked lists the live processes whose environment holds IDEMTEST_MARKER=marker.
+func marked(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	want := []byte("IDEMTEST_MARKER=" + marker + "\x00")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, want) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(st, []byte(") Z ")) {
+			continue // dead, not reaped yet
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// TestServicesDieWithIdemtest: when idemtest is killed with SIGKILL, with no chance to stop
+// its services, none of their processes survive it: not the replicas, not their children that
+// ignore SIGTERM, not the daemons that left their session.
+func TestServicesDieWithIdemtest(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	marker := fmt.Sprintf("orphans-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		for _, pid := range marked(marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	held := exec.Command(os.Args[0], "-test.run=^TestHoldServices$", "-test.count=1")
+	held.Env = append(os.Environ(), holdEnv+"="+marker)
+	out, err := held.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Stderr = os.Stderr
+	if err := held.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	started := false
+	for !started && lines.Scan() {
+		started = strings.Contains(lines.Text(), "services started")
+	}
+	if !started {
+		_ = held.Process.Kill()
+		_ = held.Wait()
+		t.Fatal("the services never started")
+	}
+	// Per replica: the shell, the setsid daemon's shell and sleep, the subshell and its sleep
+	// (and the shepherd): wait until each has started, since the ready line can come first.
+	var before []int
+	for deadline := time.Now().Add(time.Minute); len(before) < 2*5 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		before = marked(marker)
+	}
+	if len(before) < 2*5 {
+		_ = held.Process.Kill()
+		t.Fatalf("%d marked processes before the kill, want at least 10", len(before))
+	}
+	if err := held.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = held.Wait()
+	var left []int
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if left = marked(marker); len(left) == 0 {
+			return
+		}
+	}
+	var desc []string
+	for _, pid := range left {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		desc = append(desc, fmt.Sprintf("%d %q", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	t.Errorf("%d of %d processes outlived idemtest's SIGKILL:\n%s", len(left), len(before), strings.Join(desc, "\n"))
+}
