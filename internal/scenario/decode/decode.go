@@ -199,6 +199,9 @@ func (f *file) sections(m map[string]*yaml.Node, c *ConfigFile) {
 	if n := m["allow_hosts"]; n != nil {
 		c.AllowHosts = f.Strings(n, "allow_hosts")
 	}
+	if n := m["secrets"]; n != nil {
+		f.AddSecretVars(n)
+	}
 	if n := m["endpoints"]; n != nil {
 		c.Endpoints = map[string]*scenario.Endpoint{}
 		for _, kv := range f.Entries(n, "endpoints") {

@@ -28,6 +28,8 @@ type File struct {
 	aliases   int
 	// Secrets are the values from the environment and the URL passwords this file holds.
 	Secrets redact.Secrets
+	// lookupEnv is how the file's ${VAR} were expanded, for the variables secrets: names.
+	lookupEnv func(string) (string, bool)
 	// emptyVars are the variables that expanded to "" in each scalar, for hints.
 	emptyVars map[*yaml.Node][]string
 }
