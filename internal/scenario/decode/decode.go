@@ -67,7 +67,7 @@ type ConfigFile struct {
 	AllowHosts  []string
 	Check       *scenario.CheckConfig
 	Coverage    *scenario.CoverageConfig
-	// Secrets are the values from the environment and the URL passwords the file holds.
+	// Secrets are the secrets the file holds (see yamlfile.File.Secrets).
 	Secrets *redact.Secrets
 }
 
