@@ -141,6 +141,9 @@ func TestScripts(t *testing.T) {
 			"instances":  cmdInstances,
 			"jsonget":    cmdJSONGet,
 			"jsonsame":   cmdJSONSame,
+			"secretenv":  cmdSecretEnv,
+			"echoserve":  cmdEchoServe,
+			"noleak":     cmdNoLeak,
 		},
 	})
 }

@@ -161,10 +161,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	rep := &result.Report{Start: opts.Now(), Interrupted: true}
 	switch {
 	case !interrupted && len(list) > 0:
-		rep = runWithProgress(ctx, opts, list, out, color, tracer)
+		rep = runWithProgress(ctx, opts, list, out, color, tracer, red)
 	case !interrupted:
 		rep = &result.Report{Start: opts.Now()} // an empty shard
 	}
+	// Secrets are replaced in the results before any report quotes or escapes them.
+	rep.Redact(red)
 
 	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }
 	var gerr error
@@ -187,8 +189,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 }
 
 // runWithProgress runs the scenarios with the live line on stderr (on a terminal) from the
-// first service starting to the last one stopping, every call on out with -v, and the trace.
-func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runtrace.Tracer) *result.Report {
+// first service starting to the last one stopping, every call on out with -v, and the trace;
+// what these show of a call or a scenario's result is redacted first.
+func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Scenario, out io.Writer, color bool, tracer *runtrace.Tracer, red *redact.Redactor) *result.Report {
 	ropts := runner.Options{Parallel: opts.Parallel, Trials: opts.Trials, Session: opts.Session, FailFast: opts.FailFast, Coverage: opts.Coverage || opts.RequireCoverage}
 	progress := terminal.NewProgress(opts.IO.ErrOut, len(list), opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
 	progress.SetTrials(runner.TotalTrials(list, ropts))
@@ -199,6 +202,13 @@ func runWithProgress(ctx context.Context, opts *RunOptions, list []*scenario.Sce
 		progress.Verbose(out, color)
 	}
 	ropts.OnEvent = func(ev runner.Event) {
+		if ev.Call != nil {
+			c := *ev.Call
+			c.Redact(red)
+			ev.Call = &c
+		}
+		// A scenario's result is done with when it ends: redacted in place, as the report is.
+		ev.Result.Redact(red)
 		progress.Event(ev)
 		if tracer != nil {
 			tracer.Event(ev)

@@ -5,11 +5,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
+	"html"
 	"io"
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"text/template"
+
+	"github.com/idemtest/idemtest/internal/safejson"
 )
 
 // MinLen is the shortest value hidden: shorter ones are too short to be a credential and
@@ -91,8 +97,7 @@ func New(sets ...*Secrets) *Redactor {
 	for _, s := range sets {
 		all.Merge(s)
 	}
-	// Each secret is also looked for as the encodings of a report write it: JSON and XML
-	// escaping, URL escaping, and the %-escaping of GitHub annotations.
+	// Each secret is also looked for as the encodings of a report write it (variants).
 	type pair struct{ old, new string }
 	seen := map[string]bool{}
 	var pairs []pair
@@ -113,17 +118,110 @@ func New(sets ...*Secrets) *Redactor {
 	return &Redactor{r: strings.NewReplacer(args...)}
 }
 
+// variants are the forms v takes in what idemtest writes: as is, as each writer escapes or
+// quotes it, and as one escaping inside another (a JSON value quoted with %q in an explanation,
+// which the JUnit report then escapes as XML). Text already escaped (an explanation) is thus
+// redacted in the results, and the Writer finds a secret in a report escaped on its own.
 func variants(v string) []string {
+	seen := map[string]bool{v: true}
 	out := []string{v}
-	if b, err := json.Marshal(v); err == nil {
-		out = append(out, string(b[1:len(b)-1]))
+	level := []string{v}
+	for depth := 0; depth < 2; depth++ {
+		var next []string
+		for _, s := range level {
+			for _, esc := range escapings {
+				if e := esc(s); !seen[e] {
+					seen[e] = true
+					out = append(out, e)
+					next = append(next, e)
+				}
+			}
+		}
+		level = next
 	}
-	var x bytes.Buffer
-	if xml.EscapeText(&x, []byte(v)) == nil {
-		out = append(out, x.String())
-	}
-	out = append(out, url.QueryEscape(v), url.PathEscape(v), strings.ReplaceAll(v, "%", "%25"))
 	return out
+}
+
+// escapings are the ways the outputs write a string inside their text.
+var escapings = []func(string) string{
+	// JSON, with and without the HTML escaping of encoding/json (\u003c, \u0026), and with the
+	// hostile characters escaped (safejson).
+	func(v string) string { return jsonInner(v, true) },
+	func(v string) string { return jsonInner(v, false) },
+	func(v string) string {
+		b, err := safejson.Marshal(v)
+		if err != nil {
+			return v
+		}
+		return string(b[1 : len(b)-1])
+	},
+	// Go %q and %+q (fmt, strconv).
+	func(v string) string { q := strconv.Quote(v); return q[1 : len(q)-1] },
+	func(v string) string { q := strconv.QuoteToASCII(v); return q[1 : len(q)-1] },
+	// XML (JUnit) and HTML: encoding/xml, html.EscapeString, text/template's HTMLEscapeString
+	// and html/template's own escaper (&#43; for +, &#34;, &#39;), and JavaScript strings.
+	func(v string) string {
+		var x strings.Builder
+		_ = xml.EscapeText(&x, []byte(v))
+		return x.String()
+	},
+	html.EscapeString, template.HTMLEscapeString, htmlTemplateEscape, template.JSEscapeString,
+	// URL query and path escaping, and the %-escaping of GitHub workflow commands.
+	url.QueryEscape, url.PathEscape, workflowEscape,
+	func(v string) string { return strings.ReplaceAll(v, "%", "%25") },
+	// Markdown (the job summary): a backslash before each punctuation character, or its
+	// table cells' escaping on one line.
+	markdownEscape,
+	func(v string) string { return mdCell(strings.Join(strings.Fields(v), " ")) },
+	// The terminal's escaping of control, bidi and separator characters.
+	terminalEscape,
+}
+
+func jsonInner(v string, escapeHTML bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if enc.Encode(v) != nil {
+		return v
+	}
+	t := strings.TrimSuffix(b.String(), "\n")
+	return t[1 : len(t)-1]
+}
+
+var mdCell = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]").Replace
+
+// terminalEscape is how the terminal and the logs show a character that could drive a terminal
+// (reporters.Escape): as \xNN or \uNNNN.
+func terminalEscape(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case !safejson.Hostile(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// htmlTemplateEscape is how html/template writes text in an element or a quoted attribute.
+var htmlTemplateEscape = strings.NewReplacer("\x00", "\uFFFD", `"`, "&#34;", "&", "&amp;", "'", "&#39;", "+", "&#43;", "<", "&lt;", ">", "&gt;").Replace
+
+// workflowEscape is how a GitHub Actions workflow command's message is escaped.
+var workflowEscape = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace
+
+func markdownEscape(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		if r < 0x80 && strings.ContainsRune("\\`*_{}[]()#+-.!|<>&~\"'", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // String returns s with every secret and every URL password replaced.
@@ -197,4 +295,39 @@ func (s *Secrets) AddHeader(name, value string) {
 			}
 		}
 	}
+}
+
+// Value returns v, a decoded JSON value (objects, arrays, strings, numbers, booleans), with
+// every secret replaced in its strings and object keys, before any writer quotes or escapes
+// them. v itself is not changed: the maps and lists are copied (one may be a scenario's own).
+func (r *Redactor) Value(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.String(x)
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.String(k)] = r.Value(e)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.Value(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = r.String(e)
+		}
+		return out
+	}
+	return v
 }

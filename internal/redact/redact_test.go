@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
+	"html"
+	htmltemplate "html/template"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -77,5 +81,64 @@ func TestAddHeaderHidesEachCredential(t *testing.T) {
 	}
 	if !strings.Contains(got, "Path=/") {
 		t.Errorf("a cookie attribute was hidden: %s", got)
+	}
+}
+
+// TestEscapedForms: a secret holding a character some output escapes is hidden in each form an
+// output writes it, one escaping inside another included, and in a decoded answer's strings
+// and keys before any output escapes them.
+func TestEscapedForms(t *testing.T) {
+	secrets := []string{`p"qSECRETword`, `b\sSECRETword`, `ab+cdSECRET`, `lt<b>SECRET`, `a&b'cSECRET`, "nl\nSECRET\tx", "ünï\u202eSECRET€"}
+	var s Secrets
+	for _, v := range secrets {
+		s.Add(v, "${TOKEN}")
+	}
+	r := New(&s)
+	forms := map[string]func(string) string{
+		"json":         func(v string) string { return jsonString(v) },
+		"json no html": func(v string) string { return jsonInner(v, false) },
+		"go %q":        func(v string) string { return fmt.Sprintf("%q", v) },
+		"go %+q":       func(v string) string { return fmt.Sprintf("%+q", v) },
+		"xml":          xmlText,
+		"html":         html.EscapeString,
+		"html/template": func(v string) string {
+			var b strings.Builder
+			_ = htmltemplate.Must(htmltemplate.New("").Parse(`<p title="{{.}}">{{.}}</p>`)).Execute(&b, v)
+			return b.String()
+		},
+		"query":              url.QueryEscape,
+		"markdown":           markdownEscape,
+		"terminal":           terminalEscape,
+		"json inside %q":     func(v string) string { return fmt.Sprintf("%q", jsonString(v)) },
+		"%q inside xml":      func(v string) string { return xmlText(fmt.Sprintf("%q", v)) },
+		"json inside html":   func(v string) string { return html.EscapeString(jsonString(v)) },
+		"%q inside template": func(v string) string { return htmltemplate.HTMLEscapeString(fmt.Sprintf("%q", v)) },
+	}
+	for name, form := range forms {
+		for _, v := range secrets {
+			if got := r.String(form(v)); strings.Contains(got, "SECRET") {
+				t.Errorf("%s of %q: %s", name, v, got)
+			}
+		}
+	}
+	answer := map[string]any{"a": []any{secrets[0], map[string]any{secrets[1]: secrets[6]}}, "n": 1.5}
+	got, _ := json.Marshal(r.Value(answer))
+	if strings.Contains(string(got), "SECRET") || !strings.Contains(string(got), `"n":1.5`) {
+		t.Errorf("Value: %s", got)
+	}
+	if b, _ := json.Marshal(answer); !strings.Contains(string(b), "SECRET") {
+		t.Errorf("Value changed its argument: %s", b)
+	}
+}
+
+// TestOrdinaryValuesStay: nothing but a secret is rewritten.
+func TestOrdinaryValuesStay(t *testing.T) {
+	var s Secrets
+	s.Add("tok_123456", "${TOKEN}")
+	r := New(&s)
+	for _, in := range []string{"issue_refund", "they differ at: refundId", `{"region":"refund"}`} {
+		if got := r.String(in); got != in {
+			t.Errorf("String(%q) = %q", in, got)
+		}
 	}
 }

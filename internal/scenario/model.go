@@ -38,8 +38,9 @@ type Scenario struct {
 	Check *CheckConfig
 	// Coverage is the config's coverage: section (nil when it has none).
 	Coverage *CoverageConfig
-	// Secrets are what reports must not show: values from the environment in the URLs,
-	// headers, DSNs and process environments of the scenario and its config, and URL passwords.
+	// Secrets are what reports must not show, of the scenario and its config: URL and DSN
+	// passwords, credential header values, and the values of variables named like secrets or
+	// listed under secrets: (see package redact). Ordinary values are not among them.
 	Secrets *redact.Secrets
 }
 

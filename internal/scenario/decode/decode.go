@@ -67,7 +67,7 @@ type ConfigFile struct {
 	AllowHosts  []string
 	Check       *scenario.CheckConfig
 	Coverage    *scenario.CoverageConfig
-	// Secrets are the values from the environment and the URL passwords the file holds.
+	// Secrets are the secrets the file holds (see yamlfile.File.Secrets).
 	Secrets *redact.Secrets
 }
 
@@ -198,6 +198,9 @@ func (f *file) sections(m map[string]*yaml.Node, c *ConfigFile) {
 	source := f.Path
 	if n := m["allow_hosts"]; n != nil {
 		c.AllowHosts = f.Strings(n, "allow_hosts")
+	}
+	if n := m["secrets"]; n != nil {
+		f.AddSecretVars(n)
 	}
 	if n := m["endpoints"]; n != nil {
 		c.Endpoints = map[string]*scenario.Endpoint{}

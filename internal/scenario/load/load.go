@@ -291,6 +291,7 @@ func (l *loader) config(ctx context.Context, path string) (*config, yamlfile.Err
 	}
 	f, root := l.read(path)
 	c := &config{ConfigFile: decode.ConfigContext(ctx, f, root)}
+	l.secrets.Merge(&f.Secrets) // and the variables its secrets: names
 	placeholders(f, root)
 	l.configs[path] = c
 	if len(f.Errs) > 0 {
@@ -308,6 +309,7 @@ func (l *loader) scenario(ctx context.Context, path string, cfg *decode.ConfigFi
 	}
 	placeholders(f, root)
 	s := decode.ScenarioContext(ctx, f, root, cfg, l.opts.AllowHosts)
+	l.secrets.Merge(&f.Secrets) // and the variables its secrets: names
 	if s == nil {
 		return nil, f.Errs
 	}

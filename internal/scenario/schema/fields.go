@@ -91,6 +91,7 @@ var (
 	servicesField        = field{"services", kMapping, false, "processes idemtest starts before the scenario and stops after, by name", mapOf("service")}
 	sinksField           = field{"sinks", kMapping, false, "HTTP servers idemtest runs to record the webhooks and downstream calls a tool makes, by name", mapOf("sink")}
 	probesField          = field{"probes", kMapping, false, "reads of the system of record that assertions name, by name", mapOf("probe")}
+	secretsField         = field{"secrets", kList, false, "environment variables whose values are secrets: hidden, shown as ${NAME}, in everything idemtest prints or writes (variables named like API_TOKEN, DB_PASSWORD or STRIPE_KEY are without being listed)", p{"items": p{"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}}}
 	allowHostsField      = field{"allow_hosts", kList, false, "hosts other than loopback that idemtest may connect to (endpoints, probes); a host:port entry allows that port only", stringItems}
 )
 
@@ -102,6 +103,7 @@ var (
 		endpointsField,
 		servicesField,
 		allowHostsField,
+		secretsField,
 		sinksField,
 		probesField,
 		{"check", kMapping, false, "", ref("check")},
@@ -119,6 +121,7 @@ var (
 		sinksField,
 		probesField,
 		allowHostsField,
+		secretsField,
 	}}
 
 	Endpoint = Section{def: "endpoint", doc: "a tool server: an HTTP JSON API or an MCP server, and how its calls carry keys", fields: []field{

@@ -26,8 +26,11 @@ type File struct {
 	// NamesHint lists the names an expression being compiled may use, for "unknown name" hints.
 	NamesHint []string
 	aliases   int
-	// Secrets are the values from the environment and the URL passwords this file holds.
+	// Secrets are the secrets this file holds: URL and DSN passwords, credential header values,
+	// and the values of variables named like secrets or listed under secrets: (expandEnv).
 	Secrets redact.Secrets
+	// lookupEnv is how the file's ${VAR} were expanded, for the variables secrets: names.
+	lookupEnv func(string) (string, bool)
 	// emptyVars are the variables that expanded to "" in each scalar, for hints.
 	emptyVars map[*yaml.Node][]string
 }

@@ -22,7 +22,7 @@ const maxFileSize = 8 << 20
 // Read reads a file, rejects binary data, parses YAML and expands ${VAR} with lookupEnv. The
 // root node is nil when the file cannot be decoded further; f.Errs says why.
 func Read(path string, lookupEnv func(string) (string, bool)) (*File, *yaml.Node) {
-	f := &File{Path: path}
+	f := &File{Path: path, lookupEnv: lookupEnv}
 	data, err := ReadFile(path)
 	if err != nil {
 		var ferr *fileError
