@@ -165,8 +165,10 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 		{"accepted broken call is no evidence", glue{acceptMissing: true}, "mcp", "", "pay errors-not-replayed", matrix.Inconclusive, "succeeded, so there was no refused call to retry"},
 		{"a stored error is still caught", glue{cacheErrors: true}, "mcp", "", "pay errors-not-replayed", matrix.Fail, "the error was stored under the key"},
 		{"correct server", glue{}, "mcp", "", "pay errors-not-replayed", matrix.Pass, "the corrected call with the same key executed"},
-		// Keys ignored, error-shaped answers: both tools ran, nothing shows keys shared.
-		{"keys that do nothing are not blamed for scope", glue{ignoreKeys: true}, "mcp", "", "approve key-scope", matrix.Inconclusive, "judged only where keys are shown to work"},
+		// Keys ignored, error-shaped answers: both tools ran, nothing shows keys shared. The
+		// error-shaped answer is a refusal (DESIGN §8), but the state shows the call executed:
+		// the stronger evidence wins and the message says both, so no retry is judged.
+		{"keys that do nothing are not blamed for scope", glue{ignoreKeys: true}, "mcp", "", "approve key-scope", matrix.Skip, "a plain call failed (error-shaped answer: Request not found), yet it changed list_payments"},
 		// A retry after completion refused for ever: the agent never learns the outcome.
 		{"409 for ever is ✗ under ietf", glue{conflictForever: true}, "plain", "ietf", "pay replay", matrix.Fail, "every retry after the first call completed was refused (status 409"},
 		{"409 for ever is ✗ under stripe", glue{conflictForever: true}, "plain", "stripe", "pay lost-response", matrix.Fail, "the agent can never learn the outcome"},
