@@ -141,6 +141,7 @@ func TestScripts(t *testing.T) {
 			"instances":  cmdInstances,
 			"jsonget":    cmdJSONGet,
 			"jsonsame":   cmdJSONSame,
+			"matrix":     cmdMatrix,
 		},
 	})
 }

@@ -60,12 +60,12 @@ func TestRejected(t *testing.T) {
 		status matrix.Status
 		reason string
 	}{
-		{"no key, 400 under ietf", "ietf", refused(400), missing, matrix.Pass, "a call: rejected with 400"},
+		{"no key, 400 under ietf", "ietf", refused(400), missing, matrix.Pass, "a call: rejected (status 400"},
 		{"no key, 422 under ietf", "ietf", refused(422), missing, matrix.Warn, "a call: rejected with 422; the ietf profile expects 400 (safe, a protocol deviation)"},
 		{"no key, 422 under lenient", "lenient", refused(422), missing, matrix.Pass, "a call: rejected (status 422)"},
-		{"mismatch, 422 under ietf", "ietf", refused(422), mismatch, matrix.Pass, "a call: rejected with 422"},
+		{"mismatch, 422 under ietf", "ietf", refused(422), mismatch, matrix.Pass, "a call: rejected (status 422"},
 		{"mismatch, 400 under ietf", "ietf", refused(400), mismatch, matrix.Warn, "the ietf profile expects 422"},
-		{"mismatch, 400 under stripe", "stripe", refused(400), mismatch, matrix.Pass, "a call: rejected with 400"},
+		{"mismatch, 400 under stripe", "stripe", refused(400), mismatch, matrix.Pass, "a call: rejected (status 400"},
 		{"mismatch, 422 under stripe", "stripe", refused(422), mismatch, matrix.Warn, "the stripe profile expects 400"},
 		{"an MCP error has no status", "ietf", result.Call{Outcome: outcome.Fail, Error: "json-rpc error 0: bad key"}, mismatch, matrix.Pass, "a call: rejected (json-rpc error 0: bad key)"},
 		{"a 5xx is no refusal", "ietf", result.Call{Outcome: outcome.Info, Status: 503}, missing, matrix.Inconclusive, "a call: the outcome is unknown (status 503)"},

@@ -98,10 +98,10 @@ func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 	switch {
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, what+": the outcome is unknown"+explain.StatusNote(r)
-	case r.Status == 0 || want == 0:
+	case r.Status == 0 || want == 0 || r.Status == want:
+		// Worded alike whatever carried the refusal (an HTTP status, an MCP isError, a JSON-RPC
+		// error, an error-shaped answer): the transport's words are in the note.
 		c.Status, c.Reason = matrix.Pass, what+": rejected"+explain.StatusNote(r)
-	case r.Status == want:
-		c.Status, c.Reason = matrix.Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
 	default:
 		c.Status = matrix.Warn
 		c.Reason = fmt.Sprintf("%s: rejected with %d; the %s profile expects %d (safe, a protocol deviation)", what, r.Status, b.prof.Name, want)

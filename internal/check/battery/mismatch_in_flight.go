@@ -31,7 +31,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	other := scenariogen.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
 	// Whether the retry executes again is replay's business; here only what the key holds.
 	again := scenariogen.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
-		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
+		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "fail"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	steps := insertAt(b.Snap.WithState(first, again), "first", true, other)
 	// The other payload may be answered only when the first call never reached the server
 	// (dropped when the client gave up, or overtaken): then the key holds the other payload and
@@ -72,8 +72,8 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 		// Another trial may have the other payload meet the first call in flight.
 		c.Status, c.again = matrix.Inconclusive, timeout
 		c.Reason = "another payload under a key in flight was answered" + explain.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + explain.StatusNote(last) + ": the second payload may have reached the server first"
-	case r.Outcome == outcome.Fail && r.Status == 409:
-		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus(), "another payload under a key in flight: rejected with 409"
+	case r.Outcome == outcome.Fail && (r.Status == 409 || r.Conflict):
+		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus(), "another payload under a key in flight: rejected as in progress"+explain.StatusNote(r)
 	default:
 		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")
 		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")

@@ -18,12 +18,12 @@ func (b *Battery) timeoutRetry(t toolset.ToolInfo, args map[string]any) *Cell {
 	timeout := b.giveUpOf(t.Name)
 	first := scenariogen.Step{ID: "first", CallTool: t.Name, Args: args, Timeout: timeout.String(), Expect: "any"}
 	retry := scenariogen.Step{ID: "retry", RetryOf: "first", Expect: "any",
-		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
+		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "fail"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	// The retry goes right after the timed-out call, before the snapshots read after it.
 	steps := insertAt(b.Snap.WithState(first, scenariogen.Step{ID: "again", RetryOf: "first", Expect: "any"}), "first", true, retry)
 	steps = append(steps, b.Snap.WholeAsserts(b.OneCall)...)
 	s := b.NewPlan(t, TimeoutRetry, "a retry after a client timeout does not execute again", steps...)
-	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and conflicts); a last retry once everything settled must get the same stored answer.", timeout)
+	s.Comment = fmt.Sprintf("The client gives up after %s while the server works, then retries with the same key (backing off on timeouts and refusals); a last retry once everything settled must get the same stored answer.", timeout)
 	s.Executions = b.once(t)
 	c := b.retry(TimeoutRetry, t, s, "first", b.noEvidence())
 	if s.Last == nil || c.Status == matrix.Fail {
