@@ -145,7 +145,7 @@ func TestWithEffects(t *testing.T) {
 			matrix.Fail, "effects" + ", " + answersText, "the declared effects counted another number of executions than 1; the answers agree: 1 duplicate execution(s)"},
 		{"effects that held decide what only they could",
 			Cell{Status: matrix.Inconclusive, Reason: "the retry was executed, not replayed"}, rig.Plan{Executions: 1, Effects: "(len(paid)) == 1", NeedsEvidence: true},
-			matrix.Inconclusive, "effects", "the retry was executed, not replayed, and the declared effects count 1 execution(s): " + neverRan},
+			matrix.Inconclusive, "effects", "the retry's answer is not marked as a replay and the declared effects count 1 execution(s): " + neverRan},
 		{"sinks that heard more decide what only they could",
 			Cell{Status: matrix.Inconclusive, Reason: "the retry was executed, not replayed"}, rig.Plan{Executions: 1, NeedsEvidence: true, SinksAsserted: true, SinkNames: []string{"mail"}, SinkLines: []string{"sink mail received 2 requests; 1 execution(s) send 1"}},
 			matrix.Fail, "sinks (mail)", "the sinks heard another execution: sink mail received 2 requests; 1 execution(s) send 1"},

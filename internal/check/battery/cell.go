@@ -42,6 +42,10 @@ type Cell struct {
 	// again, when set, says that the trial judged nothing because its first call was not in
 	// flight at the server, and how long another trial waits before giving up on it.
 	again time.Duration
+	// unproven, set with again, says that the evidence counted one execution but nothing
+	// showed the first call in flight: the next trial gives up later, well into the execution,
+	// where the retry's timing can show it.
+	unproven bool
 }
 
 // UnmarshalJSON reads a cell of a JSON report back (report merge): a report written before cells

@@ -154,6 +154,7 @@ func TestInFlightCells(t *testing.T) {
 	}
 	slow := ledger{work: 500 * time.Millisecond}
 	naive := ledger{work: 500 * time.Millisecond, naive: true}
+	locking := ledger{work: 500 * time.Millisecond, lockReplay: true}
 	patient := rig.Options{Budget: 3 * time.Second}
 	tests := []cellCase{
 		{name: "timeout-retry: 409 while in flight, then the stored answer", run: cellRun{server: slow, check: TimeoutRetry},
@@ -162,6 +163,15 @@ func TestInFlightCells(t *testing.T) {
 			status: matrix.Fail, evidence: stateText, reason: "the call given up on and its retry both executed: len(list_payments.payments) changed by +2, as 2 calls do (one call: +1)",
 			orElse: []proof{{answersText, "a replay differs from the stored answer"},
 				{stateText + ", " + answersText, "the retry changed list_payments again; the answers agree: a replay differs from the stored answer"}}},
+		// A lock held while the first call works: the retry waits and gets its answer, not
+		// marked as a replay. The state or the effects count one execution, and the retry was
+		// answered sooner than an execution takes: it got the answer of the call given up on.
+		{name: "timeout-retry: an unmarked replay of a call in flight, the state counting", run: cellRun{server: locking, check: TimeoutRetry, opts: patient},
+			status: matrix.Pass, evidence: stateText, reason: "list_payments changed as one call does, and the retry was answered "},
+		{name: "timeout-retry: an unmarked replay of a call in flight, the effects counting", run: cellRun{server: locking, check: TimeoutRetry, opts: patient, evidence: "effects"},
+			status: matrix.Pass, evidence: "effects, answers (exactly-once verdict)", reason: "the declared effects count one execution, and the retry was answered "},
+		{name: "timeout-retry: an unmarked replay of a call in flight, nothing counting", run: cellRun{server: locking, check: TimeoutRetry, opts: patient, evidence: "none"},
+			status: matrix.Inconclusive, evidence: answersText, reason: "the retry's answer is not marked as a replay, and no evidence counts executions: declare check.tools.pay.effects, a sink, or a check.snapshot read-only call to judge it"},
 		{name: "mismatch-in-flight: 409 while in flight", run: cellRun{server: slow, check: MismatchInFlight},
 			any: []matrix.Status{matrix.Pass, matrix.Inconclusive}},
 		{name: "mismatch-in-flight: a naive store executes both payloads", run: cellRun{server: naive, check: MismatchInFlight, opts: patient},

@@ -49,7 +49,7 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 			return c
 		}
 		c.Evidence = matrix.Evidences{sinks(b.Sinks())}
-		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the sinks heard %d execution(s): %s", s.Executions, neverRan)
+		c.Reason = fmt.Sprintf("the retry's answer is not marked as a replay and the sinks heard %d execution(s): %s", s.Executions, neverRan)
 		return c
 	}
 	if s == nil || s.Effects == "" || c.Status == matrix.Skip {
@@ -66,7 +66,7 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 	}
 	if c.Status == matrix.Inconclusive && s.NeedsEvidence {
 		c.Evidence = matrix.Evidences{effects}
-		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the declared effects count %d execution(s): %s", s.Executions, neverRan)
+		c.Reason = fmt.Sprintf("the retry's answer is not marked as a replay and the declared effects count %d execution(s): %s", s.Executions, neverRan)
 	} else if c.Status == matrix.Pass {
 		c.Evidence = c.Evidence.Lead(effects)
 	}
