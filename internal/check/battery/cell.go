@@ -68,6 +68,22 @@ func (c *Cell) ByStatusOnly() bool { return c.Evidence.Only(matrix.EvidenceStatu
 // ReplaysDiffer reports that a marked replay differed from the stored answer in this check.
 func (c *Cell) ReplaysDiffer() bool { return c.replaysDiffer }
 
+// CountedExtra reports that evidence which counts executions (the effects, the sinks or the
+// state) decided the cell ✗: more executions happened than the check allows, whatever the
+// answers look like.
+func (c *Cell) CountedExtra() bool {
+	if c.Status != matrix.Fail {
+		return false
+	}
+	for _, e := range c.Evidence {
+		switch e.Kind {
+		case matrix.EvidenceEffects, matrix.EvidenceSinks, matrix.EvidenceState:
+			return true
+		}
+	}
+	return false
+}
+
 // byAnswers is a cell the exactly-once verdict decided.
 func byAnswers() matrix.Evidences { return matrix.Evidences{{Kind: matrix.EvidenceAnswers}} }
 
