@@ -155,6 +155,7 @@ func TestInFlightCells(t *testing.T) {
 	slow := ledger{work: 500 * time.Millisecond}
 	naive := ledger{work: 500 * time.Millisecond, naive: true}
 	locking := ledger{work: 500 * time.Millisecond, lockReplay: true}
+	again := ledger{work: 500 * time.Millisecond, executeAgain: true}
 	patient := rig.Options{Budget: 3 * time.Second}
 	tests := []cellCase{
 		{name: "timeout-retry: 409 while in flight, then the stored answer", run: cellRun{server: slow, check: TimeoutRetry},
@@ -177,6 +178,10 @@ func TestInFlightCells(t *testing.T) {
 		{name: "mismatch-in-flight: a naive store executes both payloads", run: cellRun{server: naive, check: MismatchInFlight, opts: patient},
 			status: matrix.Fail, evidence: stateText, reason: "both payloads executed under one key: len(list_payments.payments) changed by +2, as 2 calls do (one call: +1)",
 			orElse: []proof{{answersText, "another payload under a key in flight was answered: "}}},
+		// The other payload is refused while the first works; the first payload's retry then
+		// executes again. The state grew as two calls do, and the message says whose.
+		{name: "mismatch-in-flight: the first payload executes twice, the other is refused", run: cellRun{server: again, check: MismatchInFlight, opts: patient},
+			status: matrix.Fail, evidence: stateText, reason: "the first payload executed more than once under one key, while another payload was refused (status 409"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

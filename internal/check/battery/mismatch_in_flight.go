@@ -58,7 +58,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	switch {
 	case len(names) > 0:
 		c.Status, c.Evidence = matrix.Fail, matrix.Evidences{state(names)}
-		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
+		c.Reason = grewWhy(r) + ": " + strings.Join(lines, "; ")
 	case len(f) > 0 && f[0].Outcome != outcome.Info:
 		c.Status = matrix.Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + ": it was not in flight; payload-mismatch covers a finished call"
@@ -82,4 +82,17 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 		c.Details = append(lines, details(res, tr)...)
 	}
 	return c
+}
+
+// grewWhy says what a state that grew as more than one call does shows, from what the other
+// payload got: both payloads executed only if the other was answered as an execution; if it
+// was refused, the first payload executed more than once.
+func grewWhy(other result.Call) string {
+	switch {
+	case other.Outcome == outcome.OK && !other.Replayed:
+		return "both payloads executed under one key"
+	case other.Outcome == outcome.Fail:
+		return "the first payload executed more than once under one key, while another payload was refused" + explain.StatusNote(other)
+	}
+	return "more than one execution under one key"
 }

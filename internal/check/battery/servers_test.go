@@ -41,6 +41,9 @@ type ledger struct {
 	missingStatus, mismatchStatus int
 	// acceptMissing executes a call without a key; commitMissing executes it, then answers 400.
 	acceptMissing, commitMissing bool
+	// executeAgain executes a call of a completed key with the same payload again, unmarked
+	// (another payload is still refused).
+	executeAgain bool
 	// lockReplay is middleware that holds a lock on a key while its call works: a call that
 	// comes meanwhile waits for it and gets its answer, and every later call the stored answer,
 	// never marked as a replay.
@@ -168,6 +171,11 @@ func ledgerServer(t *testing.T, l ledger) string {
 				reply(w, cmp.Or(l.mismatchStatus, 422), map[string]any{"error": "the key was used with another payload"}, false)
 			case l.conflictForever:
 				reply(w, 409, map[string]any{"error": "a request with this key is in progress"}, false)
+			case l.executeAgain:
+				mu.Lock()
+				body := execute(tool, args)
+				mu.Unlock()
+				reply(w, 200, body, false)
 			default:
 				reply(w, 200, s.body, !l.lockReplay)
 			}
