@@ -27,13 +27,22 @@ func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell 
 		}
 		return c
 	}
-	heard := "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
+	heard := sinksHeard(s)
 	if c.Status != matrix.Fail {
 		c.Status, c.Reason = matrix.Fail, ""
 	}
 	c.lead(sinks(s.SinkNames), heard)
 	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
 	return c
+}
+
+// sinksHeard says what sinks that heard another number of requests than the executions send
+// showed: another execution's requests when one heard more, else requests that never came.
+func sinksHeard(s *rig.Plan) string {
+	if s.SinksFewer {
+		return fmt.Sprintf("the sinks heard fewer requests than %d execution(s) send: %s", s.Executions, strings.Join(s.SinkLines, "; "))
+	}
+	return "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 }
 
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
@@ -45,7 +54,7 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		// No effects declared: the sinks decide, having heard one execution's requests or more.
 		if len(s.SinkNames) > 0 {
 			c.Status, c.Evidence = matrix.Fail, matrix.Evidences{sinks(s.SinkNames)}
-			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
+			c.Reason = sinksHeard(s)
 			return c
 		}
 		c.Evidence = matrix.Evidences{sinks(b.Sinks())}
