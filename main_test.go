@@ -144,6 +144,7 @@ func TestScripts(t *testing.T) {
 			"secretenv":  cmdSecretEnv,
 			"echoserve":  cmdEchoServe,
 			"noleak":     cmdNoLeak,
+			"matrix":     cmdMatrix,
 		},
 	})
 }

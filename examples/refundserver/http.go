@@ -31,6 +31,9 @@ func (s *service) handler() http.Handler {
 		key := parseKeyHeader(r.Header.Get("Idempotency-Key"))
 		resp := s.call(r.Context(), tool, key, body)
 		s.logCall(tool, key, resp)
+		if s.cfg.ShapedRefusals {
+			resp = resp.shaped()
+		}
 		write(w, resp)
 	}
 	mux.HandleFunc("POST /tools/{name}", tools)

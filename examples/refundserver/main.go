@@ -56,7 +56,15 @@ idempotencyKey argument or the idempotencyKey entry of _meta.
   naive   BROKEN on purpose: check, execute, then store; concurrent
           duplicates both execute
   none    BROKEN on purpose: keys are ignored; every call executes
+  refuse  locked, but a retry after completion is refused with 409
+          {"error":"duplicate request"} (over MCP an isError "duplicate
+          request") instead of answered: safe, yet the agent never learns
+          the outcome
 The broken modes exist so idemtest's tests and demos can show what it catches.
+
+--refusals shaped answers every refusal (400, 409, 422) as a success whose body
+says error: HTTP 200, or an MCP result without isError, holding
+{"status":"error","code":…,"message":…}. It is still correct.
 
 Flags:
 `
@@ -72,7 +80,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	redisAddr := fs.String("redis-addr", envOr("REDIS_ADDR", "127.0.0.1:6379"), "Redis address for --store redis (env REDIS_ADDR)")
 	redisPrefix := fs.String("redis-prefix", "refundserver:", "prefix of every Redis key the server writes")
 	dbURL := fs.String("database-url", envOr("DATABASE_URL", "postgres://127.0.0.1:5432/test"), "PostgreSQL URL for --store postgres (env DATABASE_URL)")
-	mode := fs.String("idempotency", modeLocked, "locked (correct), naive or none (both broken on purpose)")
+	mode := fs.String("idempotency", modeLocked, "locked (correct), naive or none (both broken on purpose), or refuse (retries after completion refused)")
+	refusals := fs.String("refusals", "status", "status (an error status, or isError over MCP) or shaped (200 or isError false, with {\"status\":\"error\"})")
 	keyTTL := fs.Duration("key-ttl", 48*time.Hour, "how long a completed key is remembered")
 	lease := fs.Duration("lease", 30*time.Second, "how long an in-flight reservation blocks its key if the request never finishes")
 	work := fs.Duration("work", 2*time.Millisecond, "how long the side effect takes (the race window)")
@@ -96,9 +105,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	switch *mode {
-	case modeLocked, modeNaive, modeNone:
+	case modeLocked, modeNaive, modeNone, modeRefuse:
 	default:
-		fmt.Fprintf(stderr, "refundserver: --idempotency %q: want locked, naive or none\n", *mode)
+		fmt.Fprintf(stderr, "refundserver: --idempotency %q: want locked, naive, none or refuse\n", *mode)
+		return 2
+	}
+	if *refusals != "status" && *refusals != "shaped" {
+		fmt.Fprintf(stderr, "refundserver: --refusals %q: want status or shaped\n", *refusals)
 		return 2
 	}
 
@@ -122,7 +135,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg := config{
 		Mode: *mode, KeyTTL: *keyTTL, Lease: *lease, Work: *work, CheckDelay: *checkDelay, DownstreamTimeout: *downstreamTimeout,
 		Downstream: strings.TrimRight(os.Getenv("PAYMENT_PROCESSOR_URL"), "/"), Charges: *charges,
-		UUIDKeys: *keyFormat == "uuid",
+		UUIDKeys: *keyFormat == "uuid", ShapedRefusals: *refusals == "shaped",
 	}
 	if *traceChecks {
 		cfg.TraceChecks = stderr

@@ -77,6 +77,9 @@ func (s *service) mcpHandler(tool string) mcp.ToolHandler {
 		}
 		resp := s.call(ctx, tool, key, req.Params.Arguments)
 		s.logCall(tool, key, resp)
+		if s.cfg.ShapedRefusals {
+			resp = resp.shaped()
+		}
 		var structured any
 		if err := json.Unmarshal(resp.Body, &structured); err != nil {
 			return nil, fmt.Errorf("encode %s result: %w", tool, err)
@@ -87,7 +90,11 @@ func (s *service) mcpHandler(tool string) mcp.ToolHandler {
 		} else {
 			p, _ := structured.(map[string]any)
 			res.IsError = true
-			res.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v: %v", p["code"], p["detail"])}}
+			text := fmt.Sprintf("%v: %v", p["code"], p["detail"])
+			if e, ok := p["error"].(string); ok && p["code"] == nil {
+				text = e // a bare error ({"error": "duplicate request"}) says only that
+			}
+			res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
 		}
 		if resp.Replayed {
 			res.Meta = mcp.Meta{replayedMeta: true}

@@ -23,6 +23,10 @@ const (
 	modeLocked = "locked"
 	modeNaive  = "naive"
 	modeNone   = "none"
+	// modeRefuse is locked, but a retry after completion is refused with 409 "duplicate
+	// request" instead of answered with the stored result: safe, yet the agent never learns the
+	// outcome (✗ under check's ietf and stripe profiles, ⚠ under lenient).
+	modeRefuse = "refuse"
 )
 
 // uuidKey is what --key-format uuid accepts.
@@ -47,6 +51,10 @@ type config struct {
 	// TraceChecks, when set, receives a line "check KEY UNIXNANO" each time a key is checked,
 	// for measuring how far apart duplicates reach the check (the benchmark uses it).
 	TraceChecks io.Writer
+	// ShapedRefusals answers every refusal (a 4xx) as a success whose body says error:
+	// HTTP 200 or MCP isError false, with {"status":"error","code":…,"message":…}, as many
+	// servers do. idemtest must read it as the refusal it is.
+	ShapedRefusals bool
 	// CheckDelay is how long a keyed request waits after it arrives before its key is checked
 	// (slow authentication or validation in front of the store): the check-then-act window of
 	// the naive mode then opens this late, which is what a retry after a client timeout must
@@ -73,6 +81,22 @@ type response struct {
 }
 
 func (r response) ok() bool { return r.Status >= 200 && r.Status < 300 }
+
+// shaped is the answer as a server with error-shaped refusals sends it: a refusal (4xx) becomes
+// a 200 whose body says error, with the problem's code and detail; anything else is unchanged.
+func (r response) shaped() response {
+	if r.Status < 400 || r.Status >= 500 {
+		return r
+	}
+	var p map[string]any
+	_ = json.Unmarshal(r.Body, &p)
+	msg, _ := p["detail"].(string)
+	if msg == "" {
+		msg, _ = p["error"].(string)
+	}
+	body, _ := json.Marshal(map[string]any{"status": "error", "code": p["code"], "message": msg})
+	return response{Status: http.StatusOK, Body: body}
+}
 
 func newService(cfg config, st store, log *slog.Logger) *service {
 	return &service{
@@ -281,6 +305,9 @@ func (s *service) idempotent(ctx context.Context, tool, key string, m map[string
 		return problem(http.StatusInternalServerError, "store_error", err.Error())
 	}
 	if existing != nil {
+		if existing.Fingerprint == fp && existing.Done && s.cfg.Mode == modeRefuse {
+			return response{Status: http.StatusConflict, Body: []byte(`{"error":"duplicate request"}`)}
+		}
 		if existing.Fingerprint != fp || existing.Done {
 			return replayOrMismatch(existing, fp)
 		}

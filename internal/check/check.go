@@ -275,16 +275,8 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 		}
 	}
 	var out []string
-	for _, row := range rep.Rows {
-		for _, c := range row.Cells {
-			if c.ReplaysDiffer() {
-				out = append(out, "answers marked as replays differ from the stored answer: if a field changes on every answer (a request id, a timestamp), leave it out with compare: {ignore: [PATH]} on the endpoint")
-				break
-			}
-		}
-		if len(out) > 0 {
-			break
-		}
+	if d := replaysDiffer(rep); d != "" {
+		out = append(out, d)
 	}
 	if judged == 0 || replayed > 0 {
 		return out
@@ -307,4 +299,27 @@ func oneLine(c *battery.Cell) {
 	for i, l := range c.Details {
 		c.Details[i] = strings.ReplaceAll(l, "\n", " ")
 	}
+}
+
+// replaysDiffer is the diagnosis of answers marked as replays that differ from the stored answer:
+// where the state, sinks or effects counted more than one execution, the server executes the
+// retry again (and leaving the differing field out would hide it); else a field may change on
+// every answer. "" when no replay differed.
+func replaysDiffer(rep *Report) string {
+	seen := false
+	for _, row := range rep.Rows {
+		for _, c := range row.Cells {
+			if !c.ReplaysDiffer() {
+				continue
+			}
+			if c.CountedExtra() {
+				return fmt.Sprintf("answers marked as replays differ from the stored answer, and %s counted more than one execution (%s %s): the server executes the retry again and marks its answer as a replay", c.Evidence[0], row.Tool, c.Check)
+			}
+			seen = true
+		}
+	}
+	if !seen {
+		return ""
+	}
+	return "answers marked as replays differ from the stored answer: if a field changes on every answer (a request id, a timestamp), leave it out with compare: {ignore: [PATH]} on the endpoint"
 }

@@ -125,7 +125,7 @@ func TestInFlightNeedsTheCallInFlight(t *testing.T) {
 		reason []string
 	}{
 		battery.Replay:           {matrix.Pass, []string{"the retry left list_ledger as the first call left it and got the stored answer"}},
-		battery.TimeoutRetry:     {matrix.Inconclusive, []string{"the retry was executed, not replayed, and list_ledger changed as one call does: the call given up on never ran", "none with the first call in flight)"}},
+		battery.TimeoutRetry:     {matrix.Inconclusive, []string{"the retry's answer is not marked as a replay and list_ledger changed as one call does: nothing shows that the call given up on was in flight at the server", "none with the first call in flight)"}},
 		battery.MismatchInFlight: {matrix.Inconclusive, []string{"the second payload may have reached the server first", "none with the first call in flight)"}},
 	}
 	seen := 0

@@ -27,6 +27,8 @@ type glue struct {
 	conflictForever bool
 	// ignoreKeys executes every call and answers it with an error-shaped success.
 	ignoreKeys bool
+	// replayExecutes executes a retry of a completed key again and marks its answer as a replay.
+	replayExecutes bool
 }
 
 // glueServer is a real MCP server (streamable HTTP at /mcp) with a keyed pay tool and a
@@ -38,24 +40,27 @@ func glueServer(t *testing.T, g glue) string {
 	keys := map[string]map[string]any{}
 	refused := map[string]bool{}
 	var payments []map[string]any
-	pay := func(key string, args map[string]any) (status int, body map[string]any) {
+	seen := map[string]bool{}
+	pay := func(key string, args map[string]any) (status int, body map[string]any, replayed bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if stored, ok := keys[key]; ok && key != "" {
+		replayed = g.replayExecutes && seen[key]
+		seen[key] = true
+		if stored, ok := keys[key]; ok && key != "" && !g.replayExecutes {
 			if g.conflictForever {
-				return 409, map[string]any{"error": "a request with this key is in progress"}
+				return 409, map[string]any{"error": "a request with this key is in progress"}, false
 			}
-			return 200, stored
+			return 200, stored, false
 		}
 		if refused[key] {
-			return 400, map[string]any{"error": "accountId is required"}
+			return 400, map[string]any{"error": "accountId is required"}, false
 		}
 		acct, _ := args["accountId"].(string)
 		if acct == "" && !g.acceptMissing {
 			if g.cacheErrors {
 				refused[key] = true
 			}
-			return 400, map[string]any{"error": "accountId is required"}
+			return 400, map[string]any{"error": "accountId is required"}, false
 		}
 		if acct == "" {
 			acct = "anonymous"
@@ -65,7 +70,7 @@ func glueServer(t *testing.T, g glue) string {
 		if key != "" {
 			keys[key] = p
 		}
-		return 200, p
+		return 200, p, replayed
 	}
 	list := func(acct string) []map[string]any {
 		mu.Lock()
@@ -96,8 +101,11 @@ func glueServer(t *testing.T, g glue) string {
 			var args map[string]any
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			key, _ := args["idempotencyKey"].(string)
-			status, body := pay(key, args)
+			status, body, replayed := pay(key, args)
 			res := answer(body)
+			if replayed {
+				res.Meta = mcp.Meta{"idempotentReplayed": true}
+			}
 			if status != 200 {
 				res.IsError = true
 			}
@@ -113,8 +121,11 @@ func glueServer(t *testing.T, g glue) string {
 	mux.HandleFunc("POST /tools/pay", func(w http.ResponseWriter, r *http.Request) {
 		var args map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&args)
-		status, body := pay(r.Header.Get("Idempotency-Key"), args)
+		status, body, replayed := pay(r.Header.Get("Idempotency-Key"), args)
 		w.Header().Set("Content-Type", "application/json")
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(body)
 	})
@@ -165,8 +176,10 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 		{"accepted broken call is no evidence", glue{acceptMissing: true}, "mcp", "", "pay errors-not-replayed", matrix.Inconclusive, "succeeded, so there was no refused call to retry"},
 		{"a stored error is still caught", glue{cacheErrors: true}, "mcp", "", "pay errors-not-replayed", matrix.Fail, "the error was stored under the key"},
 		{"correct server", glue{}, "mcp", "", "pay errors-not-replayed", matrix.Pass, "the corrected call with the same key executed"},
-		// Keys ignored, error-shaped answers: both tools ran, nothing shows keys shared.
-		{"keys that do nothing are not blamed for scope", glue{ignoreKeys: true}, "mcp", "", "approve key-scope", matrix.Inconclusive, "judged only where keys are shown to work"},
+		// Keys ignored, error-shaped answers: both tools ran, nothing shows keys shared. The
+		// error-shaped answer is a refusal (DESIGN §8), but the state shows the call executed:
+		// the stronger evidence wins and the message says both, so no retry is judged.
+		{"keys that do nothing are not blamed for scope", glue{ignoreKeys: true}, "mcp", "", "approve key-scope", matrix.Skip, "a plain call failed (error-shaped answer: Request not found), yet it changed list_payments"},
 		// A retry after completion refused for ever: the agent never learns the outcome.
 		{"409 for ever is ✗ under ietf", glue{conflictForever: true}, "plain", "ietf", "pay replay", matrix.Fail, "every retry after the first call completed was refused (status 409"},
 		{"409 for ever is ✗ under stripe", glue{conflictForever: true}, "plain", "stripe", "pay lost-response", matrix.Fail, "the agent can never learn the outcome"},
@@ -208,5 +221,30 @@ func TestNoFalseAlarmOnRealServers(t *testing.T) {
 				t.Errorf("the report failed")
 			}
 		})
+	}
+}
+
+// TestDiagnosisNeverHidesCountedExecutions: a server that executes a retry again and marks its
+// answer as a replay has differing replays and two executions the effects count. The diagnosis
+// says so, and never sends the user to leave the differing field out with compare.ignore.
+func TestDiagnosisNeverHidesCountedExecutions(t *testing.T) {
+	base := glueConfig(t, glueServer(t, glue{replayExecutes: true}))
+	rep, err := Run(context.Background(), base, Options{Endpoint: "plain", Only: []string{"replay"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Failed() {
+		t.Fatalf("a server that executes every retry passed")
+	}
+	want := "answers marked as replays differ from the stored answer, and effects counted more than one execution (pay replay)"
+	found := false
+	for _, d := range rep.Diagnoses {
+		if strings.Contains(d, "compare: {ignore") {
+			t.Errorf("the diagnosis hides counted executions: %s", d)
+		}
+		found = found || strings.HasPrefix(d, want)
+	}
+	if !found {
+		t.Errorf("diagnoses %q, want one starting %q", rep.Diagnoses, want)
 	}
 }

@@ -36,6 +36,9 @@ type HTTPConfig struct {
 	MaxResponseBytes int64
 	// Policy says which hosts may be connected to; nil allows loopback only.
 	Policy *netguard.Policy
+	// Refusals recognises the error-shaped successes that refuse a call (refusal: on the
+	// endpoint, and the usual shapes).
+	Refusals Refusals
 	// Operations, when set, say per tool how it is called (tools described by an OpenAPI
 	// document): a tool named here ignores URL and Method.
 	Operations map[string]HTTPOperation
@@ -275,7 +278,9 @@ func (e *HTTP) read(ctx context.Context, res Result, resp *http.Response, timeou
 	if msg != "" {
 		msg = Detail(msg, res.Result)
 	}
-	return Finish(res, outcome, msg)
+	res.Outcome, res.Error = outcome, msg
+	res = e.cfg.Refusals.Refuse(res, nil)
+	return Finish(res, res.Outcome, res.Error)
 }
 
 // classify maps a status code to an outcome (DESIGN §2).

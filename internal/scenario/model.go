@@ -135,6 +135,10 @@ type Endpoint struct {
 	Ignore []string
 	// Natural lists tools idempotent by nature: their answers are not judged by the verdict.
 	Natural []string
+	// Refusal lists the error-shaped successes the server refuses a call with, beside the
+	// usual ones: each maps dotted paths of the answer to the values that make it a refusal
+	// (refusal: [{status: failed}]).
+	Refusal []map[string]any
 	// URLPos is where the endpoint's URL (or OpenAPI document) is written, for the host policy.
 	URLPos Pos
 	// URLsPos are where each entry of urls: is written, for the host policy.

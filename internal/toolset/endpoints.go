@@ -277,7 +277,8 @@ func (rd endpointRender) checkHost(url string) error {
 func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (mcp.Config, error) {
 	m := def.MCP
 	cfg := mcp.Config{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
-		Stderr: proc.NewTail(16 << 10), Policy: netguard.New(rd.allow), MaxResponseBytes: m.MaxResponseBytes}
+		Stderr: proc.NewTail(16 << 10), Policy: netguard.New(rd.allow), MaxResponseBytes: m.MaxResponseBytes,
+		Refusals: RefusalsOf(def)}
 	if m.ConflictMatch != "" {
 		cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
 	}
@@ -345,7 +346,7 @@ func (s *Set) httpEndpoint(def *scenario.Endpoint, rd endpointRender) (endpoint.
 		URL: url, Method: def.HTTP.Method, Headers: headers,
 		KeyHeader: def.Key.Header, KeyArg: def.Key.Arg,
 		Timeout: def.HTTP.Timeout, MaxResponseBytes: def.HTTP.MaxResponseBytes,
-		Policy: netguard.New(rd.allow),
+		Policy: netguard.New(rd.allow), Refusals: RefusalsOf(def),
 	}
 	var tools []endpoint.Tool
 	if spec != nil {
@@ -381,4 +382,14 @@ func (s *Set) Close() {
 	for _, ep := range s.built {
 		ep.Close()
 	}
+}
+
+// RefusalsOf is what an endpoint refuses a call with beside an error status or isError: the
+// usual error-shaped successes and those its refusal: declares.
+func RefusalsOf(def *scenario.Endpoint) endpoint.Refusals {
+	r := endpoint.Refusals{}
+	for _, s := range def.Refusal {
+		r.Declared = append(r.Declared, endpoint.Shape(s))
+	}
+	return r
 }

@@ -19,6 +19,8 @@ type Battery struct {
 	contentDedup bool
 	// giveUp, when set, is how long the in-flight checks wait in the trial being run (inFlight).
 	giveUp time.Duration
+	// fresh, during an in-flight check, is the tool's shortest execution measured before it.
+	fresh time.Duration
 	// keys is what replay or lost-response showed of the current tool's keys (keyProof).
 	keys *keyProof
 }

@@ -42,6 +42,10 @@ type Cell struct {
 	// again, when set, says that the trial judged nothing because its first call was not in
 	// flight at the server, and how long another trial waits before giving up on it.
 	again time.Duration
+	// unproven, set with again, says that the evidence counted one execution but nothing
+	// showed the first call in flight: the next trial gives up later, well into the execution,
+	// where the retry's timing can show it.
+	unproven bool
 }
 
 // UnmarshalJSON reads a cell of a JSON report back (report merge): a report written before cells
@@ -63,6 +67,22 @@ func (c *Cell) ByStatusOnly() bool { return c.Evidence.Only(matrix.EvidenceStatu
 
 // ReplaysDiffer reports that a marked replay differed from the stored answer in this check.
 func (c *Cell) ReplaysDiffer() bool { return c.replaysDiffer }
+
+// CountedExtra reports that evidence which counts executions (the effects, the sinks or the
+// state) decided the cell ✗: more executions happened than the check allows, whatever the
+// answers look like.
+func (c *Cell) CountedExtra() bool {
+	if c.Status != matrix.Fail {
+		return false
+	}
+	for _, e := range c.Evidence {
+		switch e.Kind {
+		case matrix.EvidenceEffects, matrix.EvidenceSinks, matrix.EvidenceState:
+			return true
+		}
+	}
+	return false
+}
 
 // byAnswers is a cell the exactly-once verdict decided.
 func byAnswers() matrix.Evidences { return matrix.Evidences{{Kind: matrix.EvidenceAnswers}} }

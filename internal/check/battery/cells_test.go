@@ -83,17 +83,17 @@ func TestCells(t *testing.T) {
 		{name: "lost-response: keys ignored is ✗", run: cellRun{server: ledger{ignoreKeys: true}, check: LostResponse},
 			status: matrix.Fail, evidence: stateText + ", " + answersText, reason: "the retry changed list_payments again"},
 		{name: "payload-mismatch: 422 is ✓ under ietf", run: cellRun{check: PayloadMismatch},
-			status: matrix.Pass, evidence: statusText, reason: "another payload under a used key: rejected with 422"},
+			status: matrix.Pass, evidence: statusText, reason: "another payload under a used key: rejected (status 422"},
 		{name: "payload-mismatch: 400 is ⚠ under ietf", run: cellRun{server: ledger{mismatchStatus: 400}, check: PayloadMismatch},
 			status: matrix.Warn, evidence: statusText, reason: "rejected with 400; the ietf profile expects 422 (safe, a protocol deviation)"},
 		{name: "payload-mismatch: 400 is ✓ under stripe", run: cellRun{server: ledger{mismatchStatus: 400}, profile: "stripe", check: PayloadMismatch},
-			status: matrix.Pass, evidence: statusText, reason: "rejected with 400"},
+			status: matrix.Pass, evidence: statusText, reason: "rejected (status 400"},
 		{name: "payload-mismatch: any 4xx is ✓ under lenient", run: cellRun{server: ledger{mismatchStatus: 409}, profile: "lenient", check: PayloadMismatch},
 			status: matrix.Pass, evidence: statusText, reason: "another payload under a used key: rejected (status 409"},
 		{name: "payload-mismatch: keys ignored is ✗", run: cellRun{server: ledger{ignoreKeys: true}, check: PayloadMismatch},
 			status: matrix.Fail, reason: "another payload under a used key executed"},
 		{name: "missing-key: 400 is ✓", run: cellRun{check: MissingKey},
-			status: matrix.Pass, evidence: statusText, reason: "a call without a key: rejected with 400"},
+			status: matrix.Pass, evidence: statusText, reason: "a call without a key: rejected (status 400"},
 		{name: "missing-key: 422 is ⚠ under ietf", run: cellRun{server: ledger{missingStatus: 422}, check: MissingKey},
 			status: matrix.Warn, evidence: statusText, reason: "rejected with 422; the ietf profile expects 400"},
 		{name: "missing-key: a call without a key executed is ✗", run: cellRun{server: ledger{acceptMissing: true}, check: MissingKey},
@@ -154,6 +154,8 @@ func TestInFlightCells(t *testing.T) {
 	}
 	slow := ledger{work: 500 * time.Millisecond}
 	naive := ledger{work: 500 * time.Millisecond, naive: true}
+	locking := ledger{work: 500 * time.Millisecond, lockReplay: true}
+	again := ledger{work: 500 * time.Millisecond, executeAgain: true}
 	patient := rig.Options{Budget: 3 * time.Second}
 	tests := []cellCase{
 		{name: "timeout-retry: 409 while in flight, then the stored answer", run: cellRun{server: slow, check: TimeoutRetry},
@@ -162,11 +164,24 @@ func TestInFlightCells(t *testing.T) {
 			status: matrix.Fail, evidence: stateText, reason: "the call given up on and its retry both executed: len(list_payments.payments) changed by +2, as 2 calls do (one call: +1)",
 			orElse: []proof{{answersText, "a replay differs from the stored answer"},
 				{stateText + ", " + answersText, "the retry changed list_payments again; the answers agree: a replay differs from the stored answer"}}},
+		// A lock held while the first call works: the retry waits and gets its answer, not
+		// marked as a replay. The state or the effects count one execution, and the retry was
+		// answered sooner than an execution takes: it got the answer of the call given up on.
+		{name: "timeout-retry: an unmarked replay of a call in flight, the state counting", run: cellRun{server: locking, check: TimeoutRetry, opts: patient},
+			status: matrix.Pass, evidence: stateText, reason: "list_payments changed as one call does, and the retry was answered "},
+		{name: "timeout-retry: an unmarked replay of a call in flight, the effects counting", run: cellRun{server: locking, check: TimeoutRetry, opts: patient, evidence: "effects"},
+			status: matrix.Pass, evidence: "effects, answers (exactly-once verdict)", reason: "the declared effects count one execution, and the retry was answered "},
+		{name: "timeout-retry: an unmarked replay of a call in flight, nothing counting", run: cellRun{server: locking, check: TimeoutRetry, opts: patient, evidence: "none"},
+			status: matrix.Inconclusive, evidence: answersText, reason: "the retry's answer is not marked as a replay, and no evidence counts executions: declare check.tools.pay.effects, a sink, or a check.snapshot read-only call to judge it"},
 		{name: "mismatch-in-flight: 409 while in flight", run: cellRun{server: slow, check: MismatchInFlight},
 			any: []matrix.Status{matrix.Pass, matrix.Inconclusive}},
 		{name: "mismatch-in-flight: a naive store executes both payloads", run: cellRun{server: naive, check: MismatchInFlight, opts: patient},
 			status: matrix.Fail, evidence: stateText, reason: "both payloads executed under one key: len(list_payments.payments) changed by +2, as 2 calls do (one call: +1)",
 			orElse: []proof{{answersText, "another payload under a key in flight was answered: "}}},
+		// The other payload is refused while the first works; the first payload's retry then
+		// executes again. The state grew as two calls do, and the message says whose.
+		{name: "mismatch-in-flight: the first payload executes twice, the other is refused", run: cellRun{server: again, check: MismatchInFlight, opts: patient},
+			status: matrix.Fail, evidence: stateText, reason: "the first payload executed more than once under one key, while another payload was refused (status 409"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,13 +27,22 @@ func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell 
 		}
 		return c
 	}
-	heard := "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
+	heard := sinksHeard(s)
 	if c.Status != matrix.Fail {
 		c.Status, c.Reason = matrix.Fail, ""
 	}
 	c.lead(sinks(s.SinkNames), heard)
 	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
 	return c
+}
+
+// sinksHeard says what sinks that heard another number of requests than the executions send
+// showed: another execution's requests when one heard more, else requests that never came.
+func sinksHeard(s *rig.Plan) string {
+	if s.SinksFewer {
+		return fmt.Sprintf("the sinks heard fewer requests than %d execution(s) send: %s", s.Executions, strings.Join(s.SinkLines, "; "))
+	}
+	return "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 }
 
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
@@ -45,11 +54,11 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		// No effects declared: the sinks decide, having heard one execution's requests or more.
 		if len(s.SinkNames) > 0 {
 			c.Status, c.Evidence = matrix.Fail, matrix.Evidences{sinks(s.SinkNames)}
-			c.Reason = "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
+			c.Reason = sinksHeard(s)
 			return c
 		}
 		c.Evidence = matrix.Evidences{sinks(b.Sinks())}
-		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the sinks heard %d execution(s): %s", s.Executions, neverRan)
+		c.Reason = fmt.Sprintf("the retry's answer is not marked as a replay and the sinks heard %d execution(s): %s", s.Executions, neverRan)
 		return c
 	}
 	if s == nil || s.Effects == "" || c.Status == matrix.Skip {
@@ -66,7 +75,7 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 	}
 	if c.Status == matrix.Inconclusive && s.NeedsEvidence {
 		c.Evidence = matrix.Evidences{effects}
-		c.Reason = fmt.Sprintf("the retry was executed, not replayed, and the declared effects count %d execution(s): %s", s.Executions, neverRan)
+		c.Reason = fmt.Sprintf("the retry's answer is not marked as a replay and the declared effects count %d execution(s): %s", s.Executions, neverRan)
 	} else if c.Status == matrix.Pass {
 		c.Evidence = c.Evidence.Lead(effects)
 	}
@@ -98,10 +107,10 @@ func (b *Battery) rejected(c *Cell, r result.Call, want int, what string) {
 	switch {
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, what+": the outcome is unknown"+explain.StatusNote(r)
-	case r.Status == 0 || want == 0:
+	case r.Status == 0 || want == 0 || r.Status == want:
+		// Worded alike whatever carried the refusal (an HTTP status, an MCP isError, a JSON-RPC
+		// error, an error-shaped answer): the transport's words are in the note.
 		c.Status, c.Reason = matrix.Pass, what+": rejected"+explain.StatusNote(r)
-	case r.Status == want:
-		c.Status, c.Reason = matrix.Pass, fmt.Sprintf("%s: rejected with %d", what, r.Status)
 	default:
 		c.Status = matrix.Warn
 		c.Reason = fmt.Sprintf("%s: rejected with %d; the %s profile expects %d (safe, a protocol deviation)", what, r.Status, b.prof.Name, want)

@@ -10,8 +10,9 @@ import (
 	"github.com/idemtest/idemtest/internal/toolset"
 )
 
-// neverRan explains a trial whose retry executed while the evidence shows one execution.
-const neverRan = "the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet"
+// neverRan explains a trial whose retry was answered as an execution while the evidence shows
+// one execution: it names what was not observed, the call given up on in flight at the server.
+const neverRan = "nothing shows that the call given up on was in flight at the server (it may never have run, dropped when the client gave up, or the retry may have got its answer unmarked), so this trial proves nothing"
 
 // maxGiveUps bounds the give-up points of one in-flight check (1ms … 2^15ms, past 30s).
 const maxGiveUps = 16
@@ -66,14 +67,23 @@ func (c *Cell) answeredFirst(first result.Call, giveUp time.Duration) string {
 // anything, and ? when no trial did, or when in some trial the retry executed and nothing counts
 // executions (the call given up on may have run as well).
 func (b *Battery) inFlight(id string, t toolset.ToolInfo, args map[string]any) *Cell {
-	defer func() { b.giveUp = 0 }()
+	// The shortest execution measured before the trials: their own answers, which may be
+	// unmarked replays of a call in flight, do not shorten it.
+	b.fresh = b.Latency(t.Name)
+	defer func() { b.giveUp, b.fresh = 0, 0 }()
 	points := giveUpPoints(b.Latency(t.Name))
 	deadline := time.Now().Add(b.Opts.Budget)
 	var decided, last *Cell
 	trials, landed, blind := 0, 0, 0
+	later, longest := false, time.Duration(0)
 	for i := 0; ; i++ {
 		b.giveUp = points[i%len(points)]
+		if later {
+			b.giveUp = points[len(points)-1]
+		}
+		longest = max(longest, b.giveUp)
 		c := b.withEffects(b.run(id, t, args))
+		later = c.unproven
 		trials++
 		if c.Scenario != nil {
 			// Saved, the scenario runs several trials at this give-up point: a trial whose
@@ -108,8 +118,8 @@ func (b *Battery) inFlight(id string, t toolset.ToolInfo, args map[string]any) *
 		}
 	}
 	span := points[0].String()
-	if n := min(trials, len(points)); n > 1 {
-		span += "–" + points[n-1].String()
+	if longest > points[0] {
+		span += "–" + longest.String()
 	}
 	if decided != nil {
 		decided.Reason += fmt.Sprintf(" (%d trials giving up after %s, %d with the first call in flight)", trials, span, landed)

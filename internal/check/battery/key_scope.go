@@ -8,7 +8,6 @@ import (
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/scenariogen"
-	"github.com/idemtest/idemtest/internal/stateview"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
 
@@ -49,11 +48,6 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 	first := explain.Calls(tr, "first")
 	again := explain.Calls(tr, "again")
 	switch {
-	case r.Outcome == outcome.OK && !r.Replayed && stateview.ErrorShaped(r.Result):
-		// An answer that reports an error is no execution of anyone's call, and not the first
-		// tool's answer either unless the server marks it as a replay.
-		c.Status = matrix.Inconclusive
-		c.Reason = u.Name + " with the key of the " + t.Name + " call answered with an error-shaped success" + explain.StatusNote(r) + ": it is no evidence of whose call ran"
 	case r.Outcome == outcome.OK && (r.Replayed || (len(first) > 0 && jsonvalue.Equal(r.Result, first[0].Result))):
 		c.Status = matrix.Fail
 		c.Reason = u.Name + " with the key of the " + t.Name + " call got " + t.Name + "'s answer: keys are not scoped per tool, so " + u.Name + " never ran"

@@ -31,7 +31,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	other := scenariogen.Step{ID: "other", CallTool: t.Name, Args: otherArgs, Key: "{{ first.key }}", Expect: "any"}
 	// Whether the retry executes again is replay's business; here only what the key holds.
 	again := scenariogen.Step{ID: "again", RetryOf: "first", Expect: "any", Verdict: "off",
-		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "conflict"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
+		Retry: &scenariogen.Retry{Attempts: 5, On: []string{"info", "fail"}, Backoff: b.backoffOf(t.Name, timeout).String()}}
 	steps := insertAt(b.Snap.WithState(first, again), "first", true, other)
 	// The other payload may be answered only when the first call never reached the server
 	// (dropped when the client gave up, or overtaken): then the key holds the other payload and
@@ -58,7 +58,7 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	switch {
 	case len(names) > 0:
 		c.Status, c.Evidence = matrix.Fail, matrix.Evidences{state(names)}
-		c.Reason = "both payloads executed under one key: " + strings.Join(lines, "; ")
+		c.Reason = grewWhy(r) + ": " + strings.Join(lines, "; ")
 	case len(f) > 0 && f[0].Outcome != outcome.Info:
 		c.Status = matrix.Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + ": it was not in flight; payload-mismatch covers a finished call"
@@ -72,8 +72,8 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 		// Another trial may have the other payload meet the first call in flight.
 		c.Status, c.again = matrix.Inconclusive, timeout
 		c.Reason = "another payload under a key in flight was answered" + explain.StatusNote(r) + ", and the first call's retry then " + string(last.Outcome) + explain.StatusNote(last) + ": the second payload may have reached the server first"
-	case r.Outcome == outcome.Fail && r.Status == 409:
-		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus(), "another payload under a key in flight: rejected with 409"
+	case r.Outcome == outcome.Fail && (r.Status == 409 || r.Conflict):
+		c.Status, c.Evidence, c.Reason = matrix.Pass, byStatus(), "another payload under a key in flight: rejected as in progress"+explain.StatusNote(r)
 	default:
 		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")
 		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")
@@ -82,4 +82,17 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 		c.Details = append(lines, details(res, tr)...)
 	}
 	return c
+}
+
+// grewWhy says what a state that grew as more than one call does shows, from what the other
+// payload got: both payloads executed only if the other was answered as an execution; if it
+// was refused, the first payload executed more than once.
+func grewWhy(other result.Call) string {
+	switch {
+	case other.Outcome == outcome.OK && !other.Replayed:
+		return "both payloads executed under one key"
+	case other.Outcome == outcome.Fail:
+		return "the first payload executed more than once under one key, while another payload was refused" + explain.StatusNote(other)
+	}
+	return "more than one execution under one key"
 }

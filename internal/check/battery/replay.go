@@ -22,14 +22,16 @@ func (b *Battery) replay(t toolset.ToolInfo, args map[string]any) *Cell {
 	return b.retry(Replay, t, s, "first", b.noEvidence())
 }
 
-// afterCompletion is the retry of a call that completed: it tries again on a conflict (a store
+// afterCompletion is the retry of a call that completed: it tries again on a refusal (a store
 // that lags behind the answer may refuse once), and a refusal on every attempt is for ever.
+// Every refusal counts alike, whatever its shape: an HTTP 409 and an MCP tool error saying
+// "duplicate request" get as many attempts and the same cell (DESIGN §8).
 func afterCompletion(of string) scenariogen.Step {
-	return scenariogen.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: &scenariogen.Retry{Attempts: refusedAttempts, On: []string{"conflict"}, Backoff: "50ms"}}
+	return scenariogen.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: &scenariogen.Retry{Attempts: refusedAttempts, On: []string{"fail"}, Backoff: "50ms"}}
 }
 
-// refusedAttempts is how many times a retry after completion is sent before a refusal (409, in
-// progress) counts as for ever: 50ms, 100ms and 200ms apart, 350ms in all.
+// refusedAttempts is how many times a retry after completion is sent before a refusal counts as
+// for ever: 50ms, 100ms and 200ms apart, 350ms in all.
 const refusedAttempts = 4
 
 // retry judges replay and lost-response (timeout-retry and expiry too): the retry of a completed
@@ -62,11 +64,12 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 	case r.Outcome == outcome.Fail && firstFailed(tr, first):
 		c.Status, c.Evidence = matrix.Inconclusive, byStatus()
 		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + explain.StatusNote(r) + " says nothing" + b.twice(s, first)
-	case r.Outcome == outcome.Fail && r.Conflict && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= refusedAttempts:
-		// The first call completed: a retry refused as in progress on every attempt is refused
-		// for ever. timeout-retry's first call may still be working, so it stays a deviation.
+	case r.Outcome == outcome.Fail && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= refusedAttempts:
+		// The first call completed: a retry refused on every attempt is refused for ever,
+		// whatever the refusal's shape. timeout-retry's first call may still be working, so it
+		// stays a deviation.
 		c.Status, c.Evidence = b.prof.RefusedForever, byStatus()
-		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s (%d attempts over 350ms): the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")))
+		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s: %d attempts over 350ms, so the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")))
 		if c.Status == matrix.Fail {
 			c.Reason += "; the " + b.prof.Name + " profile expects the stored result"
 		} else {

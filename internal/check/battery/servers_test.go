@@ -41,6 +41,13 @@ type ledger struct {
 	missingStatus, mismatchStatus int
 	// acceptMissing executes a call without a key; commitMissing executes it, then answers 400.
 	acceptMissing, commitMissing bool
+	// executeAgain executes a call of a completed key with the same payload again, unmarked
+	// (another payload is still refused).
+	executeAgain bool
+	// lockReplay is middleware that holds a lock on a key while its call works: a call that
+	// comes meanwhile waits for it and gets its answer, and every later call the stored answer,
+	// never marked as a replay.
+	lockReplay bool
 	// cacheErrors stores the refusal of a call without its accountId under its key, so that the
 	// corrected call gets it again.
 	cacheErrors bool
@@ -60,6 +67,8 @@ func ledgerServer(t *testing.T, l ledger) string {
 		// refusal (0: the body is an execution's answer).
 		done   bool
 		status int
+		// ready is closed when the call that took the key completes it.
+		ready chan struct{}
 	}
 	keys := map[string]*stored{}
 	byPayload := map[string]map[string]any{}
@@ -81,6 +90,17 @@ func ledgerServer(t *testing.T, l ledger) string {
 		_ = json.NewEncoder(w).Encode(body)
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /payments", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		out := []any{}
+		for _, e := range entries {
+			if e["accountId"] == r.URL.Query().Get("accountId") {
+				out = append(out, e)
+			}
+		}
+		reply(w, 200, map[string]any{"payments": out}, false)
+	})
 	mux.HandleFunc("POST /tools/list_payments", func(w http.ResponseWriter, r *http.Request) {
 		var args struct {
 			AccountID string `json:"accountId"`
@@ -134,6 +154,12 @@ func ledgerServer(t *testing.T, l ledger) string {
 		}
 		if s := keys[scoped]; s != nil && !l.ignoreKeys && (l.ttl == 0 || time.Since(s.at) < l.ttl) {
 			// A copy: the call that took the key completes it under the lock.
+			if l.lockReplay && !s.done && s.ready != nil {
+				ready := s.ready
+				mu.Unlock()
+				<-ready
+				mu.Lock()
+			}
 			s := *s
 			mu.Unlock()
 			switch {
@@ -145,8 +171,13 @@ func ledgerServer(t *testing.T, l ledger) string {
 				reply(w, cmp.Or(l.mismatchStatus, 422), map[string]any{"error": "the key was used with another payload"}, false)
 			case l.conflictForever:
 				reply(w, 409, map[string]any{"error": "a request with this key is in progress"}, false)
+			case l.executeAgain:
+				mu.Lock()
+				body := execute(tool, args)
+				mu.Unlock()
+				reply(w, 200, body, false)
 			default:
-				reply(w, 200, s.body, true)
+				reply(w, 200, s.body, !l.lockReplay)
 			}
 			return
 		}
@@ -159,7 +190,7 @@ func ledgerServer(t *testing.T, l ledger) string {
 			reply(w, 400, refusal, false)
 			return
 		}
-		s := &stored{payload: payload, at: time.Now()}
+		s := &stored{payload: payload, at: time.Now(), ready: make(chan struct{})}
 		if !l.naive && !l.ignoreKeys {
 			keys[scoped] = s
 		}
@@ -171,6 +202,7 @@ func ledgerServer(t *testing.T, l ledger) string {
 			keys[scoped] = s
 			byPayload[payload] = s.body
 		}
+		close(s.ready)
 		mu.Unlock()
 		reply(w, 200, s.body, false)
 	})
@@ -184,20 +216,37 @@ func ledgerServer(t *testing.T, l ledger) string {
 // state (a call given up on in an earlier trial that executes late is not this trial's), keys to
 // be kept 200ms (expiry).
 func ledgerConfig(missingKey string, natural bool) string {
+	return ledgerConfigWith(missingKey, natural, "")
+}
+
+// ledgerConfigWith is ledgerConfig with the evidence that counts pay's executions: the state
+// ("" or "state"), pay's declared effects over a probe of GET /payments instead ("effects"), or
+// nothing ("none").
+func ledgerConfigWith(missingKey string, natural bool, evidence string) string {
 	nat := ""
 	if natural {
 		nat = "\n    natural: [ship]"
 	}
+	snapshot, effects, probes := `
+  snapshot: [{tool: list_payments, args: {accountId: "acct_{{ session }}"}}]`, "", ""
+	switch evidence {
+	case "effects":
+		snapshot, effects = "", ", effects: len(paid.payments)"
+		probes = `
+probes:
+  paid: {http: {url: "%[1]s/payments?accountId=acct_{{ session }}"}}`
+	case "none":
+		snapshot = ""
+	}
 	return `endpoints:
   plain:
     http: {url: "%[1]s/tools/{tool}"}
-    mutating: [pay, ship]` + nat + `
+    mutating: [pay, ship]` + nat + probes + `
 check:
   missing_key: ` + missingKey + `
-  key_ttl: 200ms
-  snapshot: [{tool: list_payments, args: {accountId: "acct_{{ session }}"}}]
+  key_ttl: 200ms` + snapshot + `
   tools:
-    pay: {args: {accountId: "acct_{{ session }}", amount: 5}}
+    pay: {args: {accountId: "acct_{{ session }}", amount: 5}` + effects + `}
     ship: {args: {accountId: "acct_{{ session }}", address: "1 Main St"}}
 `
 }
@@ -212,6 +261,8 @@ type cellRun struct {
 	tool       string
 	missingKey string
 	natural    bool
+	// evidence is what counts pay's executions (ledgerConfigWith): the state when empty.
+	evidence string
 	// opts bound the concurrent and in-flight checks (one round, one trial when zero).
 	opts rig.Options
 }
@@ -225,7 +276,7 @@ func (r cellRun) decide(t *testing.T) *Cell {
 	if policy == "" {
 		policy = "reject"
 	}
-	base := rigtest.Config(t, fmt.Sprintf(ledgerConfig(policy, r.natural), url))
+	base := rigtest.Config(t, fmt.Sprintf(ledgerConfigWith(policy, r.natural, r.evidence), url))
 	prof, err := ProfileOf(r.profile)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,9 @@ type Plan struct {
 	// SinkNames and SinkLines say which sinks heard more or less than the executions send, in
 	// the last run.
 	SinkNames, SinkLines []string
+	// SinksFewer is set when a sink named in SinkNames heard fewer requests than the executions
+	// send (none more): what it shows is a missing execution's requests, not another's.
+	SinksFewer bool
 	// Effects is the effects assertion added (""), EffectsLines why it failed in a run, Last
 	// the last run's result.
 	Effects      string
@@ -62,7 +65,7 @@ func (b *Rig) Exec(s *Plan) (*result.ScenarioResult, error) {
 	if rep.Err != nil {
 		return nil, rep.Err
 	}
-	s.SinkNames, s.SinkLines = b.sinkCheck(s)
+	s.SinkNames, s.SinkLines, s.SinksFewer = b.sinkCheck(s)
 	if len(rep.Scenarios) == 0 {
 		return nil, fmt.Errorf("nothing ran")
 	}
@@ -97,19 +100,21 @@ func (b *Rig) sinkAsserts(n int, guard string) []scenariogen.Step {
 
 // sinkCheck compares what the sinks heard in the last trial with what the spec's executions
 // send; it returns the sinks that heard more or less, explained.
-func (b *Rig) sinkCheck(s *Plan) (names, lines []string) {
+func (b *Rig) sinkCheck(s *Plan) (names, lines []string, fewer bool) {
 	if b.perCall == nil || s.Executions < 0 {
-		return nil, nil
+		return nil, nil, false
 	}
 	got := b.env.SinkRequests(b.base)
+	more := false
 	for _, name := range sortedKeys(b.perCall) {
 		want := s.Executions * b.perCall[name]
 		if got[name] != want {
 			names = append(names, name)
 			lines = append(lines, fmt.Sprintf("sink %s received %d requests; %d execution(s) send %d", name, got[name], s.Executions, want))
+			more = more || got[name] > want
 		}
 	}
-	return names, lines
+	return names, lines, len(names) > 0 && !more
 }
 
 // Sinks are the sinks that one execution of the tool being checked sends requests to, by name

@@ -40,6 +40,9 @@ type Config struct {
 	InitTimeout time.Duration
 	// ConflictMatch recognises an isError result that reports an in-flight duplicate.
 	ConflictMatch *regexp.Regexp
+	// Refusals recognises the error-shaped successes that refuse a call (refusal: on the
+	// endpoint, and the usual shapes): a result without isError that is one is a refusal.
+	Refusals endpoint.Refusals
 	// Stderr receives a stdio server's standard error (for reports); may be nil.
 	Stderr *proc.Tail
 	// Policy says which hosts an HTTP server may be reached on; nil allows loopback only.
@@ -90,9 +93,6 @@ func (e *ListError) Error() string {
 	return fmt.Sprintf("list tools of mcp server %s: stopped at idemtest's listing cap: %s", e.Server, what)
 }
 
-// DefaultConflictMatch recognises the usual wording of an in-flight duplicate.
-var DefaultConflictMatch = regexp.MustCompile(`(?i)in[ _-]?progress|in[ _-]?flight|concurrent|conflict|409`)
-
 // Endpoint is an MCP tool endpoint. All calls share one session; concurrent calls are concurrent
 // JSON-RPC requests on it.
 type Endpoint struct {
@@ -121,7 +121,7 @@ func New(cfg Config) *Endpoint {
 		cfg.InitTimeout = 30 * time.Second
 	}
 	if cfg.ConflictMatch == nil {
-		cfg.ConflictMatch = DefaultConflictMatch
+		cfg.ConflictMatch = endpoint.DefaultConflictMatch
 	}
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = 10 << 20
@@ -508,9 +508,11 @@ func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoi
 	res.Body, _ = json.Marshal(out)
 	res.Replayed = Replayed(out.Meta)
 	if !out.IsError {
-		return endpoint.Finish(res, outcome.OK, "")
+		res.Outcome = outcome.OK
+		res = e.cfg.Refusals.Refuse(res, e.cfg.ConflictMatch)
+		return endpoint.Finish(res, res.Outcome, res.Error)
 	}
-	res.Conflict = e.isConflict(res.Result, text.String())
+	res.Conflict = endpoint.Conflict(res.Result, text.String(), e.cfg.ConflictMatch)
 	// The tool's own words: its text content, or the message of the JSON error object it holds
 	// (else of the structured content), cut as an HTTP error's are.
 	var said any = strings.TrimSpace(text.String())
@@ -523,20 +525,6 @@ func (e *Endpoint) classify(res endpoint.Result, out *sdk.CallToolResult) endpoi
 		return endpoint.Finish(res, outcome.Fail, msg)
 	}
 	return endpoint.Finish(res, outcome.Fail, "tool returned isError")
-}
-
-func (e *Endpoint) isConflict(result any, text string) bool {
-	if m, ok := result.(map[string]any); ok {
-		for _, k := range []string{"code", "type", "error"} {
-			if s, ok := m[k].(string); ok && e.cfg.ConflictMatch.MatchString(s) {
-				return true
-			}
-		}
-		if st, ok := m["status"].(float64); ok && st == 409 {
-			return true
-		}
-	}
-	return e.cfg.ConflictMatch.MatchString(text)
 }
 
 // normalise round-trips a value through JSON so that assertions see plain maps and float64s.

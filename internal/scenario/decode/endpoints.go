@@ -114,7 +114,7 @@ func (f *file) keyFormat(km map[string]*yaml.Node, what string) scenario.KeyForm
 	return kf
 }
 
-// endpointCommon decodes key, mutating, allow_hosts, compare and natural.
+// endpointCommon decodes key, mutating, allow_hosts, compare, natural and refusal.
 func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, isMCP bool) {
 	if v := m["key"]; v != nil {
 		km, ok := f.fields(v, "key", schema.Key)
@@ -168,12 +168,43 @@ func (f *file) endpointCommon(ep *scenario.Endpoint, m map[string]*yaml.Node, is
 	if v := m["natural"]; v != nil {
 		ep.Natural = f.Strings(v, "natural")
 	}
+	if v := m["refusal"]; v != nil {
+		ep.Refusal = f.refusal(v)
+	}
 	if v := m["spread"]; v != nil {
 		if sp, ok := yamlfile.Choice(f.File, v, "spread", dispatch.Spreads,
 			"spread is round-robin (a retry or a fan-out copy goes to the next instance), same (every call to the first) or random (seeded by the trial)"); ok {
 			ep.Spread = sp
 		}
 	}
+}
+
+// refusal decodes an endpoint's refusal: a list of mappings, each of dotted paths to the values
+// (scalars, lists, mappings) an answer must hold to be an error-shaped success.
+func (f *file) refusal(n *yaml.Node) []map[string]any {
+	const example = `write refusal: [{status: failed}, {"error.code": DENIED}]`
+	if n.Kind != yaml.SequenceNode {
+		f.Errf(n, example, "refusal must be a list of mappings, got %s", yamlfile.KindName(n))
+		return nil
+	}
+	var out []map[string]any
+	for _, c := range n.Content {
+		if c.Kind != yaml.MappingNode || len(c.Content) == 0 {
+			f.Errf(c, example, "each entry of refusal must be a non-empty mapping of answer paths to values, got %s", yamlfile.KindName(c))
+			continue
+		}
+		shape := map[string]any{}
+		for i := 0; i+1 < len(c.Content); i += 2 {
+			k := c.Content[i]
+			if k.Value == "" || strings.HasPrefix(k.Value, ".") || strings.HasSuffix(k.Value, ".") || strings.Contains(k.Value, "..") {
+				f.Errf(k, "write a dotted path to a field of the answer, such as status or error.code", "refusal: %q is not a path", k.Value)
+				continue
+			}
+			shape[k.Value] = f.Value(c.Content[i+1])
+		}
+		out = append(out, shape)
+	}
+	return out
 }
 
 // instanceURLs decodes urls: (a non-empty list of URL templates, one per instance), each URL

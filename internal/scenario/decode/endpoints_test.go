@@ -25,6 +25,7 @@ func TestHTTPEndpoint(t *testing.T) {
     mutating: [issue_refund]
     natural: [set_status]
     compare: {ignore: [requestId, meta.at]}
+    refusal: [{status: failed}, {error.code: DENIED, ok: 0}]
     allow_hosts: [api.example]
     spread: random
   plain:
@@ -58,13 +59,16 @@ services:
 	if strings.Join(ep.Ignore, ",") != "requestId,meta.at" || strings.Join(ep.AllowHosts, ",") != "api.example" || ep.Spread != dispatch.SpreadRandom {
 		t.Errorf("ignore %v allow_hosts %v spread %v", ep.Ignore, ep.AllowHosts, ep.Spread)
 	}
+	if len(ep.Refusal) != 2 || ep.Refusal[0]["status"] != "failed" || ep.Refusal[1]["error.code"] != "DENIED" || ep.Refusal[1]["ok"] != 0 {
+		t.Errorf("refusal %#v", ep.Refusal)
+	}
 	plain := c.Endpoints["plain"]
 	def := scenario.NewHTTPEndpoint()
 	if ph := plain.HTTP; plain.Key != scenario.DefaultHTTPKey || plain.Mutating != nil || plain.Spread != "" || ph.Method != def.Method || ph.Timeout != def.Timeout || ph.MaxResponseBytes != def.MaxResponseBytes || ph.Headers != nil || ph.OpenAPI != nil {
 		t.Errorf("defaults %+v %+v", plain, plain.HTTP)
 	}
 	many := c.Endpoints["many"]
-	if len(many.HTTP.URLs) != 2 || many.HTTP.URL != nil || len(many.URLsPos) != 2 || many.URLsPos[1].Line != 18 || many.Mutating == nil || many.IsMutating("issue_refund") {
+	if len(many.HTTP.URLs) != 2 || many.HTTP.URL != nil || len(many.URLsPos) != 2 || many.URLsPos[1].Line != 19 || many.Mutating == nil || many.IsMutating("issue_refund") {
 		t.Errorf("urls %+v, mutating %#v", many, many.Mutating)
 	}
 }
@@ -177,6 +181,10 @@ func TestEndpointErrors(t *testing.T) {
 			want: []string{"4:15: mutating must be a list of strings, got a mapping"}},
 		{name: "natural not a list", src: "endpoints:\n  e:\n    http: {" + url + "}\n    natural: {a: b}\n",
 			want: []string{"4:14: natural must be a list of strings, got a mapping"}},
+		{name: "refusal not a list", src: "endpoints:\n  e:\n    http: {" + url + "}\n    refusal: {status: failed}\n",
+			want: []string{"4:14: refusal must be a list of mappings, got a mapping"}},
+		{name: "refusal entries not paths to values", src: "endpoints:\n  e:\n    http: {" + url + "}\n    refusal: [failed, {}, {.a: 1}]\n",
+			want: []string{"4:15: each entry of refusal must be a non-empty mapping of answer paths to values, got \"failed\"", "4:23: each entry of refusal must be a non-empty mapping of answer paths to values, got a mapping", `4:28: refusal: ".a" is not a path`}},
 		{name: "compare unknown field", src: "endpoints:\n  e:\n    http: {" + url + "}\n    compare: {ignor: [a]}\n",
 			want: []string{`4:15: unknown field "ignor" in compare (did you mean "ignore"?)`}},
 		{name: "compare.ignore not paths", src: "endpoints:\n  e:\n    http: {" + url + "}\n    compare: {ignore: [ok, .a, b., c..d, \"\"]}\n",

@@ -132,6 +132,7 @@ var (
 		{"allow_hosts", kList, false, "", stringItems},
 		{"compare", kMapping, false, "", ref("compare")},
 		{"natural", kList, false, "tools idempotent by nature: their answers are not judged by the verdict", stringItems},
+		{"refusal", kList, false, "error-shaped successes this server refuses with, beside the usual ones ({status: error}, {success: false}, {ok: false}, a lone {error: …}): each a mapping of dotted paths to values, all of which an answer must hold to be a refusal", p{"items": p{"type": "object", "minProperties": 1}}},
 		{"spread", kString, false, "how calls are spread over the endpoint's instances (urls:, or a service with replicas): round-robin (default: a retry or a fan-out copy goes to the next instance), same or random (seeded by the trial)", enum("round-robin", "same", "random")},
 	}}
 	HTTPEndpoint = Section{def: "httpEndpoint", doc: "an HTTP JSON API: each tool a URL (or an OpenAPI operation)", more: p{"anyOf": []any{p{"required": []any{"url"}}, p{"required": []any{"urls"}}, p{"required": []any{"openapi"}}}}, fields: []field{
