@@ -230,11 +230,12 @@ func (s *sweeper) observe(r run, out *result) {
 	}
 	if out.unseen && (len(s.base.Sinks) > 0 || s.stateShows(r, byStep)) {
 		// The sinks hear every execution, or a read shows what the retry made: the evidence
-		// compared covers the call given up on. If it is run 0's, the retry's execution was the
-		// only one: the call given up on never ran, and nothing was in flight for the retry to
-		// meet.
+		// compared covers the call given up on, and it counts one execution in all. Either the
+		// call given up on never ran and the retry executed, or it ran and the server answered
+		// the retry with its result unmarked: nothing seen tells which, so nothing is known to
+		// have been in flight for the retry to meet.
 		out.unseen = false
-		out.missed, out.again, out.giveUp = "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran (the server dropped it when the client gave up, or it had not reached the server yet), so nothing was in flight to meet", true, r.giveUp
+		out.missed, out.again, out.giveUp = "the retry after the client gave up was not marked as a replay, and what was compared is run 0's: one execution in all, so either the call given up on never ran (dropped when the client gave up, or not yet at the server) or the server replayed its answer unmarked; nothing showed a call in flight for the retry to meet", true, r.giveUp
 	}
 	if len(s.base.Sinks) > 0 {
 		out.sinks = s.env.SinkRequests(s.base)

@@ -279,9 +279,10 @@ func payServer(t *testing.T) string {
 	return endpointtest.ServeMCP(t, srv)
 }
 
-// TestTimeoutNeedsTheCallInFlight: the retry executed and the payments listed are run 0's, so the
-// call given up on never ran; that proves nothing about a server that executes what comes while
-// a call works. The cell is ?, after faultTries runs, never ✓.
+// TestTimeoutNeedsTheCallInFlight: the retry was not marked as a replay and the payments listed
+// are run 0's: one execution in all, whether the call given up on never ran or was replayed
+// unmarked; that proves nothing about a server that executes what comes while a call works. The
+// cell is ?, after faultTries runs, never ✓.
 func TestTimeoutNeedsTheCallInFlight(t *testing.T) {
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	calls := []trace.Call{
@@ -299,7 +300,7 @@ func TestTimeoutNeedsTheCallInFlight(t *testing.T) {
 		if c.Fault != Timeout {
 			continue
 		}
-		want := "the retry after the client gave up executed rather than replayed, and what was compared is run 0's: the call given up on never ran"
+		want := "the retry after the client gave up was not marked as a replay, and what was compared is run 0's: one execution in all, so either the call given up on never ran"
 		if c.Status != matrix.Inconclusive || !strings.Contains(c.Reason, want) || !strings.HasSuffix(c.Reason, fmt.Sprintf("(%d runs, none with the call in flight)", faultTries)) {
 			t.Errorf("timeout: %s %q, want ? %q after every run\n%s", c.Status, c.Reason, want, strings.Join(c.Details, "\n"))
 		}
