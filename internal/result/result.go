@@ -116,8 +116,21 @@ type Failure struct {
 	// on "issue_refund"): with the kind and step, the failure's identity in a baseline.
 	Violation string
 	Tool      string
+	// Violations names every exactly-once violation of the trial, also when another failure
+	// (an assertion) came first: each is part of the failure's identity in a baseline, so a
+	// double execution under a known assertion failure is new.
+	Violations []Violation
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
+}
+
+// Violation names one exactly-once violation by its stable parts: its kind
+// ("double-execution", "replay-differs", "unprovable"), its tool and the step of the key's first
+// call; never the key, a time or an id.
+type Violation struct {
+	Kind string `json:"violation"`
+	Tool string `json:"tool"`
+	Step string `json:"step"`
 }
 
 // FailureKind says what failed a trial.

@@ -119,6 +119,8 @@ type JSONFailure struct {
 	// Violation and Tool name a verdict failure's violation (its identity in a baseline).
 	Violation string `json:"violation,omitempty"`
 	Tool      string `json:"tool,omitempty"`
+	// Violations names every exactly-once violation of the trial, also under another failure.
+	Violations []result.Violation `json:"violations,omitempty"`
 	// ServiceOutput is what each service wrote while the failing trial ran, by name.
 	ServiceOutput map[string]string `json:"service_output,omitempty"`
 }
@@ -188,7 +190,7 @@ func jsonFailure(f *result.Failure) *JSONFailure {
 		return nil
 	}
 	return &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, Violations: f.Violations, ServiceOutput: f.ServiceOutput}
 }
 
 func jsonTrial(t *result.Trial, cut bool) JSONTrial {
@@ -396,7 +398,7 @@ func runnerFailure(f *JSONFailure) *result.Failure {
 		return nil
 	}
 	return &result.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, Violations: f.Violations, ServiceOutput: f.ServiceOutput}
 }
 
 func runnerTrial(jt JSONTrial) *result.Trial {
