@@ -1,6 +1,7 @@
 package result
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/baseline"
@@ -36,7 +37,29 @@ type Report struct {
 	// Coverage lists, per endpoint, the mutating tools no scenario called (nil when not
 	// computed).
 	Coverage []Coverage
+	// Shard is which of the jobs a sharded suite was split into ran (zero: unsharded).
+	Shard Shard
 }
+
+// Shard is which job of a suite split with --shard K/N a report is: Index K of Total N, from 1.
+// Every report records it so that report merge can tell a missing shard; an unsharded report
+// is shard 1 of 1.
+type Shard struct {
+	Index int `json:"index"`
+	Total int `json:"total"`
+}
+
+// OrWhole is s, or shard 1 of 1 when s is zero (unsharded, or read from a report written
+// before reports carried their shard).
+func (s Shard) OrWhole() Shard {
+	if s.Total == 0 {
+		return Shard{Index: 1, Total: 1}
+	}
+	return s
+}
+
+// String is the shard as --shard takes it: "K/N".
+func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Total) }
 
 // Failed reports whether anything failed or errored.
 func (r *Report) Failed() bool {

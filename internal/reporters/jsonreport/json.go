@@ -45,6 +45,8 @@ type JSONReport struct {
 	Regressions *baseline.Result `json:"regressions,omitempty"`
 	// Coverage lists each endpoint's mutating tools no scenario called.
 	Coverage []result.Coverage `json:"coverage,omitempty"`
+	// Shard is which job of a suite split with --shard K/N this is; 1/1 unsharded.
+	Shard result.Shard `json:"shard"`
 }
 
 // JSONSummary counts scenarios by status and sums the metrics. A run whose services did not
@@ -248,7 +250,7 @@ func capAnswer(v any) (any, int) {
 
 func generate(rep *result.Report, version string) JSONReport {
 	out := JSONReport{Version: JSONVersion, Report: "run", Tool: "idemtest", Regressions: rep.Regressions, Coverage: rep.Coverage, IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
-		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}}
+		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}, Shard: rep.Shard.OrWhole()}
 	if rep.Err != nil {
 		out.Error = rep.Err.Error()
 		out.Summary.Errored++
@@ -320,7 +322,7 @@ func Read(r io.Reader) (*result.Report, error) {
 		return nil, fmt.Errorf("read json report: format version %d, want %d", in.Version, JSONVersion)
 	}
 	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted,
-		Regressions: in.Regressions, Coverage: in.Coverage}
+		Regressions: in.Regressions, Coverage: in.Coverage, Shard: in.Shard}
 	if in.Error != "" {
 		rep.Err = reportError(in.Error)
 	}
