@@ -15,6 +15,7 @@ import (
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/result"
 )
 
@@ -44,6 +45,11 @@ func ReadFile(path string) (*Input, error) {
 	kind, err := baseline.Sniff(b, path)
 	if err != nil {
 		return nil, err
+	}
+	// A value the schema forbids ("status": "FAILED") would be read as something else, and
+	// printed ✓ or not counted: the report is refused instead.
+	if err := schemacheck.Input(string(kind), b); err != nil {
+		return nil, fmt.Errorf("report %s: %w", path, err)
 	}
 	return &Input{Path: path, Kind: kind, Data: b}, nil
 }
