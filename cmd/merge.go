@@ -77,7 +77,7 @@ shard uploaded twice) counts once. Reports are data: merge runs nothing and send
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
-			return runMerge(opts)
+			return runMerge(c.Context(), opts)
 		},
 	}
 	fl := c.Flags()
@@ -91,9 +91,13 @@ shard uploaded twice) counts once. Reports are data: merge runs nothing and send
 	return c
 }
 
-func runMerge(opts *MergeOptions) error {
+func runMerge(ctx context.Context, opts *MergeOptions) error {
 	ins := make([]*merge.Input, 0, len(opts.Paths))
 	for _, p := range opts.Paths {
+		// The first Ctrl-C ends the merge between inputs (each is read and checked whole).
+		if ctx.Err() != nil {
+			return silentExit(ExitInterrupted)
+		}
 		in, err := opts.ReadReport(p)
 		if err != nil {
 			return &exitError{ExitUsage, err}
@@ -109,6 +113,9 @@ func runMerge(opts *MergeOptions) error {
 	}
 	if err := opts.loadBaseline(kind); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return silentExit(ExitInterrupted)
 	}
 	if kind == baseline.Check {
 		rep, err := merge.Check(ins)

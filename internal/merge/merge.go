@@ -234,40 +234,65 @@ func runVerdict(r *result.ScenarioResult) string {
 }
 
 // runCoverage merges the coverage of run shards: every shard lists every endpoint's mutating
-// tools, and a tool is uncovered when no shard called it.
+// tools, and a tool is uncovered when no shard called it, that is when every shard that lists
+// the endpoint lists it as uncovered. Linear in the tools listed: a tool is counted, not looked
+// up in every other shard's list.
 func runCoverage(covs [][]result.Coverage) []result.Coverage {
 	if len(covs) == 0 {
 		return nil
 	}
-	var out []result.Coverage
-	at := map[string]int{}
+	type merged struct {
+		cov               result.Coverage
+		shards            int            // shards that list the endpoint
+		uncovered, exempt map[string]int // tool → shards that list it
+	}
+	var order []*merged
+	at := map[string]*merged{}
 	for _, cov := range covs {
 		for _, c := range cov {
-			i, ok := at[c.Endpoint]
+			m, ok := at[c.Endpoint]
 			if !ok {
-				at[c.Endpoint] = len(out)
-				c.Uncovered = slices.Clone(c.Uncovered)
-				c.Exempt = slices.Clone(c.Exempt)
-				out = append(out, c)
-				continue
+				m = &merged{cov: c, uncovered: map[string]int{}, exempt: map[string]int{}}
+				m.cov.Uncovered, m.cov.Exempt = slices.Clone(c.Uncovered), slices.Clone(c.Exempt)
+				at[c.Endpoint] = m
+				order = append(order, m)
+			} else {
+				m.cov.Mutating = max(m.cov.Mutating, c.Mutating)
+				if m.cov.Error == "" {
+					m.cov.Error = c.Error
+				}
 			}
-			m := &out[i]
-			m.Mutating = max(m.Mutating, c.Mutating)
-			m.Uncovered = intersect(m.Uncovered, c.Uncovered)
-			m.Exempt = intersect(m.Exempt, c.Exempt)
-			if m.Error == "" {
-				m.Error = c.Error
-			}
+			m.shards++
+			count(m.uncovered, c.Uncovered)
+			count(m.exempt, c.Exempt)
 		}
+	}
+	out := make([]result.Coverage, 0, len(order))
+	for _, m := range order {
+		m.cov.Uncovered = inEvery(m.cov.Uncovered, m.uncovered, m.shards)
+		m.cov.Exempt = inEvery(m.cov.Exempt, m.exempt, m.shards)
+		out = append(out, m.cov)
 	}
 	return out
 }
 
-// intersect keeps the tools of a that b also lists.
-func intersect(a, b []result.Uncovered) []result.Uncovered {
-	return slices.DeleteFunc(a, func(u result.Uncovered) bool {
-		return !slices.ContainsFunc(b, func(v result.Uncovered) bool { return v.Tool == u.Tool })
-	})
+// count adds one for each tool us lists (a tool listed twice in one shard counts once).
+func count(n map[string]int, us []result.Uncovered) {
+	seen := make(map[string]bool, len(us))
+	for _, u := range us {
+		if !seen[u.Tool] {
+			seen[u.Tool] = true
+			n[u.Tool]++
+		}
+	}
+}
+
+// inEvery keeps the tools of first (the first shard's list, in its order) that all shards list.
+func inEvery(first []result.Uncovered, n map[string]int, shards int) []result.Uncovered {
+	if first == nil {
+		return nil
+	}
+	return slices.DeleteFunc(first, func(u result.Uncovered) bool { return n[u.Tool] < shards })
 }
 
 // ErrBaselines says that the inputs were not compared with one baseline: merge --baseline

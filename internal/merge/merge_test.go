@@ -189,3 +189,22 @@ func TestCheckShardTwice(t *testing.T) {
 		t.Errorf("the same shard twice counted twice: %+v", rep.Coverage)
 	}
 }
+
+// BenchmarkRunCoverage merges the coverage of two run shards of an endpoint with 20000
+// uncovered tools (BENCHMARKS.md): linear in the tools, not quadratic.
+func BenchmarkRunCoverage(b *testing.B) {
+	const tools = 20000
+	shard := func() []result.Coverage {
+		c := result.Coverage{Endpoint: "e", Mutating: tools}
+		for i := range tools {
+			c.Uncovered = append(c.Uncovered, result.Uncovered{Tool: fmt.Sprintf("tool_%05d", i)})
+		}
+		return []result.Coverage{c}
+	}
+	for b.Loop() {
+		got := runCoverage([][]result.Coverage{shard(), shard()})
+		if len(got[0].Uncovered) != tools {
+			b.Fatalf("%d uncovered", len(got[0].Uncovered))
+		}
+	}
+}
