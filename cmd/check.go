@@ -165,6 +165,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return &exitError{ExitFailed, err}
 		}
 	}
+	rep.Shard = result.Shard{Index: shardK, Total: shardN}
 	if shardN > 0 && len(rep.Rows) == 0 && !rep.Interrupted {
 		fmt.Fprintf(opts.IO.ErrOut, "idemtest: shard %s has no tools\n", opts.Shard)
 	}

@@ -64,9 +64,11 @@ check --shard K/N of one endpoint), prints the merged summary as the command wou
 merged reports, and exits as the command would: 1 when the merged verdict fails (a failed or
 errored scenario, a ✗ cell, an interrupted shard), 0 when it passes. Bad input exits 2 and
 writes nothing: a file that cannot be read or is no report, reports of different commands or
-format versions, check reports of different endpoints, profiles or checks, and a scenario (or
-tool) in two reports with different results. The same result twice (a shard uploaded twice)
-is kept once. Reports are data: merge runs nothing and sends nothing.`,
+format versions, check reports of different endpoints, profiles or checks, a scenario (or
+tool) in two reports with different results, and a set that is not every shard K/N of one N
+(each report records its shard; an unsharded one is 1/1): a shard missing, shards of different
+N, or one shard twice with different results. The same shard twice with the same results (a
+shard uploaded twice) counts once. Reports are data: merge runs nothing and sends nothing.`,
 		Example: `  idemtest report merge shard-*.json --junit report.xml --json report.json
   idemtest report merge check-1.json check-2.json --baseline check-baseline.json`,
 		Args: reportArgs(cobra.MinimumNArgs(1), &opts.JUnit, &opts.JSON),
@@ -75,7 +77,7 @@ is kept once. Reports are data: merge runs nothing and sends nothing.`,
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
-			return runMerge(opts)
+			return runMerge(c.Context(), opts)
 		},
 	}
 	fl := c.Flags()
@@ -89,9 +91,13 @@ is kept once. Reports are data: merge runs nothing and sends nothing.`,
 	return c
 }
 
-func runMerge(opts *MergeOptions) error {
+func runMerge(ctx context.Context, opts *MergeOptions) error {
 	ins := make([]*merge.Input, 0, len(opts.Paths))
 	for _, p := range opts.Paths {
+		// The first Ctrl-C ends the merge between inputs (each is read and checked whole).
+		if ctx.Err() != nil {
+			return silentExit(ExitInterrupted)
+		}
 		in, err := opts.ReadReport(p)
 		if err != nil {
 			return &exitError{ExitUsage, err}
@@ -107,6 +113,9 @@ func runMerge(opts *MergeOptions) error {
 	}
 	if err := opts.loadBaseline(kind); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return silentExit(ExitInterrupted)
 	}
 	if kind == baseline.Check {
 		rep, err := merge.Check(ins)

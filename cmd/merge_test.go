@@ -19,7 +19,7 @@ import (
 )
 
 // shardReport is the JSON report a shard job wrote, by the real writer: run's with one
-// scenario of twoScenarios per shard, or check's with one tool per shard.
+// scenario of twoScenarios per shard, or check's with one tool per shard; shard K of 2.
 func shardReport(t *testing.T, kind baseline.Kind, shard int, status result.Status) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -27,6 +27,7 @@ func shardReport(t *testing.T, kind baseline.Kind, shard int, status result.Stat
 	switch kind {
 	case baseline.Run:
 		rep := outcome(status)([]*scenario.Scenario{twoScenarios()[shard-1]})
+		rep.Shard = result.Shard{Index: shard, Total: 2}
 		err = jsonreport.Write(&buf, rep, "test")
 	case baseline.Check:
 		cell := matrix.Pass
@@ -34,6 +35,7 @@ func shardReport(t *testing.T, kind baseline.Kind, shard int, status result.Stat
 			cell = matrix.Fail
 		}
 		rep := fakeReport("refunds", map[string][]matrix.Status{fmt.Sprintf("tool_%d", shard): {cell, matrix.Pass}})
+		rep.Shard = result.Shard{Index: shard, Total: 2}
 		err = jsonreport.WriteCheck(&buf, rep, "test")
 	}
 	if err != nil {

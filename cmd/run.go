@@ -108,6 +108,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.Parallel < 1 {
 		return &exitError{ExitUsage, errors.New("--parallel must be at least 1")}
 	}
+	var shard result.Shard
+	if opts.Shard != "" {
+		k, n, err := runner.ParseShard(opts.Shard)
+		if err != nil {
+			return &exitError{ExitUsage, fmt.Errorf("--shard: %w", err)}
+		}
+		shard = result.Shard{Index: k, Total: n}
+	}
 	var re *regexp.Regexp
 	if opts.Run != "" {
 		var err error
@@ -168,6 +176,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// Secrets are replaced in the results before any report quotes or escapes them.
 	rep.Redact(red)
 
+	rep.Shard = shard // recorded so that report merge can tell a missing shard
 	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }
 	var gerr error
 	if !rep.Interrupted {

@@ -120,10 +120,16 @@ func (r *Result) Failed() bool {
 	return len(r.New) > 0
 }
 
-// IsKnown reports whether subject's current failure is in the baseline, for reports to mark.
+// IsKnown reports whether subject's current failures are all in the baseline, for reports to
+// mark: a subject with a new failure beside a known one is not known.
 func (r *Result) IsKnown(subject string) bool {
 	if r == nil {
 		return false
+	}
+	for _, f := range r.New {
+		if f.Subject == subject {
+			return false
+		}
 	}
 	for _, f := range r.Known {
 		if f.Subject == subject {
@@ -298,19 +304,30 @@ func syntaxError(b []byte, name string, err error, hint string) error {
 	return fmt.Errorf("%s:%d:%d: %w%s", name, line, col, err, hint)
 }
 
+// runFailure is what the gate reads of a run report's failure.
+type runFailure struct {
+	Kind       string `json:"kind"`
+	Step       string `json:"step"`
+	Expression string `json:"expression"`
+	Violation  string `json:"violation"`
+	Tool       string `json:"tool"`
+	Violations []struct {
+		Violation string `json:"violation"`
+		Tool      string `json:"tool"`
+		Step      string `json:"step"`
+	} `json:"violations"`
+}
+
 type runReport struct {
 	Error     string `json:"error"`
 	Scenarios []struct {
-		Name    string `json:"name"`
-		File    string `json:"file"`
-		Status  string `json:"status"`
-		Failure *struct {
-			Kind       string `json:"kind"`
-			Step       string `json:"step"`
-			Expression string `json:"expression"`
-			Violation  string `json:"violation"`
-			Tool       string `json:"tool"`
-		} `json:"failure"`
+		Name    string      `json:"name"`
+		File    string      `json:"file"`
+		Status  string      `json:"status"`
+		Failure *runFailure `json:"failure"`
+		History []struct {
+			Failure *runFailure `json:"failure"`
+		} `json:"history"`
 		Metrics struct {
 			Duplicates    int `json:"duplicate_executions"`
 			ReplaysDiffer int `json:"replays_differ"`
@@ -336,15 +353,45 @@ func parseRun(b []byte) (*Report, error) {
 		}
 		subj := ScenarioSubject(s.File, s.Name)
 		rep.Subjects = append(rep.Subjects, subj)
-		switch f := s.Failure; {
-		case f != nil:
-			rep.Failures = append(rep.Failures, Failure{subj, runWhat(f.Kind, f.Step, f.Expression, f.Violation, f.Tool)})
-		case s.Status == "failed" || s.Status == "errored":
-			rep.Failures = append(rep.Failures, Failure{subj, s.Status})
-		case s.Metrics.Duplicates > 0:
-			rep.Failures = append(rep.Failures, Failure{subj, "verdict: duplicate executions"})
-		case s.Metrics.ReplaysDiffer > 0:
-			rep.Failures = append(rep.Failures, Failure{subj, "verdict: replays differ"})
+		// A failure is every assertion failure and violation it carries, in every trial: a
+		// violation under a known assertion failure is new, not hidden by it.
+		var whats []string
+		seen := map[string]bool{}
+		add := func(w string) {
+			if !seen[w] {
+				seen[w] = true
+				whats = append(whats, w)
+			}
+		}
+		fails := []*runFailure{s.Failure}
+		for _, t := range s.History {
+			fails = append(fails, t.Failure)
+		}
+		structured := false // the report names its violations (reports before did not)
+		for _, f := range fails {
+			if f == nil {
+				continue
+			}
+			add(runWhat(f.Kind, f.Step, f.Expression, f.Violation, f.Tool))
+			for _, v := range f.Violations {
+				structured = true
+				add(runWhat("verdict", v.Step, "", v.Violation, v.Tool))
+			}
+		}
+		if len(whats) == 0 && (s.Status == "failed" || s.Status == "errored") {
+			add(s.Status)
+		}
+		if !structured && (s.Failure == nil || s.Failure.Kind != "verdict") {
+			// A report without the violations named: the metrics still say which kinds were.
+			if s.Metrics.Duplicates > 0 {
+				add("verdict: duplicate executions")
+			}
+			if s.Metrics.ReplaysDiffer > 0 {
+				add("verdict: replays differ")
+			}
+		}
+		for _, w := range whats {
+			rep.Failures = append(rep.Failures, Failure{subj, w})
 		}
 	}
 	return rep, nil

@@ -74,6 +74,8 @@ type Report struct {
 	// Coverage lists the mutating tools the battery skipped (set by the command with
 	// --require-coverage).
 	Coverage []result.Coverage `json:"coverage,omitempty"`
+	// Shard is which job of a battery split with --shard K/N this is (zero: unsharded).
+	Shard result.Shard `json:"shard"`
 }
 
 // Failed reports whether any cell is ✗.

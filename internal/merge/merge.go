@@ -12,8 +12,10 @@ import (
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/regularfile"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/result"
 )
 
@@ -43,6 +45,11 @@ func ReadFile(path string) (*Input, error) {
 	kind, err := baseline.Sniff(b, path)
 	if err != nil {
 		return nil, err
+	}
+	// A value the schema forbids ("status": "FAILED") would be read as something else, and
+	// printed ✓ or not counted: the report is refused instead.
+	if err := schemacheck.Input(string(kind), b); err != nil {
+		return nil, fmt.Errorf("report %s: %w", path, err)
 	}
 	return &Input{Path: path, Kind: kind, Data: b}, nil
 }
@@ -84,6 +91,20 @@ func (s *span) add(start time.Time, d time.Duration) {
 // them (by file, then line). A scenario (file and name) in two inputs with the same verdict is
 // kept once (a shard whose report was uploaded twice); with different verdicts it is an error.
 func Run(ins []*Input) (*result.Report, error) {
+	reps := make([]*result.Report, len(ins))
+	members := make([]member, len(ins))
+	for i, in := range ins {
+		rep, err := jsonreport.Read(bytes.NewReader(in.Data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		reps[i] = rep
+		members[i] = member{in.Path, rep.Shard.OrWhole(), runReportVerdict(rep)}
+	}
+	keep, err := pick(members)
+	if err != nil {
+		return nil, err
+	}
 	out := &result.Report{}
 	var sp span
 	seen := map[string]int{} // subject → index in out.Scenarios
@@ -91,11 +112,11 @@ func Run(ins []*Input) (*result.Report, error) {
 	var errs []string
 	var covs [][]result.Coverage
 	var regs []regressions
-	for _, in := range ins {
-		rep, err := jsonreport.Read(bytes.NewReader(in.Data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
+	for i, in := range ins {
+		if !keep[i] {
+			continue
 		}
+		rep := reps[i]
 		sp.add(rep.Start, rep.Duration)
 		out.Interrupted = out.Interrupted || rep.Interrupted
 		if rep.Err != nil {
@@ -130,9 +151,77 @@ func Run(ins []*Input) (*result.Report, error) {
 		out.Err = errors.New(strings.Join(errs, "; "))
 	}
 	out.Coverage = runCoverage(covs)
-	var err error
 	out.Regressions, err = mergeRegressions(regs)
 	return out, err
+}
+
+// runReportVerdict is what two reports of one shard must agree on to count once: every
+// scenario's verdict, whether the run started and whether it was interrupted.
+func runReportVerdict(rep *result.Report) string {
+	vs := make([]string, 0, len(rep.Scenarios)+1)
+	for _, r := range rep.Scenarios {
+		vs = append(vs, baseline.ScenarioSubject(r.Scenario.File, r.Scenario.Name)+"\x00"+runVerdict(r))
+	}
+	sort.Strings(vs)
+	errText := ""
+	if rep.Err != nil {
+		errText = rep.Err.Error()
+	}
+	return fmt.Sprintf("%v\x00%s\x00%s", rep.Interrupted, errText, strings.Join(vs, "\x01"))
+}
+
+// member is one input as a shard: its path, the shard it says it is, and what it judged.
+type member struct {
+	path    string
+	shard   result.Shard
+	verdict string
+}
+
+// maxMissingNamed bounds the missing shards an error names.
+const maxMissingNamed = 10
+
+// pick checks that the inputs are one whole set of shards of one split (every shard 1..N of one
+// N, an unsharded report being 1 of 1) and says which inputs to merge: each shard once. The same
+// shard twice with the same verdicts (an artefact downloaded twice) counts once; with different
+// verdicts, of different N, or with a shard missing, the set is refused, naming what is wrong.
+func pick(ms []member) ([]bool, error) {
+	keep := make([]bool, len(ms))
+	if len(ms) == 0 {
+		return keep, nil
+	}
+	first := ms[0]
+	at := map[int]int{} // shard index → input
+	for i, m := range ms {
+		s := m.shard
+		if s.Index < 1 || s.Index > s.Total {
+			return nil, fmt.Errorf("%s says it is shard %s: a shard K/N has 1 <= K <= N", m.path, s)
+		}
+		if s.Total != first.shard.Total {
+			return nil, fmt.Errorf("%s is shard %s and %s shard %s: merge the shards of one split, all of one N", m.path, s, first.path, first.shard)
+		}
+		if j, ok := at[s.Index]; ok {
+			if ms[j].verdict != m.verdict {
+				return nil, fmt.Errorf("%s and %s are both shard %s, with different results: merge each shard's report once", ms[j].path, m.path, s)
+			}
+			continue
+		}
+		at[s.Index] = i
+		keep[i] = true
+	}
+	total := first.shard.Total
+	if n := total - len(at); n > 0 {
+		var missing []string
+		for k := 1; k <= total && len(missing) < maxMissingNamed; k++ {
+			if _, ok := at[k]; !ok {
+				missing = append(missing, result.Shard{Index: k, Total: total}.String())
+			}
+		}
+		if n > len(missing) {
+			missing = append(missing, fmt.Sprintf("and %d more", n-len(missing)))
+		}
+		return nil, fmt.Errorf("incomplete set of shards: %s missing (%d of %d given): merge the --json report of every shard", plural.Count(n, "shard")+" "+strings.Join(missing, ", "), len(at), total)
+	}
+	return keep, nil
 }
 
 // runVerdict is what a scenario's result must agree on when two inputs hold it.
@@ -145,40 +234,65 @@ func runVerdict(r *result.ScenarioResult) string {
 }
 
 // runCoverage merges the coverage of run shards: every shard lists every endpoint's mutating
-// tools, and a tool is uncovered when no shard called it.
+// tools, and a tool is uncovered when no shard called it, that is when every shard that lists
+// the endpoint lists it as uncovered. Linear in the tools listed: a tool is counted, not looked
+// up in every other shard's list.
 func runCoverage(covs [][]result.Coverage) []result.Coverage {
 	if len(covs) == 0 {
 		return nil
 	}
-	var out []result.Coverage
-	at := map[string]int{}
+	type merged struct {
+		cov               result.Coverage
+		shards            int            // shards that list the endpoint
+		uncovered, exempt map[string]int // tool → shards that list it
+	}
+	var order []*merged
+	at := map[string]*merged{}
 	for _, cov := range covs {
 		for _, c := range cov {
-			i, ok := at[c.Endpoint]
+			m, ok := at[c.Endpoint]
 			if !ok {
-				at[c.Endpoint] = len(out)
-				c.Uncovered = slices.Clone(c.Uncovered)
-				c.Exempt = slices.Clone(c.Exempt)
-				out = append(out, c)
-				continue
+				m = &merged{cov: c, uncovered: map[string]int{}, exempt: map[string]int{}}
+				m.cov.Uncovered, m.cov.Exempt = slices.Clone(c.Uncovered), slices.Clone(c.Exempt)
+				at[c.Endpoint] = m
+				order = append(order, m)
+			} else {
+				m.cov.Mutating = max(m.cov.Mutating, c.Mutating)
+				if m.cov.Error == "" {
+					m.cov.Error = c.Error
+				}
 			}
-			m := &out[i]
-			m.Mutating = max(m.Mutating, c.Mutating)
-			m.Uncovered = intersect(m.Uncovered, c.Uncovered)
-			m.Exempt = intersect(m.Exempt, c.Exempt)
-			if m.Error == "" {
-				m.Error = c.Error
-			}
+			m.shards++
+			count(m.uncovered, c.Uncovered)
+			count(m.exempt, c.Exempt)
 		}
+	}
+	out := make([]result.Coverage, 0, len(order))
+	for _, m := range order {
+		m.cov.Uncovered = inEvery(m.cov.Uncovered, m.uncovered, m.shards)
+		m.cov.Exempt = inEvery(m.cov.Exempt, m.exempt, m.shards)
+		out = append(out, m.cov)
 	}
 	return out
 }
 
-// intersect keeps the tools of a that b also lists.
-func intersect(a, b []result.Uncovered) []result.Uncovered {
-	return slices.DeleteFunc(a, func(u result.Uncovered) bool {
-		return !slices.ContainsFunc(b, func(v result.Uncovered) bool { return v.Tool == u.Tool })
-	})
+// count adds one for each tool us lists (a tool listed twice in one shard counts once).
+func count(n map[string]int, us []result.Uncovered) {
+	seen := make(map[string]bool, len(us))
+	for _, u := range us {
+		if !seen[u.Tool] {
+			seen[u.Tool] = true
+			n[u.Tool]++
+		}
+	}
+}
+
+// inEvery keeps the tools of first (the first shard's list, in its order) that all shards list.
+func inEvery(first []result.Uncovered, n map[string]int, shards int) []result.Uncovered {
+	if first == nil {
+		return nil
+	}
+	return slices.DeleteFunc(first, func(u result.Uncovered) bool { return n[u.Tool] < shards })
 }
 
 // ErrBaselines says that the inputs were not compared with one baseline: merge --baseline
@@ -231,17 +345,31 @@ func uniq(fs []baseline.Failure) []baseline.Failure {
 // input, sorted by name. A tool in two inputs with the same cells is kept once; with different
 // cells it is an error.
 func Check(ins []*Input) (*check.Report, error) {
+	reps := make([]*check.Report, len(ins))
+	members := make([]member, len(ins))
+	for i, in := range ins {
+		rep := &check.Report{}
+		if err := json.Unmarshal(in.Data, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		reps[i] = rep
+		members[i] = member{in.Path, rep.Shard.OrWhole(), checkReportVerdict(rep)}
+	}
+	keep, err := pick(members)
+	if err != nil {
+		return nil, err
+	}
 	var out *check.Report
 	var sp span
 	from := map[string]string{}
 	at := map[string]int{}
 	var regs []regressions
 	var covs []result.Coverage
-	for _, in := range ins {
-		rep := &check.Report{}
-		if err := json.Unmarshal(in.Data, rep); err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
+	for i, in := range ins {
+		if !keep[i] {
+			continue
 		}
+		rep := reps[i]
 		if out == nil {
 			out = &check.Report{Endpoint: rep.Endpoint, Profile: rep.Profile, Checks: rep.Checks, Rows: []*check.Row{}}
 		} else if rep.Endpoint != out.Endpoint || rep.Profile != out.Profile || !slices.Equal(rep.Checks, out.Checks) {
@@ -272,9 +400,18 @@ func Check(ins []*Input) (*check.Report, error) {
 	sort.SliceStable(out.Rows, func(i, j int) bool { return out.Rows[i].Tool < out.Rows[j].Tool })
 	out.Start, out.Duration = sp.start, sp.end.Sub(sp.start)
 	out.Coverage = checkCoverage(covs)
-	var err error
 	out.Regressions, err = mergeRegressions(regs)
 	return out, err
+}
+
+// checkReportVerdict is what two reports of one check shard must agree on to count once.
+func checkReportVerdict(rep *check.Report) string {
+	vs := make([]string, 0, len(rep.Rows))
+	for _, row := range rep.Rows {
+		vs = append(vs, row.Tool+"\x00"+cellVerdict(row))
+	}
+	sort.Strings(vs)
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%s", rep.Endpoint, rep.Profile, strings.Join(rep.Checks, ","), rep.Interrupted, strings.Join(vs, "\x01"))
 }
 
 // cellVerdict is what a tool's row must agree on when two inputs hold it.

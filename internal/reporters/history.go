@@ -133,10 +133,11 @@ func Rate(n, of int) string {
 
 var autoID = regexp.MustCompile(`^step([0-9]+)$`)
 
-// StepLabel names a step: "step 3" for one without an id, "step burst" for one with.
+// StepLabel names a step: "step 3" for one without an id, "step burst" for one with. The id is
+// escaped: a report merge reads it from a file that may come from anyone.
 func StepLabel(id string) string {
 	if m := autoID.FindStringSubmatch(id); m != nil {
 		return "step " + m[1]
 	}
-	return "step " + id
+	return "step " + Escape(id)
 }

@@ -39,6 +39,9 @@ func OpenSet(junit, json, html string) (*Set, error) {
 	if len(dash) > 1 {
 		return nil, fmt.Errorf("%s: only one report can go to standard output (-)", strings.Join(dash, " and "))
 	}
+	if err := distinct(map[string]string{"--junit": junit, "--json": json, "--html": html}); err != nil {
+		return nil, err
+	}
 	var err error
 	if r.JUnit, err = Open(junit); err != nil {
 		return nil, err
@@ -165,4 +168,28 @@ func Append(path string, red *redact.Redactor, write func(io.Writer) error) erro
 		err = cerr
 	}
 	return err
+}
+
+// distinct refuses two report flags that name one file (the same path, or two paths of one
+// existing file): one report would overwrite the other.
+func distinct(paths map[string]string) error {
+	flags := []string{"--junit", "--json", "--html"}
+	for i, a := range flags {
+		for _, b := range flags[i+1:] {
+			pa, pb := paths[a], paths[b]
+			if pa == "" || pb == "" || pa == "-" || pb == "-" {
+				continue
+			}
+			same := filepath.Clean(pa) == filepath.Clean(pb)
+			if !same {
+				sa, errA := os.Stat(pa)
+				sb, errB := os.Stat(pb)
+				same = errA == nil && errB == nil && os.SameFile(sa, sb)
+			}
+			if same {
+				return fmt.Errorf("%s %s and %s %s name one file: one report would overwrite the other; give each its own file", a, pa, b, pb)
+			}
+		}
+	}
+	return nil
 }

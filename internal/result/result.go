@@ -1,6 +1,7 @@
 package result
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/baseline"
@@ -36,7 +37,29 @@ type Report struct {
 	// Coverage lists, per endpoint, the mutating tools no scenario called (nil when not
 	// computed).
 	Coverage []Coverage
+	// Shard is which of the jobs a sharded suite was split into ran (zero: unsharded).
+	Shard Shard
 }
+
+// Shard is which job of a suite split with --shard K/N a report is: Index K of Total N, from 1.
+// Every report records it so that report merge can tell a missing shard; an unsharded report
+// is shard 1 of 1.
+type Shard struct {
+	Index int `json:"index"`
+	Total int `json:"total"`
+}
+
+// OrWhole is s, or shard 1 of 1 when s is zero (unsharded, or read from a report written
+// before reports carried their shard).
+func (s Shard) OrWhole() Shard {
+	if s.Total == 0 {
+		return Shard{Index: 1, Total: 1}
+	}
+	return s
+}
+
+// String is the shard as --shard takes it: "K/N".
+func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Total) }
 
 // Failed reports whether anything failed or errored.
 func (r *Report) Failed() bool {
@@ -116,8 +139,21 @@ type Failure struct {
 	// on "issue_refund"): with the kind and step, the failure's identity in a baseline.
 	Violation string
 	Tool      string
+	// Violations names every exactly-once violation of the trial, also when another failure
+	// (an assertion) came first: each is part of the failure's identity in a baseline, so a
+	// double execution under a known assertion failure is new.
+	Violations []Violation
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
+}
+
+// Violation names one exactly-once violation by its stable parts: its kind
+// ("double-execution", "replay-differs", "unprovable"), its tool and the step of the key's first
+// call; never the key, a time or an id.
+type Violation struct {
+	Kind string `json:"violation"`
+	Tool string `json:"tool"`
+	Step string `json:"step"`
 }
 
 // FailureKind says what failed a trial.

@@ -76,6 +76,13 @@ func (r *runner) judge(st *trialState) {
 	for _, u := range unproven {
 		said = append(said, u.Message())
 	}
+	var ids []result.Violation
+	for _, v := range j.Violations {
+		ids = append(ids, result.Violation{Kind: string(v.Kind), Tool: v.Tool, Step: st.judged[v.First].Step})
+	}
+	for _, u := range j.Unprovable {
+		ids = append(ids, result.Violation{Kind: "unprovable", Tool: u.Tool, Step: st.judged[u.First].Step})
+	}
 	if t.Failure == nil {
 		if len(j.Violations) > 0 {
 			first := j.Violations[0]
@@ -83,7 +90,7 @@ func (r *runner) judge(st *trialState) {
 			f := result.StepFailure(result.FailVerdict, step, verdictLine(first))
 			f.Violation, f.Tool = string(first.Kind), first.Tool
 			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:])...), lines...)
-			f.Verdict = said
+			f.Verdict, f.Violations = said, ids
 			t.Failure, t.Passed = f, false
 			return
 		}
@@ -93,11 +100,11 @@ func (r *runner) judge(st *trialState) {
 		f := result.StepFailure(result.FailVerdict, step, lines[0])
 		f.Violation, f.Tool = "unprovable", j.Unprovable[0].Tool
 		f.Explanation = lines[1:]
-		f.Verdict = said
+		f.Verdict, f.Violations = said, ids
 		t.Failure, t.Passed = f, false
 		return
 	}
-	t.Failure.Verdict = said
+	t.Failure.Verdict, t.Failure.Violations = said, ids
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
 	t.Failure.Explanation = append(t.Failure.Explanation, lines...)

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/idemtest/idemtest/internal/check"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/sweep"
 )
 
@@ -14,8 +15,10 @@ func WriteCheck(w io.Writer, rep *check.Report, version string) error {
 		Format  int    `json:"version"`
 		Version string `json:"idemtest_version"`
 		Failed  bool   `json:"failed"`
+		// Shard shadows the report's own: 1/1 when it ran unsharded.
+		Shard result.Shard `json:"shard"`
 		*check.Report
-	}{"check", JSONVersion, version, rep.Failed(), rep})
+	}{"check", JSONVersion, version, rep.Failed(), rep.Shard.OrWhole(), rep})
 }
 
 // WriteSweep writes a sweep as JSON.

@@ -45,6 +45,8 @@ type JSONReport struct {
 	Regressions *baseline.Result `json:"regressions,omitempty"`
 	// Coverage lists each endpoint's mutating tools no scenario called.
 	Coverage []result.Coverage `json:"coverage,omitempty"`
+	// Shard is which job of a suite split with --shard K/N this is; 1/1 unsharded.
+	Shard result.Shard `json:"shard"`
 }
 
 // JSONSummary counts scenarios by status and sums the metrics. A run whose services did not
@@ -119,6 +121,8 @@ type JSONFailure struct {
 	// Violation and Tool name a verdict failure's violation (its identity in a baseline).
 	Violation string `json:"violation,omitempty"`
 	Tool      string `json:"tool,omitempty"`
+	// Violations names every exactly-once violation of the trial, also under another failure.
+	Violations []result.Violation `json:"violations,omitempty"`
 	// ServiceOutput is what each service wrote while the failing trial ran, by name.
 	ServiceOutput map[string]string `json:"service_output,omitempty"`
 }
@@ -188,7 +192,7 @@ func jsonFailure(f *result.Failure) *JSONFailure {
 		return nil
 	}
 	return &JSONFailure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, Violations: f.Violations, ServiceOutput: f.ServiceOutput}
 }
 
 func jsonTrial(t *result.Trial, cut bool) JSONTrial {
@@ -246,7 +250,7 @@ func capAnswer(v any) (any, int) {
 
 func generate(rep *result.Report, version string) JSONReport {
 	out := JSONReport{Version: JSONVersion, Report: "run", Tool: "idemtest", Regressions: rep.Regressions, Coverage: rep.Coverage, IdemtestVersion: version, Start: rep.Start, DurationUS: us(rep.Duration),
-		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}}
+		Interrupted: rep.Interrupted, Scenarios: []JSONScenario{}, Shard: rep.Shard.OrWhole()}
 	if rep.Err != nil {
 		out.Error = rep.Err.Error()
 		out.Summary.Errored++
@@ -318,7 +322,7 @@ func Read(r io.Reader) (*result.Report, error) {
 		return nil, fmt.Errorf("read json report: format version %d, want %d", in.Version, JSONVersion)
 	}
 	rep := &result.Report{Start: in.Start, Duration: fromUS(in.DurationUS), Interrupted: in.Interrupted,
-		Regressions: in.Regressions, Coverage: in.Coverage}
+		Regressions: in.Regressions, Coverage: in.Coverage, Shard: in.Shard}
 	if in.Error != "" {
 		rep.Err = reportError(in.Error)
 	}
@@ -396,7 +400,7 @@ func runnerFailure(f *JSONFailure) *result.Failure {
 		return nil
 	}
 	return &result.Failure{Kind: f.Kind, Step: f.Step, Pos: f.Pos, Message: f.Message, Expression: f.Expression,
-		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, ServiceOutput: f.ServiceOutput}
+		Explanation: f.Explanation, Verdict: f.Verdict, Violation: f.Violation, Tool: f.Tool, Violations: f.Violations, ServiceOutput: f.ServiceOutput}
 }
 
 func runnerTrial(jt JSONTrial) *result.Trial {

@@ -3,6 +3,7 @@ package terminal
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,6 +17,7 @@ import (
 // faulted, ? inconclusive), then every row skipped and every cell that is not ✓ explained with
 // its evidence, and the tally.
 func WriteMatrix(w io.Writer, m matrix.Matrix, color bool) {
+	m = escaped(m)
 	st := newStyles(w, color)
 	if c := m.Lead; c != nil {
 		fmt.Fprintf(w, "%s: %s %s\n", c.Label, symbolStyle(st, c.Status).Render(c.Status.Symbol()), c.Reason)
@@ -49,7 +51,7 @@ func WriteMatrix(w io.Writer, m matrix.Matrix, color bool) {
 			}
 			head := fmt.Sprintf("%s %s: %s", symbolStyle(st, c.Status).Render(c.Status.Symbol()), c.Label, c.Reason)
 			if len(c.Evidence) > 0 {
-				head += st.dim.Render(" [evidence: " + c.Evidence.String() + "]")
+				head += st.dim.Render(" [evidence: " + reporters.Escape(c.Evidence.String()) + "]")
 			}
 			n.add(head, c.Details)
 		}
@@ -130,4 +132,45 @@ func symbolStyle(st styles, s matrix.Status) interface{ Render(...string) string
 		return st.skip
 	}
 	return st.dim
+}
+
+// escaped is m with every text that came from outside escaped (tool names, reasons, details,
+// diagnoses): a server names its tools, and report merge reads a matrix from a file that may
+// come from anyone, so none of it may drive the terminal or a CI log.
+func escaped(m matrix.Matrix) matrix.Matrix {
+	cell := func(c matrix.Cell) matrix.Cell {
+		c.Label, c.Reason = reporters.Escape(c.Label), reporters.EscapeText(c.Reason)
+		c.Details = escapeAll(c.Details)
+		return c
+	}
+	if m.Lead != nil {
+		lead := cell(*m.Lead)
+		m.Lead = &lead
+	}
+	m.Columns = slices.Clone(m.Columns)
+	for i, c := range m.Columns {
+		m.Columns[i] = reporters.Escape(c)
+	}
+	m.Preamble = slices.Clone(m.Preamble)
+	for i := range m.Preamble {
+		m.Preamble[i].Text = reporters.EscapeText(m.Preamble[i].Text)
+	}
+	m.Rows = slices.Clone(m.Rows)
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		r.Name, r.Skipped, r.Details = reporters.Escape(r.Name), reporters.EscapeText(r.Skipped), escapeAll(r.Details)
+		r.Cells = slices.Clone(r.Cells)
+		for j := range r.Cells {
+			r.Cells[j] = cell(r.Cells[j])
+		}
+	}
+	return m
+}
+
+func escapeAll(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = reporters.EscapeText(l)
+	}
+	return out
 }

@@ -100,7 +100,7 @@ func writeFailure(w io.Writer, st styles, r *result.ScenarioResult) {
 	for _, l := range reporters.VerdictLead(f) {
 		fmt.Fprintf(w, "  %s %s\n", st.fail.Render("verdict:"), indentRest(reporters.EscapeText(l), "  "))
 	}
-	fmt.Fprintf(w, "  %s: %s: %s\n", f.Pos, reporters.StepLabel(f.Step), indentRest(reporters.EscapeText(f.Message), "  "))
+	fmt.Fprintf(w, "  %s: %s: %s\n", reporters.Escape(f.Pos.String()), reporters.StepLabel(f.Step), indentRest(reporters.EscapeText(f.Message), "  "))
 	if f.Expression != "" {
 		fmt.Fprintf(w, "  assert: %s\n", st.code.Render(reporters.EscapeText(f.Expression)))
 	}

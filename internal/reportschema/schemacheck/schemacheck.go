@@ -1,6 +1,7 @@
 // Package schemacheck validates idemtest's machine-readable outputs against their schemas
-// (package reportschema), as their consumers read them: with a JSON parser. It is for tests (the
-// testscript command jsonschema, the reporters' golden tests); idemtest itself never links it.
+// (package reportschema), as their consumers read them: with a JSON parser. Tests use it (the
+// testscript command jsonschema, the reporters' golden tests), and so does report merge, which
+// refuses an input its schema forbids (Input): the schema is the one definition of a report.
 //
 //	err := schemacheck.Validate("run", reportBytes)
 package schemacheck
@@ -12,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -74,6 +77,89 @@ func Validate(kind string, data []byte) error {
 		return fmt.Errorf("%s report: %w", kind, err)
 	}
 	return nil
+}
+
+// Input validates data, a report of kind read from a file, as report merge does: an error names
+// the first place that breaks the schema, the value there and what the schema wants
+// ("/scenarios/0/status is "FAILED": value must be one of …"), with at most maxShown values.
+func Input(kind string, data []byte) error {
+	s, err := compile(kind)
+	if err != nil {
+		return err
+	}
+	v, err := parse(data)
+	if err != nil {
+		return err
+	}
+	err = s.Validate(v)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var leaves []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(leaves) == maxShown {
+			return
+		}
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		u := e.BasicOutput()
+		if u.Error == nil {
+			return
+		}
+		leaves = append(leaves, fmt.Sprintf("%s is %s: %s", where(e.InstanceLocation), valueAt(v, e.InstanceLocation), u.Error.String()))
+	}
+	walk(ve)
+	if len(leaves) == 0 {
+		return fmt.Errorf("not a %s report its schema allows: %w", kind, err)
+	}
+	return fmt.Errorf("not a %s report its schema allows: %s", kind, strings.Join(leaves, "; "))
+}
+
+// maxShown bounds the places an Input error names.
+const maxShown = 3
+
+// where is the JSON pointer of the instance location path.
+func where(path []string) string {
+	if len(path) == 0 {
+		return "the report"
+	}
+	var b strings.Builder
+	for _, tok := range path {
+		b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// valueAt is the value at path in v, as compact JSON cut to 80 bytes.
+func valueAt(v any, path []string) string {
+	for _, tok := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return "missing"
+			}
+			v = c[i]
+		default:
+			return "missing"
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "unprintable"
+	}
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
 }
 
 // parse decodes exactly one JSON document, numbers kept exact.
