@@ -140,17 +140,18 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.HTTPURL != "" && opts.OpenAPI == "" {
 		selectTools = nil // with --http-url, --tool names the endpoint's tools
 	}
-	// The live line shows the services starting and stopping; the cells are lines of their own.
+	// The live line shows the services starting and stopping; the cells are lines of their own,
+	// and without a terminal a plain line every few seconds says a long cell is still running.
 	progress := terminal.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress.Cells("check", "check")
+	progress.Plain(plainEvery(opts.IO.Getenv("IDEMTEST_PROGRESS_EVERY")), nil)
 	rep, err := opts.RunCheck(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
 		ShardK: shardK, ShardN: shardN,
 		OnEvent: progress.Event,
 		OnCell: func(tool string, c *battery.Cell) {
-			if opts.IO.ErrTTY {
-				fmt.Fprintf(opts.IO.ErrOut, "%s %s %s\n", c.Status.Symbol(), tool, c.Check)
-			}
+			progress.Cell(tool+" "+c.Check, c.Status, c.Duration)
 		},
 	})
 	progress.Finish()
