@@ -49,7 +49,6 @@ type CheckOptions struct {
 	Write     string
 	Force     bool
 	Shard     string
-	NoColor   bool
 	GateOptions
 
 	// RunCheck is the battery from the Factory (a fake in tests).
@@ -85,7 +84,7 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.Lookup("tool").Usage = "check only this tool (repeatable); with --http-url, the endpoint's tools"
 	fl.StringSliceVar(&opts.SkipTools, "skip-tool", nil, "leave this tool out (repeatable)")
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (repeatable): "+strings.Join(battery.IDs, ", "))
-	fl.StringSliceVar(&opts.Skip, "skip", nil, "leave these checks out (repeatable)")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "leave these checks out (repeatable; the names --only lists)")
 	fl.StringVar(&opts.Profile, "profile", "ietf", "status codes expected of a refused call: ietf (400 missing, 409 in flight, 422 mismatch), stripe (400, 409, 400) or lenient (any 4xx)")
 	fl.IntVar(&opts.Rounds, "rounds", 0, "most same-key fan-outs per tool in the concurrent check (0: as many as --budget allows)")
 	fl.DurationVar(&opts.Budget, "budget", 2*time.Second, "time per tool and check after which the concurrent check stops starting rounds and the in-flight checks stop trying give-up points")
@@ -95,8 +94,10 @@ and when every check of every tool was skipped (nothing was judged).`,
 	fl.StringVar(&opts.Write, "write", "", "save the scenarios that ran to `DIR`, as ordinary scenario files")
 	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
 	fl.StringVar(&opts.Shard, "shard", "", "check only shard `K/N` of the mutating tools (1-based, dealt by sorted name), to split a battery across CI jobs; idemtest report merge joins the --json reports")
-	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
-	opts.gateFlags(fl, true)
+	_ = c.RegisterFlagCompletionFunc("only", completeValues(battery.IDs, true))
+	_ = c.RegisterFlagCompletionFunc("skip", completeValues(battery.IDs, true))
+	_ = c.RegisterFlagCompletionFunc("profile", completeValues(battery.Profiles, false))
+	opts.gateFlags(c, "list the mutating tools the battery judged nothing of (left out by check.tools.NAME.skip, or every check skipped), each with its reason, without failing on them")
 	return c
 }
 
@@ -135,22 +136,23 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	defer reports.Close()
-	out, color := humanOut(opts.IO, reports, opts.NoColor)
+	out, color := humanOut(opts.IO, reports, opts.IO.NoColor)
 	selectTools := opts.Tools
 	if opts.HTTPURL != "" && opts.OpenAPI == "" {
 		selectTools = nil // with --http-url, --tool names the endpoint's tools
 	}
-	// The live line shows the services starting and stopping; the cells are lines of their own.
+	// The live line shows the services starting and stopping; the cells are lines of their own,
+	// and without a terminal a plain line every few seconds says a long cell is still running.
 	progress := terminal.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress.Cells("check", "check")
+	progress.Plain(plainEvery(opts.IO.Getenv("IDEMTEST_PROGRESS_EVERY")), nil)
 	rep, err := opts.RunCheck(ctx, sc, check.Options{
 		Endpoint: name, Tools: selectTools, SkipTools: opts.SkipTools, Only: opts.Only, Skip: opts.Skip,
 		Profile: opts.Profile, Rounds: opts.Rounds, Budget: opts.Budget, Fanout: opts.Fanout,
 		ShardK: shardK, ShardN: shardN,
 		OnEvent: progress.Event,
 		OnCell: func(tool string, c *battery.Cell) {
-			if opts.IO.ErrTTY {
-				fmt.Fprintf(opts.IO.ErrOut, "%s %s %s\n", c.Status.Symbol(), tool, c.Check)
-			}
+			progress.Cell(tool+" "+c.Check, c.Status, c.Duration)
 		},
 	})
 	progress.Finish()
@@ -172,7 +174,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	writeJSON := func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) }
 	var gerr error
 	if !rep.Interrupted {
-		if opts.RequireCoverage {
+		if opts.Coverage || opts.RequireCoverage {
 			rep.Coverage = checkCoverage(rep, sc)
 		}
 		rep.Regressions, gerr = opts.classify(baseline.Check, red, writeJSON)

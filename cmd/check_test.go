@@ -124,6 +124,32 @@ func TestCheckOptions(t *testing.T) {
 			},
 		},
 		{
+			name: "--coverage lists a tool every check skipped, and passes", code: ExitOK,
+			report: func() *check.Report {
+				return fakeReport("refunds", map[string][]matrix.Status{"issue_refund": {matrix.Pass, matrix.Pass}, "cancel": {matrix.Skip, matrix.Skip}})
+			},
+			args: []string{"check", "--endpoint", "refunds", "--coverage", "--json", "{dir}/c.json"},
+			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, _ ran, dir string) {
+				b, err := os.ReadFile(filepath.Join(dir, "c.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rep struct {
+					Coverage []struct {
+						Endpoint  string `json:"endpoint"`
+						Uncovered []struct {
+							Tool, Reason string
+						} `json:"uncovered"`
+					} `json:"coverage"`
+				}
+				decodeReport(t, "check", b, &rep)
+				if len(rep.Coverage) != 1 || len(rep.Coverage[0].Uncovered) != 1 || rep.Coverage[0].Uncovered[0].Tool != "cancel" ||
+					rep.Coverage[0].Uncovered[0].Reason != "concurrent skipped: why skip" {
+					t.Errorf("coverage %+v", rep.Coverage)
+				}
+			},
+		},
+		{
 			name: "every check skipped exits 1", code: ExitFailed, stderr: "no tool could be judged",
 			report: func() *check.Report {
 				return fakeReport("refunds", map[string][]matrix.Status{"issue_refund": {matrix.Skip, matrix.Skip}})

@@ -39,8 +39,12 @@ func TestExitCodes(t *testing.T) {
 		{"unknown flag", []string{"run", "--nope"}, ExitUsage, "unknown flag"},
 		{"bad regex", []string{"run", "--run", "(", "x"}, ExitUsage, "--run"},
 		{"missing path", []string{"validate", "does-not-exist"}, ExitUsage, "does-not-exist: no such file"},
-		{"-v alone is the version", []string{"-v"}, ExitOK, "idemtest test"},
-		{"-v before a command without -v", []string{"-v", "validate", "x"}, ExitUsage, "validate has no -v; for the version: idemtest --version, for every call of a run: idemtest run -v"},
+		{"--version", []string{"--version"}, ExitOK, "idemtest test"},
+		{"-v alone is not the version", []string{"-v"}, ExitUsage, "idemtest: -v is --verbose, for a command that has it (idemtest run -v); for the version: idemtest --version"},
+		{"-v with only flags", []string{"--no-color", "-v"}, ExitUsage, "for the version: idemtest --version"},
+		{"-v before a command without -v", []string{"-v", "validate", "x"}, ExitUsage, "-v is --verbose, and validate has none; for the version: idemtest --version, for every call of a run: idemtest run -v"},
+		{"-v before report, whose merge has it", []string{"-v", "report", "merge"}, ExitUsage, "requires at least 1 arg"},
+		{"-v after a command without -v", []string{"validate", "-v", "x"}, ExitUsage, "unknown shorthand flag: 'v' in -v"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			io, out, errOut := iostreams.Test()
@@ -63,7 +67,8 @@ func TestVerboseBeforeCommand(t *testing.T) {
 		{"-v run x", "run -v x"},
 		{"--no-color -v run --trials 2 x", "--no-color run -v --trials 2 x"},
 		{"run -v x", "run -v x"},
-		{"-v", "-v"},
+		{"-v report merge a.json", "report merge -v a.json"},
+		{"-v report --no-color merge a.json", "report --no-color merge -v a.json"},
 	} {
 		got, err := verboseFirst(root, strings.Fields(tc.in))
 		if err != nil || strings.Join(got, " ") != tc.want {

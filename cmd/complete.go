@@ -50,3 +50,23 @@ func completeTags(config *string) cobra.CompletionFunc {
 		return tags, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// completeValues completes a flag that takes one of values, or (list) a comma-separated list
+// of them: after "replay,con" it offers "replay,concurrent", leaving out the values already
+// listed. No file names.
+func completeValues(values []string, list bool) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		head, last := "", prefix
+		if i := strings.LastIndex(prefix, ","); list && i >= 0 {
+			head, last = prefix[:i+1], prefix[i+1:]
+		}
+		given := strings.Split(head, ",")
+		var out []string
+		for _, v := range values {
+			if strings.HasPrefix(v, last) && !slices.Contains(given, v) {
+				out = append(out, head+v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/redact"
@@ -22,19 +22,23 @@ type GateOptions struct {
 	FailOn          string
 	UpdateBaseline  bool
 	RequireCoverage bool
-	// Coverage reports the untested mutating tools without failing on them (run only).
+	// Coverage reports the untested mutating tools without failing on them (run and check).
 	Coverage bool
 	// base is the baseline read before anything was sent (nil: none, or --update-baseline
 	// creating it).
 	base *baseline.Report
 }
 
-func (g *GateOptions) gateFlags(fl *pflag.FlagSet, coverage bool) {
+// gateFlags defines the gate flags; coverage, when not empty, is the help of --coverage (what
+// the command lists), and adds --coverage and --require-coverage.
+func (g *GateOptions) gateFlags(c *cobra.Command, coverage string) {
+	fl := c.Flags()
 	fl.StringVar(&g.Baseline, "baseline", "", "compare with this committed `FILE` (the --json report of the same command): only new failures fail the gate")
-	fl.StringVar(&g.FailOn, "fail-on", "", "with --baseline: fail on `new` failures only (default) or on any failure")
+	fl.StringVar(&g.FailOn, "fail-on", "", "with --baseline: `new` (the default: fail on failures the baseline does not list) or any (fail on any failure)")
+	_ = c.RegisterFlagCompletionFunc("fail-on", completeValues([]string{baseline.FailOnNew, baseline.FailOnAny}, false))
 	fl.BoolVar(&g.UpdateBaseline, "update-baseline", false, "write the current JSON report to the --baseline file (the gate's verdict is unchanged)")
-	if coverage {
-		fl.BoolVar(&g.Coverage, "coverage", false, "list each endpoint's mutating tools no scenario called (it lists every endpoint's tools, starting a stdio MCP server no scenario uses), without failing on them")
+	if coverage != "" {
+		fl.BoolVar(&g.Coverage, "coverage", false, coverage)
 		fl.BoolVar(&g.RequireCoverage, "require-coverage", false, "fail when a mutating tool of an endpoint was not tested (coverage.exempt in idemtest.yaml lists exceptions, with reasons)")
 	}
 }

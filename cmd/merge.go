@@ -29,7 +29,6 @@ type MergeOptions struct {
 	JSON    string
 	HTML    string
 	Verbose bool
-	NoColor bool
 	GateOptions
 
 	// ReadReport is the report reader from the Factory (a fake in tests).
@@ -39,9 +38,10 @@ type MergeOptions struct {
 // NewCmdReport builds idemtest report, the commands that work on reports already written.
 func NewCmdReport(f *Factory, runF func(context.Context, *MergeOptions) error) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "report",
-		Short: "Work on JSON reports already written (merge the reports of CI shards)",
-		Args:  cobra.ArbitraryArgs,
+		Use:     "report",
+		Short:   "Work on JSON reports already written (merge the reports of CI shards)",
+		Example: `  idemtest report merge shard-*.json --junit report.xml`,
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &exitError{ExitUsage, fmt.Errorf("unknown command %q for idemtest report; commands: merge", args[0])}
@@ -85,8 +85,7 @@ shard uploaded twice) counts once. Reports are data: merge runs nothing and send
 	fl.StringVar(&opts.JSON, "json", "", "write the merged JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.HTML, "html", "", "write the merged HTML report to `FILE` (run reports)")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome (run reports)")
-	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
-	opts.gateFlags(fl, false)
+	opts.gateFlags(c, "")
 	fl.BoolVar(&opts.RequireCoverage, "require-coverage", false, "fail when the merged coverage lists a mutating tool nothing tested (the shards ran with --coverage or --require-coverage)")
 	return c
 }
@@ -142,7 +141,7 @@ func mergeRun(opts *MergeOptions, rep *result.Report) error {
 	red := redact.New()
 	writeJSON := func(w io.Writer) error { return jsonreport.Write(w, rep, opts.Version) }
 	gerr := opts.reclassify(baseline.Run, red, writeJSON, &rep.Regressions)
-	werr := showRun(opts.IO, rep, red, reports, opts.Verbose, opts.NoColor, opts.Version, writeJSON)
+	werr := showRun(opts.IO, rep, red, reports, opts.Verbose, opts.IO.NoColor, opts.Version, writeJSON)
 	werr = errors.Join(werr, gerr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
 	return opts.mergeExit(rep.Failed(), rep.Interrupted, rep.Regressions, rep.Coverage, werr)
 }
@@ -155,7 +154,7 @@ func mergeCheck(opts *MergeOptions, rep *check.Report) error {
 	}
 	defer reports.Close()
 	red := redact.New()
-	out, color := humanOut(opts.IO, reports, opts.NoColor)
+	out, color := humanOut(opts.IO, reports, opts.IO.NoColor)
 	writeJSON := func(w io.Writer) error { return jsonreport.WriteCheck(w, rep, opts.Version) }
 	gerr := opts.reclassify(baseline.Check, red, writeJSON, &rep.Regressions)
 	terminal.WriteMatrix(out, rep.Matrix(), color)

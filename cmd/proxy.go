@@ -62,6 +62,10 @@ type ProxyOptions struct {
 	RandomSeed func() uint64
 }
 
+// faultKinds are the fault kinds --fault and --fault-kinds complete, with an example argument
+// where a kind takes one.
+var faultKinds = []string{string(fault.LoseResponse), string(fault.Timeout), string(fault.Error) + ":503", string(fault.Delay) + ":2s"}
+
 // NewCmdProxy builds idemtest proxy; runF replaces the action in tests.
 func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *cobra.Command {
 	s := f.seams()
@@ -118,6 +122,14 @@ is hidden in the verdict, the reports and the trace.`,
 	fl.StringVar(&opts.JUnit, "junit", "", "write the verdict as JUnit XML to `FILE` (- for standard output, in the HTTP modes)")
 	fl.StringVar(&opts.JSON, "json", "", "write the verdict as JSON to `FILE` (- for standard output, in the HTTP modes)")
 	fl.StringVar(&opts.Record, "record", "", "write the trace (JSON Lines) to `FILE`")
+	_ = c.RegisterFlagCompletionFunc("fault-kinds", completeValues(faultKinds, true))
+	_ = c.RegisterFlagCompletionFunc("fault", func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		kinds, _ := completeValues(faultKinds, false)(c, args, prefix)
+		for i := range kinds {
+			kinds[i] += ":" // then TOOL#N, which the user writes
+		}
+		return kinds, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
 	fl.StringArrayVar(&opts.RedactHeaders, "redact-header", nil, "HTTP modes: hide the values of this credential header `NAME` in the trace and the verdict, besides Authorization, Proxy-Authorization, Cookie, Set-Cookie and X-Api-Key (repeatable)")
 	return c
 }

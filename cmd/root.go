@@ -221,8 +221,11 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 		Version:       f.Version,
 	}
 	root.SetVersionTemplate(versionTemplate())
-	// Every command takes --no-color, so that a script can pass it to any of them; run, check
-	// and sweep also declare it themselves (it is in their own help).
+	// --version without a shorthand: cobra adds -v only when no "version" flag exists, and -v is
+	// --verbose wherever it is defined (run, report merge).
+	root.Flags().Bool("version", false, "print the version")
+	// Every command takes --no-color, before or after its name; it is a global flag, once in
+	// every command's help, and the commands read it from IO.NoColor.
 	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "plain output without colour")
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
 	root.AddCommand(NewCmdProxy(f, nil), NewCmdSweep(f, nil), NewCmdReport(f, nil))
@@ -274,7 +277,9 @@ func NewCmdVersion(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Example: `  idemtest version
+  idemtest --version   # the same, with the commit of a binary built from a checkout`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(f.IO.Out, "idemtest %s\n", f.Version)
 			return nil

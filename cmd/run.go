@@ -42,7 +42,6 @@ type RunOptions struct {
 	Shard      string
 	FailFast   bool
 	Verbose    bool
-	NoColor    bool
 	GateOptions
 
 	// LoadScenarios, RunScenarios and Now come from the Factory: the real loader, runner and
@@ -95,8 +94,7 @@ func NewCmdRun(f *Factory, runF func(context.Context, *RunOptions) error) *cobra
 	fl.StringVar(&opts.Shard, "shard", "", "run only shard `K/N` of the scenarios (1-based), to split a suite across CI jobs")
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failing scenario")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every call with its key and outcome")
-	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
-	opts.gateFlags(fl, true)
+	opts.gateFlags(c, "list each endpoint's mutating tools no scenario called (it lists every endpoint's tools, starting a stdio MCP server no scenario uses), without failing on them")
 	_ = c.RegisterFlagCompletionFunc("tag", completeTags(&opts.Config))
 	return c
 }
@@ -164,7 +162,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	defer closeTrace()
 
 	// A report on standard output (-) keeps it one document: the human report goes to stderr.
-	out, color := humanOut(opts.IO, reports, opts.NoColor)
+	out, color := humanOut(opts.IO, reports, opts.IO.NoColor)
 	// Interrupted while loading: nothing ran, and the reports say so.
 	rep := &result.Report{Start: opts.Now(), Interrupted: true}
 	switch {
@@ -182,7 +180,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !rep.Interrupted {
 		rep.Regressions, gerr = opts.classify(baseline.Run, red, writeJSON)
 	}
-	werr := showRun(opts.IO, rep, red, reports, opts.Verbose, opts.NoColor, opts.Version, writeJSON)
+	werr := showRun(opts.IO, rep, red, reports, opts.Verbose, opts.IO.NoColor, opts.Version, writeJSON)
 	werr = errors.Join(werr, gerr)
 	if !rep.Interrupted {
 		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))

@@ -35,7 +35,6 @@ type SweepOptions struct {
 	JSON        string
 	Write       string
 	Force       bool
-	NoColor     bool
 	// UseTraceEndpoint runs the server the trace's header names, printed first: only on the
 	// user's explicit word, since a trace may come from someone else.
 	UseTraceEndpoint bool
@@ -95,10 +94,9 @@ run 0 is no baseline (a call the recording saw succeed failed in it), 2 on bad i
 	fl.StringVar(&opts.JSON, "json", "", "write a JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Write, "write", "", "save each faulty run to `DIR` as an ordinary scenario that reproduces it")
 	fl.BoolVar(&opts.Force, "force", false, "with --write, overwrite existing files")
-	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	fl.BoolVar(&opts.UseTraceEndpoint, "use-trace-endpoint", false, "run the MCP server the trace's header names (printed first); only for a trace you trust")
 	fl.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "refuse a sweep of more than `N` runs (1 + 3 per mutating call, each replaying the whole trace)")
-	opts.gateFlags(fl, false)
+	opts.gateFlags(c, "")
 	return c
 }
 
@@ -134,22 +132,27 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 		return err
 	}
 	defer reports.Close()
-	out, color := humanOut(opts.IO, reports, opts.NoColor)
+	out, color := humanOut(opts.IO, reports, opts.IO.NoColor)
+	// Each run is a line as it ends (with its time when not on a terminal), and without a
+	// terminal a plain line every few seconds says a long run is still going.
+	progress := terminal.NewProgress(opts.IO.ErrOut, 0, opts.IO.LiveErr(), false, color && opts.IO.LiveErr())
+	progress.Cells("sweep", "run")
+	progress.Plain(plainEvery(opts.IO.Getenv("IDEMTEST_PROGRESS_EVERY")), nil)
 	rep, err := opts.RunSweep(ctx, sc, opts.Trace, calls, sweep.Options{
 		Endpoint: name, FreshPerRun: opts.FreshPerRun, MaxRuns: opts.MaxRuns,
 		OnPlan: func(runs, mutating int) {
-			fmt.Fprintf(opts.IO.ErrOut, "sweep: %d runs (run 0, then %d faults for each of %d mutating calls)\n", runs, len(sweep.Faults), mutating)
+			progress.SetCells(runs)
+			progress.Printf("sweep: %d runs (run 0, then %d faults for each of %d mutating calls)", runs, len(sweep.Faults), mutating)
 		},
 		OnCell: func(c *sweep.Cell) {
-			switch {
-			case !opts.IO.ErrTTY:
-			case c.Seq == 0:
-				fmt.Fprintf(opts.IO.ErrOut, "%s run 0 (no fault)\n", c.Status.Symbol())
-			default:
-				fmt.Fprintf(opts.IO.ErrOut, "%s call %d %s %s\n", c.Status.Symbol(), c.Seq, c.Tool, c.Fault)
+			label := fmt.Sprintf("call %d %s %s", c.Seq, c.Tool, c.Fault)
+			if c.Seq == 0 {
+				label = "run 0 (no fault)"
 			}
+			progress.Cell(label, c.Status, c.Duration)
 		},
 	})
+	progress.Finish()
 	if err != nil && (rep == nil || len(rep.Cells) == 0) {
 		if ctx.Err() != nil {
 			return silentExit(ExitInterrupted)

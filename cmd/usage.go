@@ -75,6 +75,14 @@ func suggestFlag(name string, names []string) string {
 // completionShells are the shells cobra writes completion scripts for.
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}
 
+// completionExamples are the examples of "completion SHELL": how each shell loads the script.
+var completionExamples = map[string]string{
+	"bash":       "  source <(idemtest completion bash)\n  idemtest completion bash > /etc/bash_completion.d/idemtest",
+	"zsh":        "  idemtest completion zsh > \"${fpath[1]}/_idemtest\"",
+	"fish":       "  idemtest completion fish > ~/.config/fish/completions/idemtest.fish",
+	"powershell": "  idemtest completion powershell | Out-String | Invoke-Expression",
+}
+
 // strictCompletion makes "completion SHELL" for a shell cobra does not know (tcsh) a usage
 // error, instead of the help and exit 0 that a script would take for success.
 func strictCompletion(root *cobra.Command) {
@@ -90,24 +98,42 @@ func strictCompletion(root *cobra.Command) {
 			return nil
 		}
 		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		c.Example = "  source <(idemtest completion bash)\n  idemtest completion zsh > \"${fpath[1]}/_idemtest\""
+		for _, sh := range c.Commands() {
+			sh.Example = completionExamples[sh.Name()]
+		}
 	}
 }
 
-// verboseFirst handles -v written before the command. Alone, or with nothing but flags after it,
-// -v is --version. Before a command that has -v (run: every call with its key and outcome) it
-// means that, as after it; before any other command it is an error that says where -v goes.
+// verboseFirst handles -v written before the command. -v is --verbose wherever it is defined:
+// before a command that has it (run, report merge: every call with its key and outcome) it
+// means that, as after it. Alone, with nothing but flags after it, or before a command without
+// it, it is a usage error that says where -v goes and that the version is --version.
 func verboseFirst(root *cobra.Command, args []string) ([]string, error) {
 	i := slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })
-	if i < 0 || !slices.Contains(args[:i], "-v") {
+	if i < 0 {
+		i = len(args)
+	}
+	if !slices.Contains(args[:i], "-v") {
 		return args, nil
 	}
-	sub, _, err := root.Find(args[i : i+1])
+	if i == len(args) {
+		return nil, errors.New("-v is --verbose, for a command that has it (idemtest run -v); for the version: idemtest --version")
+	}
+	sub, _, err := root.Find(args[i:])
 	if err != nil || sub == root {
-		return args, nil
+		return args, nil // an unknown command: cobra says so
 	}
 	if f := sub.Flags().ShorthandLookup("v"); f != nil && f.Value.Type() == "bool" {
-		out := slices.Concat(slices.DeleteFunc(slices.Clone(args[:i]), func(a string) bool { return a == "-v" }), args[i:i+1], []string{"-v"}, args[i+1:])
+		// After the command's own words (report merge), wherever flags stand between them.
+		end, words := i, strings.Fields(sub.CommandPath())[1:]
+		for j := i; j < len(args) && len(words) > 0; j++ {
+			if args[j] == words[0] {
+				words, end = words[1:], j
+			}
+		}
+		out := slices.Concat(slices.DeleteFunc(slices.Clone(args[:i]), func(a string) bool { return a == "-v" }), args[i:end+1], []string{"-v"}, args[end+1:])
 		return out, nil
 	}
-	return nil, fmt.Errorf("-v before a command is --version, and %s has no -v; for the version: idemtest --version, for every call of a run: idemtest run -v", sub.Name())
+	return nil, fmt.Errorf("-v is --verbose, and %s has none; for the version: idemtest --version, for every call of a run: idemtest run -v", sub.CommandPath()[len(root.Name())+1:])
 }

@@ -28,6 +28,9 @@ func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) err
 	c := &cobra.Command{
 		Use:   "validate [paths...]",
 		Short: "Check scenarios without sending anything",
+		Example: `  idemtest validate                          # every scenario here and below
+  idemtest validate scenarios/refunds.yaml
+  idemtest validate --config ci/idemtest.yaml scenarios`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
 			if len(opts.Paths) == 0 {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -18,7 +19,8 @@ import (
 // has stopped (services starting with their elapsed time, then scenarios and trials done of
 // their totals, then services stopping), and prints every call when verbose. Without a terminal
 // it prints the note that a service is slow to stop and, once Plain is called, plain lines
-// every few seconds. It is safe for concurrent use.
+// every few seconds. For check and sweep (Cells) it also prints each decided cell as a line of
+// its own. It is safe for concurrent use.
 type Progress struct {
 	w       io.Writer
 	live    bool
@@ -44,6 +46,20 @@ type Progress struct {
 	trialsOf  func(*scenario.Scenario) int
 	announced map[string]bool
 	plainStop chan struct{}
+	// ticker starts the clock of the plain lines (time.NewTicker; a test's channel instead).
+	ticker func(time.Duration) (<-chan time.Time, func())
+
+	// cells is set for check and sweep (Cells), which count decided cells, not scenarios.
+	cells *cellCount
+}
+
+// cellCount is what the plain lines of a check or a sweep say: how long it has been running,
+// the cells decided (of how many, when known), and the last one.
+type cellCount struct {
+	what, noun  string
+	began       time.Time
+	done, total int
+	last        string
 }
 
 // PlainEvery is how often Plain prints its lines by default: often enough that a CI log shows
@@ -68,6 +84,10 @@ func newProgress(w io.Writer, total int, live, verbose, color bool, now func() t
 		starting: map[string]time.Time{}, stopping: map[string]time.Time{}, slow: map[string]time.Duration{},
 	}
 	p.callSt = p.st
+	p.ticker = func(d time.Duration) (<-chan time.Time, func()) {
+		t := time.NewTicker(d)
+		return t.C, t.Stop
+	}
 	if tick {
 		p.stop = make(chan struct{})
 		go p.tick(p.stop)
@@ -104,18 +124,81 @@ func (p *Progress) Plain(every time.Duration, trialsOf func(*scenario.Scenario) 
 	}
 	p.trialsOf = trialsOf
 	p.plainStop = make(chan struct{})
+	ticks, stopTicker := p.ticker(every)
 	go func(stop <-chan struct{}) {
-		t := time.NewTicker(every)
-		defer t.Stop()
+		defer stopTicker()
 		for {
 			select {
 			case <-stop:
 				return
-			case <-t.C:
+			case <-ticks:
 				p.plainTick()
 			}
 		}
 	}(p.plainStop)
+}
+
+// Cells makes p count the cells of a check or a sweep instead of scenarios: what names the
+// command ("check", "sweep") and noun what a cell is ("check", "run"). Its plain lines (Plain)
+// then say how long it has been running, the cells done and the last one, so that a CI log
+// shows a long cell (a concurrent check spending its budget) is alive.
+func (p *Progress) Cells(what, noun string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cells = &cellCount{what: what, noun: noun, began: p.now()}
+}
+
+// SetCells gives the number of cells to come, for "done of total" (a sweep knows its runs).
+func (p *Progress) SetCells(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cells != nil {
+		p.cells.total = n
+	}
+}
+
+// Cell reports a decided cell, label naming it ("issue_refund replay", "call 2 issue_refund
+// drop"). On a terminal it is a line of its own, "✓ label", the live line cleared before it and
+// drawn after; without one, a stable line without colour as each cell ends, "label ✓ 0.4s", so
+// that a piped check is not silent until its matrix.
+func (p *Progress) Cell(label string, s matrix.Status, took time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	label = reporters.Escape(label)
+	if p.cells != nil {
+		p.cells.done++
+		p.cells.last = label
+	}
+	p.clear()
+	if p.live {
+		fmt.Fprintf(p.w, "%s %s\n", s.Symbol(), label)
+	} else {
+		fmt.Fprintf(p.w, "%s %s %.1fs\n", label, s.Symbol(), took.Seconds())
+	}
+	p.draw()
+}
+
+// Printf prints a line of its own (format ends without a newline), clearing the live line
+// before it and drawing it again after.
+func (p *Progress) Printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	fmt.Fprintf(p.w, format+"\n", args...)
+	p.draw()
+}
+
+// heartbeat is the plain line of a check or sweep between cells.
+func (c *cellCount) heartbeat(now time.Time) string {
+	done := fmt.Sprintf("%d %s", c.done, plural.Noun(c.done, c.noun))
+	if c.total > 0 {
+		done = fmt.Sprintf("%d/%d %s", c.done, c.total, plural.Noun(c.total, c.noun))
+	}
+	line := fmt.Sprintf("idemtest: %s running %ds: %s done", c.what, int(now.Sub(c.began).Seconds()), done)
+	if c.last != "" {
+		line += ", the last " + c.last
+	}
+	return line
 }
 
 // plainTick prints the plain lines of one interval.
@@ -130,6 +213,15 @@ func (p *Progress) plainTick() {
 		for _, name := range namesOf(p.starting) {
 			p.announced[name] = true
 			fmt.Fprintf(p.w, "idemtest: service %s starting (%ds)\n", reporters.Escape(name), int(now.Sub(p.starting[name]).Seconds()))
+		}
+		return
+	}
+	if p.cells != nil {
+		for _, name := range namesOf(p.stopping) {
+			fmt.Fprintf(p.w, "idemtest: service %s stopping (%ds)\n", reporters.Escape(name), int(now.Sub(p.stopping[name]).Seconds()))
+		}
+		if len(p.stopping) == 0 {
+			fmt.Fprintln(p.w, p.cells.heartbeat(now))
 		}
 		return
 	}

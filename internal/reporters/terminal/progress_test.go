@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -184,4 +185,90 @@ func TestProgressPlainNotOnTerminal(t *testing.T) {
 	if got := buf.String()[before:]; got != "" {
 		t.Errorf("a tick on a terminal printed %q", got)
 	}
+}
+
+// TestProgressCells: a check or a sweep without a terminal prints a plain line as each cell
+// ends (escaped, with its time), and each interval a heartbeat: how long it has run, the cells
+// done (of the total once known) and the last one; services starting or stopping are said
+// instead. The ticks are driven by hand on an injected clock; nothing waits.
+func TestProgressCells(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(&buf, 0, false, false, false, func() time.Time { return clock }, false)
+	p.Cells("sweep", "run")
+	p.Plain(time.Hour, nil)
+	steps := []struct {
+		do      func()
+		advance time.Duration
+		want    string
+	}{
+		{func() { p.Event(runner.Event{Kind: runner.EventServiceStart, Service: "quick"}) }, 0, ""},
+		{p.plainTick, 5 * time.Second, "idemtest: service quick starting (5s)\n"},
+		{func() { p.Event(runner.Event{Kind: runner.EventServiceReady, Service: "quick"}) }, time.Second, "idemtest: service quick ready (6s)\n"},
+		{p.plainTick, 5 * time.Second, "idemtest: sweep running 11s: 0 runs done\n"},
+		{func() { p.SetCells(7) }, 0, ""},
+		{func() { p.Cell("run 0 (no fault)", matrix.Pass, 1234*time.Millisecond) }, time.Second, "run 0 (no fault) ✓ 1.2s\n"},
+		{func() { p.Cell("call 2 refund\x1b[2J drop", matrix.Fail, 50*time.Millisecond) }, 0, "call 2 refund\\x1b[2J drop ✗ 0.1s\n"},
+		{p.plainTick, 4 * time.Second, "idemtest: sweep running 16s: 2/7 runs done, the last call 2 refund\\x1b[2J drop\n"},
+		{func() { p.Event(runner.Event{Kind: runner.EventServiceStopping, Service: "quick"}) }, 0, ""},
+		{p.plainTick, 3 * time.Second, "idemtest: service quick stopping (3s)\n"},
+	}
+	for i, s := range steps {
+		clock = clock.Add(s.advance)
+		before := buf.Len()
+		s.do()
+		if got := buf.String()[before:]; got != s.want {
+			t.Errorf("step %d: printed %q, want %q", i+1, got, s.want)
+		}
+	}
+	p.Finish()
+}
+
+// TestProgressCellsOnTerminal: on a terminal a cell is "✓ label", a line of its own between
+// the live line's clearing and its redrawing, and the ticks add nothing.
+func TestProgressCellsOnTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(&buf, 0, true, false, false, func() time.Time { return clock }, false)
+	p.Cells("check", "check")
+	p.Plain(time.Hour, nil)
+	p.Event(runner.Event{Kind: runner.EventServiceStart, Service: "quick"})
+	p.Cell("issue_refund replay", matrix.Pass, time.Second)
+	p.plainTick()
+	p.Finish()
+	if want := "starting quick 0s\r\x1b[K✓ issue_refund replay\nstarting quick 0s\r\x1b[K"; buf.String() != want {
+		t.Errorf("terminal got %q, want %q", buf.String(), want)
+	}
+}
+
+// TestProgressHeartbeatTicker: the plain lines come from the ticker Plain starts (a channel
+// here, in place of time.NewTicker), and Finish stops it.
+func TestProgressHeartbeatTicker(t *testing.T) {
+	lines := make(chan string, 4)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(lineWriter(lines), 0, false, false, false, func() time.Time { return clock }, false)
+	ticks, stopped := make(chan time.Time), make(chan struct{})
+	var every time.Duration
+	p.ticker = func(d time.Duration) (<-chan time.Time, func()) {
+		every = d
+		return ticks, func() { close(stopped) }
+	}
+	p.Cells("check", "check")
+	p.Plain(3*time.Second, nil)
+	if every != 3*time.Second {
+		t.Errorf("ticker every %s, want 3s", every)
+	}
+	ticks <- clock
+	if got, want := <-lines, "idemtest: check running 0s: 0 checks done\n"; got != want {
+		t.Errorf("heartbeat %q, want %q", got, want)
+	}
+	p.Finish()
+	<-stopped // the ticker is stopped once Finish has returned
+}
+
+type lineWriter chan string
+
+func (w lineWriter) Write(b []byte) (int, error) {
+	w <- string(b)
+	return len(b), nil
 }
