@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +112,7 @@ func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add
 		if line := bytes.TrimSpace(buf); len(line) > 0 {
 			req, err := unmarshalOTLP(line)
 			if err != nil {
-				return &InputError{Path: name, Line: n, Msg: "not an OTLP JSON ExportTraceServiceRequest: " + err.Error()}
+				return &InputError{Path: name, Line: n, Col: protoCol(err), Msg: "not an OTLP JSON ExportTraceServiceRequest: " + err.Error()}
 			}
 			where := name + ":" + strconv.Itoa(n)
 			for _, rs := range req.GetResourceSpans() {
@@ -168,4 +169,17 @@ func readTrace(ctx context.Context, name string, br *bufio.Reader, add func(Call
 		return &InputError{Path: name, Line: pe.Line, Col: pe.Col, Msg: pe.Msg}
 	}
 	return err
+}
+
+// protoColRE finds the position protojson gives in its errors: "(line 1:19)".
+var protoColRE = regexp.MustCompile(`\(line 1:(\d+)\)`)
+
+// protoCol is the column a protojson error names, 0 when it names none.
+func protoCol(err error) int {
+	m := protoColRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
