@@ -247,9 +247,14 @@ func (a *Auditor) Add(c Call) error {
 		t.Conflicts++
 		m.Conflicts++
 	}
-	a.judgeKey(t, m, c)
+	// The arguments are decoded and made canonical once per call.
+	var sig, args string
 	if c.ArgsKnown {
-		a.judgeRetry(t, c)
+		sig, args = agentverdict.Signature(c.Call, nil)
+	}
+	a.judgeKey(t, m, c, args)
+	if c.ArgsKnown {
+		a.judgeRetry(t, c, sig)
 	}
 	a.sweep()
 	return nil
@@ -268,11 +273,11 @@ func (a *Auditor) minute(at time.Time) *Minute {
 // judgeKey applies §8 to c's key: an ok answer is a replay when marked or JSON-equal to the
 // key's first execution; any other ok answer is an execution, and a second one within the
 // key's lifetime is a double execution.
-func (a *Auditor) judgeKey(t *ToolStats, m *Minute, c Call) {
+func (a *Auditor) judgeKey(t *ToolStats, m *Minute, c Call, args string) {
 	id := c.Tool + "\x00" + c.Key
 	ks := a.keys[id]
 	if ks == nil {
-		ks = &keyState{session: c.Session, args: c.argsText(), argsKnown: c.ArgsKnown}
+		ks = &keyState{session: c.Session, args: args, argsKnown: c.ArgsKnown}
 		a.keys[id] = ks
 	}
 	if c.Start.After(ks.last) {
@@ -287,11 +292,11 @@ func (a *Auditor) judgeKey(t *ToolStats, m *Minute, c Call) {
 			Message: fmt.Sprintf("key %q of %s is used by two sessions (%q and %q): keys must be scoped per caller", c.Key, c.Tool, ks.session, c.Session)})
 	}
 	if c.ArgsKnown && !ks.argsKnown {
-		ks.args, ks.argsKnown = c.argsText(), true
-	} else if c.ArgsKnown && ks.args != c.argsText() && !ks.sharedA {
+		ks.args, ks.argsKnown = args, true
+	} else if c.ArgsKnown && ks.args != args && !ks.sharedA {
 		ks.sharedA = true
 		a.add(t, Finding{Kind: KeySharedArgs, Tool: c.Tool, Key: c.Key, Count: 2, Calls: []Ref{ref(c)},
-			Message: fmt.Sprintf("key %q of %s covers two different argument sets: %s and %s; the server must refuse the second (422), never execute or replay it", c.Key, c.Tool, clip(ks.args), clip(c.argsText()))})
+			Message: fmt.Sprintf("key %q of %s covers two different argument sets: %s and %s; the server must refuse the second (422), never execute or replay it", c.Key, c.Tool, clip(ks.args), clip(args))})
 	}
 	if c.Outcome != outcome.OK {
 		return
@@ -349,8 +354,7 @@ func doubleMessage(tool, key string, n int) string {
 // judgeRetry applies §10's rule (agentverdict's "would charge twice") to production: a call
 // that did not succeed, retried in the same session with the same tool and arguments under
 // another key.
-func (a *Auditor) judgeRetry(t *ToolStats, c Call) {
-	sig, _ := agentverdict.Signature(c.Call, nil)
+func (a *Auditor) judgeRetry(t *ToolStats, c Call, sig string) {
 	sig = c.Session + "\x00" + sig
 	list := a.sigs[sig]
 	now := &attempt{key: c.Key, ok: c.Outcome == outcome.OK && !c.Hidden, outcome: c.Outcome, status: c.Status, hidden: c.Hidden, ref: ref(c)}
@@ -414,15 +418,6 @@ func (a *Auditor) sweep() {
 
 // Remembered is how many keys and retry signatures the auditor holds now, and the most it held.
 func (a *Auditor) Remembered() (now, peak int) { return len(a.keys) + len(a.sigs), a.peak }
-
-// argsText is the call's arguments as compared: canonical JSON without the key argument.
-func (c Call) argsText() string {
-	if !c.ArgsKnown {
-		return ""
-	}
-	_, args := agentverdict.Signature(c.Call, nil)
-	return args
-}
 
 func clip(s string) string {
 	if len(s) > 120 {

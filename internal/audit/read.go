@@ -17,6 +17,7 @@ import (
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/regularfile"
+	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -32,6 +33,9 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	}
 	if e.Col > 0 {
 		return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Col, e.Msg)
 	}
@@ -50,7 +54,7 @@ func ReadFile(ctx context.Context, path string, m Mapping, add func(Call) error)
 	} else {
 		f, _, err := regularfile.Open(path)
 		if err != nil {
-			return &InputError{Path: path, Line: 0, Msg: err.Error()}
+			return &InputError{Path: path, Msg: reportfile.UnwrapPath(err).Error()}
 		}
 		defer f.Close()
 		r = f
