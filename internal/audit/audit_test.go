@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -238,5 +240,26 @@ func TestReadStopsWithContext(t *testing.T) {
 	err := Read(ctx, "in", strings.NewReader("{}\n{}\n"), Mapping{}, func(Call) error { return nil })
 	if err != context.Canceled {
 		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+// TestReadGzip: a gzipped export is recognised by its magic bytes, whatever its name.
+func TestReadGzip(t *testing.T) {
+	line := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","kind":1,` +
+		`"attributes":[{"key":"gen_ai.tool.name","value":{"stringValue":"t"}},{"key":"idempotency.key","value":{"stringValue":"k"}}]}]}]}]}` + "\n"
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(line + line))
+	_ = zw.Close()
+	n := 0
+	err := Read(context.Background(), "export.jsonl", &b, Mapping{}, func(c Call) error {
+		n++
+		if c.Tool != "t" || c.Key != "k" || c.Where != fmt.Sprintf("export.jsonl:%d", n) {
+			t.Errorf("call %+v", c)
+		}
+		return nil
+	})
+	if err != nil || n != 2 {
+		t.Errorf("%d calls, %v; want 2", n, err)
 	}
 }
