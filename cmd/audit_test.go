@@ -2,11 +2,15 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 )
 
 func TestAuditFlags(t *testing.T) {
@@ -62,5 +66,33 @@ func TestAuditInputs(t *testing.T) {
 				t.Errorf("exit %d: %s", code, errOut)
 			}
 		})
+	}
+}
+
+// TestAuditInterrupted: a run whose context ends writes the report of what was read, marked
+// interrupted, and exits 130.
+func TestAuditInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.json")
+	if err := os.WriteFile(in, []byte(`{"resourceSpans":[]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	io, _, _ := iostreams.Test()
+	code := Execute(ctx, &Factory{IO: io, Version: "test"}, []string{"audit", in, "--json", out})
+	if code != ExitInterrupted {
+		t.Errorf("exit %d, want 130", code)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("audit", b); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct{ Interrupted bool }
+	if err := json.Unmarshal(b, &rep); err != nil || !rep.Interrupted {
+		t.Errorf("report %s: interrupted not set (%v)", b, err)
 	}
 }
