@@ -112,6 +112,7 @@ type Auditor struct {
 	mark   time.Time // the latest call start seen
 	swept  time.Time
 	peak   int
+	report *Report
 }
 
 // keyState is what the audit remembers of one key of one tool.
@@ -437,7 +438,7 @@ type Report struct {
 	ConflictRate float64      `json:"conflict_rate"`
 	Violations   int          `json:"violations"`
 	Thresholds   Thresholds   `json:"thresholds"`
-	Options      ReportWindow `json:"window"`
+	Window       ReportWindow `json:"window"`
 	Tools        []ToolStats  `json:"tools"`
 	Findings     []Finding    `json:"findings"`
 	Minutes      []Minute     `json:"minutes"`
@@ -469,9 +470,13 @@ func rate(n, of int) float64 {
 	return float64(n) / float64(of)
 }
 
-// Report returns the audit of every call added so far: findings per tool (keyless mutating
-// calls and the thresholds are judged here, once every call is in).
+// Report returns the audit of every call added: findings per tool (keyless mutating calls and
+// the thresholds are judged here, once every call is in). Call it after the last Add; a second
+// call returns the same report.
 func (a *Auditor) Report() *Report {
+	if a.report != nil {
+		return a.report
+	}
 	r := &Report{Findings: []Finding{}, Tools: []ToolStats{}, Minutes: []Minute{}}
 	names := make([]string, 0, len(a.tools))
 	for n := range a.tools {
@@ -536,7 +541,8 @@ func (a *Auditor) Report() *Report {
 	for _, k := range ks {
 		r.Minutes = append(r.Minutes, *a.mins[k])
 	}
-	r.Options = ReportWindow{TTLSeconds: a.opts.TTL.Seconds(), WindowSeconds: a.window.Seconds(), PeakKeys: a.peak}
+	r.Window = ReportWindow{TTLSeconds: a.opts.TTL.Seconds(), WindowSeconds: a.window.Seconds(), PeakKeys: a.peak}
+	a.report = r
 	return r
 }
 

@@ -42,7 +42,7 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
 }
 
-// ReadFile reads path ("-" is standard input; gzip is recognised by its magic bytes) and hands
+// ReadFile reads path ("-" is standard input, named stdin in errors and findings; gzip is recognised by its magic bytes) and hands
 // each tool call in it to add, as it is read. The file is OTLP JSON, one
 // ExportTraceServiceRequest per line as the Collector's file exporter writes it, or an idemtest
 // trace (its first line is the idemtest_trace header). Bad input is an *InputError; reading
@@ -50,7 +50,7 @@ func (e *InputError) Error() string {
 func ReadFile(ctx context.Context, path string, m Mapping, add func(Call) error) error {
 	var r io.Reader
 	if path == "-" {
-		r = os.Stdin
+		r, path = os.Stdin, "stdin"
 	} else {
 		f, _, err := regularfile.Open(path)
 		if err != nil {
