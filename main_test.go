@@ -150,7 +150,7 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdJSONSchema parses FILE (or "stdout", the last command's) as the machine-readable output
-// KIND (run, check, sweep, proxy, tools, trace) and validates it against the schema that
+// KIND (run, check, sweep, proxy, tools, trace, audit) and validates it against the schema that
 // idemtest schema --report KIND prints, as jq and CI steps would read it. With !, the file must
 // not validate.
 func cmdJSONSchema(ts *testscript.TestScript, neg bool, args []string) {

@@ -229,6 +229,7 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "plain output without colour")
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
 	root.AddCommand(NewCmdProxy(f, nil), NewCmdSweep(f, nil), NewCmdReport(f, nil))
+	root.AddCommand(NewCmdAudit(f, nil))
 	root.SetFlagErrorFunc(flagError)
 	strictCompletion(root)
 	return root

@@ -32,7 +32,7 @@ func TestJSONFlagUsage(t *testing.T) {
 		{"check two reports on stdout", []string{"check", "--json", "-", "--junit", "-", "--mcp-url", "http://127.0.0.1:1/mcp"}, "only one report can go to standard output"},
 		{"proxy stdio --json -", []string{"proxy", "--json", "-", "--", "true"}, "standard output is the agent's MCP stream"},
 		{"proxy stdio --junit -", []string{"proxy", "--junit", "-", "--", "true"}, "give --junit/--json a file (--json verdict.json); - is for the HTTP modes"},
-		{"schema unknown report", []string{"schema", "--report", "junit"}, `unknown report kind "junit": use one of run, check, sweep, proxy, tools, trace`},
+		{"schema unknown report", []string{"schema", "--report", "junit"}, `unknown report kind "junit": use one of run, check, sweep, proxy, tools, trace, audit`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 var files embed.FS
 
 // Kinds are the outputs that have a schema, in the order help lists them.
-var Kinds = []string{"run", "check", "sweep", "proxy", "tools", "trace"}
+var Kinds = []string{"run", "check", "sweep", "proxy", "tools", "trace", "audit"}
 
 // Schema is the JSON Schema of the output kind. An unknown kind is an error that lists the kinds.
 func Schema(kind string) ([]byte, error) {

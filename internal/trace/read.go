@@ -52,28 +52,57 @@ func ReadContext(ctx context.Context, r io.Reader) (Header, []Call, error) {
 
 // read is ReadContext with the longest line as a parameter, so tests can reach the bound.
 func read(ctx context.Context, r io.Reader, maxLine int) (Header, []Call, error) {
-	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: maxLine}
 	var h Header
 	var calls []Call
+	err := scan(ctx, r, maxLine, func(hd Header) error { h = hd; return nil }, func(_ int, c Call) error {
+		calls = append(calls, c)
+		return nil
+	})
+	var pe *PosError
+	if errors.As(err, &pe) && pe.Msg == noHeader {
+		return h, nil, err
+	}
+	return h, calls, err
+}
+
+// noHeader is the error of a trace without a header line.
+const noHeader = "empty trace: no header"
+
+// Scan reads a trace line by line as ReadContext does, but hands each call to onCall with its
+// line number as it is read instead of keeping them, so that a reader of a long trace holds
+// one line at a time (idemtest audit). onHeader is called once, before any call. An error from
+// either callback ends the scan and is returned as it is.
+func Scan(ctx context.Context, r io.Reader, onHeader func(Header) error, onCall func(line int, c Call) error) error {
+	return scan(ctx, r, MaxLine, onHeader, onCall)
+}
+
+func scan(ctx context.Context, r io.Reader, maxLine int, onHeader func(Header) error, onCall func(int, Call) error) error {
+	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: maxLine}
 	header := false
 	for {
 		raw, err := lr.next(ctx)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return h, calls, err
+			return err
 		}
 		if line := bytes.TrimSpace(raw); len(line) > 0 {
 			switch {
 			case !header:
+				var h Header
 				if err := readHeader(lr.n, line, &h); err != nil {
-					return h, nil, err
+					return err
 				}
 				header = true
+				if err := onHeader(h); err != nil {
+					return err
+				}
 			default:
 				c, err := readCall(lr.n, line)
 				if err != nil {
-					return h, calls, err
+					return err
 				}
-				calls = append(calls, c)
+				if err := onCall(lr.n, c); err != nil {
+					return err
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -81,9 +110,9 @@ func read(ctx context.Context, r io.Reader, maxLine int) (Header, []Call, error)
 		}
 	}
 	if !header {
-		return h, nil, &PosError{1, 1, "empty trace: no header"}
+		return &PosError{1, 1, noHeader}
 	}
-	return h, calls, nil
+	return nil
 }
 
 // lineReader reads lines of at most max bytes (the newline not counted), never buffering more

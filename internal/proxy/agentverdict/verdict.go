@@ -317,6 +317,10 @@ func describeHidden(c trace.Call) string {
 	return "outcome info: " + c.Error
 }
 
+// Signature identifies a call by tool and arguments as the retry rule compares them (see
+// signature); idemtest audit applies the same rule to production calls.
+func Signature(c trace.Call, ignore []string) (sig, args string) { return signature(c, ignore) }
+
 // signature identifies a call by tool and arguments, the key argument and ignored arguments
 // left out: canonical JSON (object keys sorted, insignificant space dropped, numbers by value:
 // 10, 10.0 and 1e1 are one number).

@@ -1,0 +1,180 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemtest/idemtest/internal/audit"
+	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/reporters/junit"
+	"github.com/idemtest/idemtest/internal/reporters/terminal"
+	"github.com/idemtest/idemtest/internal/reportfile"
+)
+
+// AuditOptions are the inputs of idemtest audit.
+type AuditOptions struct {
+	IO      *iostreams.IOStreams
+	Version string
+	Paths   []string
+	JUnit   string
+	JSON    string
+	NoColor bool
+
+	TTL, Window     time.Duration
+	MaxHitRate      string
+	MaxConflictRate string
+	Mutating        []string
+	Mapping         audit.Mapping
+
+	// Read reads one input file and hands each call to add (audit.ReadFile; a fake in tests).
+	Read func(ctx context.Context, path string, m audit.Mapping, add func(audit.Call) error) error
+}
+
+// NewCmdAudit builds idemtest audit; runF replaces the action in tests.
+func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *cobra.Command {
+	opts := &AuditOptions{IO: f.IO, Version: f.Version, Read: audit.ReadFile}
+	c := &cobra.Command{
+		Use:   "audit [FILE...|-]",
+		Short: "Judge production traces: double executions, fresh-key retries, keyless calls, hit and conflict rates",
+		Long: `audit reads OpenTelemetry traces exported in production (OTLP JSON, one
+ExportTraceServiceRequest per line as the Collector's file exporter writes it; gzip is
+recognised) or idemtest's own traces, maps spans to tool calls by the semantic conventions
+(GenAI execute_tool and MCP tools/call spans: gen_ai.tool.name, gen_ai.tool.call.arguments,
+gen_ai.tool.call.result, gen_ai.conversation.id, mcp.session.id, error.type; HTTP server
+spans: http.route, http.response.status_code, captured headers such as
+http.request.header.idempotency-key and http.response.header.idempotent-replayed), and
+reports per tool, each finding with its trace and span ids:
+
+  double-execution     one key executed twice within its lifetime (fails)
+  fresh-key-retry      a failed or timed-out call retried, same session, tool and
+                       arguments, under another key: it would charge twice (fails)
+  keyless-mutating     calls of a mutating tool without a key
+  key-shared-sessions  one key used by two sessions
+  key-shared-args      one key used for two different argument sets
+  expiry-collision     a key executed again later than --ttl
+  hit-rate             replays over keyed calls above --max-hit-rate (fails)
+  conflict-rate        duplicates refused in flight above --max-conflict-rate (fails)
+
+With no FILE, or -, it reads standard input. It streams: memory follows the keys seen
+within --window (twice --ttl by default), not the size of the input.
+
+Exit codes: 0 nothing failed, 1 a finding that fails, 2 bad input (the file and line
+are named; no report is written), 130 interrupted.`,
+		Example: `  idemtest audit traces.jsonl --ttl 24h --json audit.json
+  idemtest audit export.jsonl.gz --max-hit-rate 5% --max-conflict-rate 1%
+  idemtest audit session.trace --junit audit.xml`,
+		Args: reportArgs(cobra.ArbitraryArgs, &opts.JUnit, &opts.JSON),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Paths = args
+			if len(args) == 0 {
+				opts.Paths = []string{"-"}
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runAudit(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.JUnit, "junit", "", "write the JUnit XML report to `FILE` (- for standard output)")
+	fl.StringVar(&opts.JSON, "json", "", "write the JSON report to `FILE` (- for standard output)")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
+	fl.DurationVar(&opts.TTL, "ttl", 0, "the keys' lifetime: a key executed again later than it is an expiry collision (0: keys never expire)")
+	fl.DurationVar(&opts.Window, "window", 0, "how long a key is remembered after its last call (default twice --ttl; without either, every key)")
+	fl.StringVar(&opts.MaxHitRate, "max-hit-rate", "5%", "fail when more than `RATE` of the keyed calls are replays (off to turn it off)")
+	fl.StringVar(&opts.MaxConflictRate, "max-conflict-rate", "off", "fail when more than `RATE` of the keyed calls are refused in flight (409)")
+	fl.StringSliceVar(&opts.Mutating, "mutating", nil, "`TOOL`s that must carry a key even when none of their calls has one")
+	fl.StringSliceVar(&opts.Mapping.KeyArgs, "key-arg", nil, "argument `NAME`s that hold the key (default "+strings.Join(audit.DefaultKeyArgs, ",")+")")
+	fl.StringSliceVar(&opts.Mapping.KeyAttrs, "key-attr", nil, "span `ATTRIBUTE`s that hold the key (default "+strings.Join(audit.DefaultKeyAttrs, ",")+")")
+	fl.StringSliceVar(&opts.Mapping.SessionAttrs, "session-attr", nil, "span `ATTRIBUTE`s that name the session (default "+strings.Join(audit.DefaultSessionAttrs, ",")+")")
+	fl.StringSliceVar(&opts.Mapping.ReplayAttrs, "replay-attr", nil, "span `ATTRIBUTE`s that mark a replay (default "+strings.Join(audit.DefaultReplayAttrs, ",")+")")
+	return c
+}
+
+// parseRate reads a threshold: "5%", "0.05", or "off" (-1).
+func parseRate(flag, s string) (float64, error) {
+	if s == "off" || s == "" {
+		return -1, nil
+	}
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || v < 0 || v > 1 {
+		return 0, fmt.Errorf("%s %q: want a rate such as 5%% or 0.05, or off", flag, s)
+	}
+	return v, nil
+}
+
+func runAudit(ctx context.Context, opts *AuditOptions) error {
+	hit, err := parseRate("--max-hit-rate", opts.MaxHitRate)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	conflict, err := parseRate("--max-conflict-rate", opts.MaxConflictRate)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	if opts.TTL < 0 || opts.Window < 0 {
+		return &exitError{ExitUsage, errors.New("--ttl and --window must not be negative")}
+	}
+	if opts.Window > 0 && opts.TTL > opts.Window {
+		return &exitError{ExitUsage, fmt.Errorf("--window %s is shorter than --ttl %s: a key would be forgotten while it lives", opts.Window, opts.TTL)}
+	}
+	stdin := 0
+	for _, p := range opts.Paths {
+		if p == "-" {
+			stdin++
+		}
+		for _, r := range []string{opts.JSON, opts.JUnit} {
+			if r != "" && r != "-" && p != "-" && filepath.Clean(r) == filepath.Clean(p) {
+				return &exitError{ExitUsage, fmt.Errorf("report %s is also an input: a report never overwrites its input", r)}
+			}
+		}
+	}
+	if stdin > 1 {
+		return &exitError{ExitUsage, errors.New("- (standard input) given twice")}
+	}
+	a := audit.New(audit.Options{TTL: opts.TTL, Window: opts.Window, MaxHitRate: hit, MaxConflictRate: conflict, Mutating: opts.Mutating})
+	interrupted := false
+	for _, p := range opts.Paths {
+		err := opts.Read(ctx, p, opts.Mapping, a.Add)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			interrupted = true
+			break
+		}
+		var ie *audit.InputError
+		if errors.As(err, &ie) {
+			return &exitError{ExitUsage, fmt.Errorf("%w; no report was written", err)}
+		}
+		return &exitError{ExitUsage, fmt.Errorf("audit %s: %w", p, err)}
+	}
+	rep := a.Report()
+	rep.Interrupted = interrupted
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer reports.Close()
+	out, color := humanOut(opts.IO, reports, opts.NoColor)
+	werr := terminal.WriteAudit(out, rep, color)
+	werr = errors.Join(werr, reports.Write(reportfile.Writers{
+		JUnit: func(w io.Writer) error { return junit.WriteAudit(w, rep) },
+		JSON:  func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) },
+	}, redact.New(), opts.IO.Out))
+	return reportExit(opts.IO, interrupted, rep.Failed(), werr)
+}
