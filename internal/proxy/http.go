@@ -559,6 +559,9 @@ func (h *httpProxy) readEvents(r io.Reader, fn func(event, data []byte)) {
 				h.rec.Note(note)
 				fn(nil, reply)
 			} else if event.Len() > 0 {
+				// The blank line is what dispatches the event: a client's SSE parser (the
+				// TypeScript SDK's) drops an event the stream ends without it.
+				event.Write(line)
 				fn(bytes.Clone(event.Bytes()), bytes.Clone(data.Bytes()))
 			}
 			event.Reset()

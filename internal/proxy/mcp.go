@@ -186,9 +186,9 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		s.mu.Unlock()
 	case m.Method == "tools/call" && id != "":
 		var params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      map[string]any  `json:"_meta"`
+			Name      string                     `json:"name"`
+			Arguments json.RawMessage            `json:"arguments"`
+			Meta      map[string]json.RawMessage `json:"_meta"`
 		}
 		_ = json.Unmarshal(m.Params, &params)
 		p := s.rec.Begin(params.Name, params.Arguments, s.key(params.Arguments, params.Meta))
@@ -305,27 +305,33 @@ func (s *mcpSession) expire(id string) (reply, release []byte) {
 	return append(reply, '\n'), s.release(id)
 }
 
-// key reads the idempotency key from the arguments or the _meta of a tools/call.
-func (s *mcpSession) key(args json.RawMessage, meta map[string]any) string {
+// key reads the idempotency key from the arguments or the _meta of a tools/call: a string
+// key as its text, any other value as its JSON text as the agent spelled it (a number past
+// float64's precision stays the key it was).
+func (s *mcpSession) key(args json.RawMessage, meta map[string]json.RawMessage) string {
 	k := s.rec.opts.Key
-	var v any
+	var v json.RawMessage
 	switch {
 	case k.Meta != "":
 		v = meta[k.Meta]
 	case k.Arg != "":
-		var m map[string]any
+		var m map[string]json.RawMessage
 		_ = json.Unmarshal(args, &m)
 		v = m[k.Arg]
 	}
-	switch v := v.(type) {
-	case string:
-		return v
-	case nil:
+	v = bytes.TrimSpace(v)
+	var str string
+	switch {
+	case len(v) == 0 || string(v) == "null":
 		return ""
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
+	case json.Unmarshal(v, &str) == nil:
+		return str
 	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
 }
 
 // fromServer inspects a message the server sent and reports whether the agent gets it, and

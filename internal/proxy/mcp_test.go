@@ -23,6 +23,10 @@ func TestMCPSessionKeyCarriers(t *testing.T) {
 		{"meta", scenario.KeySpec{Meta: "idempotencyKey"}, `{"name":"t","arguments":{"idempotencyKey":"no"},"_meta":{"idempotencyKey":"k2"}}`, "k2"},
 		{"none", scenario.KeySpec{Arg: "idempotencyKey"}, `{"name":"t","arguments":{}}`, ""},
 		{"a number", scenario.KeySpec{Arg: "requestId"}, `{"name":"t","arguments":{"requestId":42}}`, "42"},
+		{"a number past float64", scenario.KeySpec{Arg: "requestId"}, `{"name":"t","arguments":{"requestId":12345678901234567891}}`, "12345678901234567891"},
+		{"a number past float64 in _meta", scenario.KeySpec{Meta: "requestId"}, `{"name":"t","arguments":{},"_meta":{"requestId":12345678901234567891}}`, "12345678901234567891"},
+		{"an object", scenario.KeySpec{Arg: "k"}, `{"name":"t","arguments":{"k":{ "a" : 1 }}}`, `{"a":1}`},
+		{"null", scenario.KeySpec{Arg: "k"}, `{"name":"t","arguments":{"k":null}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := NewRecorder(Options{Key: tc.key, Mutating: []string{"t"}})
