@@ -14,20 +14,27 @@ import (
 )
 
 // cmdMCPAgent is an agent built on the official Go MCP SDK, for the proxy scripts:
-// "mcpagent reuse|new-key|stamp ACCOUNT -- COMMAND ARGS...". It starts COMMAND as its MCP server
-// over stdio (usually "idemtest proxy ... -- refundserver --stdio"), issues one refund with a
+// "mcpagent [--http] reuse|new-key|stamp ACCOUNT -- COMMAND ARGS...". It starts COMMAND as its
+// MCP server over stdio (usually "idemtest proxy ... -- refundserver --stdio"), or with --http
+// starts COMMAND (an "idemtest proxy --listen 127.0.0.1:0 ...") and connects to it over
+// streamable HTTP, stopping it with SIGTERM at the end; it issues one refund with a
 // retry loop of 3 attempts of 2s each (the same key every attempt, or a new key per attempt, or
 // the same key with the attempt's number in stats.count and items.n, as an agent that stamps
 // each request does), then
 // prints how many refunds the server executed for ACCOUNT and how the command exited. The
 // command's stderr goes to the script's stderr.
 func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
+	connect := connectAgent
+	if len(args) > 0 && args[0] == "--http" {
+		connect, args = connectAgentHTTP, args[1:]
+	}
 	if neg || len(args) < 4 || args[2] != "--" || (args[0] != "reuse" && args[0] != "new-key" && args[0] != "stamp") {
-		ts.Fatalf("usage: mcpagent reuse|new-key|stamp ACCOUNT -- COMMAND [ARGS...]")
+		ts.Fatalf("usage: mcpagent [--http] reuse|new-key|stamp ACCOUNT -- COMMAND [ARGS...]")
 	}
 	reuse, stamp, acct, argv := args[0] != "new-key", args[0] == "stamp", args[1], args[3:]
-	conn := connectAgent(ts, "mcpagent", argv)
+	conn := connect(ts, "mcpagent", argv)
 	defer conn.cancel()
+	defer conn.stop()
 	ctx, cs := conn.ctx, conn.cs
 	key := "sess-1"
 	for attempt := 1; attempt <= 3; attempt++ {
@@ -48,6 +55,7 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_refunds", Arguments: map[string]any{"accountId": acct}})
 	if err != nil {
+		conn.stop()
 		ts.Fatalf("list_refunds: %v\n%s", err, conn.stderr.String())
 	}
 	b, _ := json.Marshal(res.StructuredContent)
@@ -56,6 +64,7 @@ func cmdMCPAgent(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(json.Unmarshal(b, &listed))
 	_ = cs.Close()
+	conn.stop()
 	fmt.Fprintf(ts.Stdout(), "server executed %d refund(s) for %s\n", len(listed.Refunds), acct)
 	fmt.Fprintf(ts.Stdout(), "%s exited %d\n", argv[0], conn.server.ProcessState.ExitCode())
 	fmt.Fprint(ts.Stderr(), conn.stderr.String())

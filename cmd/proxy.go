@@ -76,9 +76,11 @@ func NewCmdProxy(f *Factory, runF func(context.Context, *ProxyOptions) error) *c
 		Long: `proxy forwards an agent's tool calls to the real tool server, records them (--record),
 injects faults on chosen calls, and when the agent disconnects (or on SIGTERM/SIGINT) judges
 the agent: every mutating call carries a key, a retry after a fault carries the same key,
-one key never covers two different calls. Exit 1 on a violation, and when the tool server
-ended while the agent was connected or never answered its initialize request. A session
-without a mutating call says "nothing judged" (exit 0), never PASS.
+one key never covers two different calls. Exit 1 on a violation, when the tool server
+ended while the agent was connected or never answered its initialize request, and when the
+agent connected but its MCP session never got going (no notifications/initialized after
+the answer to initialize). A session without a mutating call says "nothing judged"
+(exit 0), never PASS.
 
 MCP over stdio: make the agent start "idemtest proxy [flags] -- node server.js" as its
 server command. The verdict goes to stderr; stdout is the agent's MCP stream.
@@ -191,6 +193,10 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 		// A tool server that failed the agent is reported with the verdict (redacted: its
 		// stderr may quote a secret), which it turns into an error.
 		v.Error = upErr.Error()
+	} else if st := sess.Stopped; st != nil {
+		// The agent connected but its handshake did not complete: nothing was tested, which
+		// must not read as "nothing judged" (a choice of the agent's) in a green CI job.
+		v.Error, v.Stopped = st.Error(), st.Stage
 	}
 	if err := terminal.WriteProxy(errOut, v); err != nil {
 		return err

@@ -99,6 +99,9 @@ func RunHTTP(ctx context.Context, rec *Recorder, cfg HTTPConfig) error {
 		defer h.upMu.Unlock()
 		return &UpstreamError{URL: cfg.Upstream, What: what, LastAnswer: h.upLast}
 	}
+	if se := h.mcp.sessionError(); se != nil && !cfg.Plain {
+		return se
+	}
 	return nil
 }
 
@@ -402,7 +405,11 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 			h.own(r, then)
 		}
 		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(rbody)
+		if _, err := w.Write(rbody); err != nil {
+			h.mcp.undeliverable(rbody, err)
+		} else if err := http.NewResponseController(w).Flush(); err != nil {
+			h.mcp.undeliverable(rbody, err)
+		}
 	case strings.HasPrefix(ct, "text/event-stream"):
 		w.Header().Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
@@ -426,8 +433,13 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 				held = true
 				return
 			}
-			_, _ = w.Write(event)
-			_ = rc.Flush()
+			_, err := w.Write(event)
+			if err == nil {
+				err = rc.Flush()
+			}
+			if err != nil {
+				h.mcp.undeliverable(data, err)
+			}
 		})
 		if held {
 			// A stream that ended without the answer would make the client resume it; keep
@@ -559,6 +571,9 @@ func (h *httpProxy) readEvents(r io.Reader, fn func(event, data []byte)) {
 				h.rec.Note(note)
 				fn(nil, reply)
 			} else if event.Len() > 0 {
+				// The blank line is what dispatches the event: a client's SSE parser (the
+				// TypeScript SDK's) drops an event the stream ends without it.
+				event.Write(line)
 				fn(bytes.Clone(event.Bytes()), bytes.Clone(data.Bytes()))
 			}
 			event.Reset()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -424,5 +425,82 @@ func TestHTTPProxyStopsWithHungUpstream(t *testing.T) {
 	}
 	if want := "! outcome left unknown to the agent: issue_refund call #1 (response lost; the server never answered and may have executed it) was never retried"; !strings.Contains(proxy.stderr.String(), want) {
 		t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
+	}
+}
+
+// TestStreamableHTTPSessionThatNeverGotGoing: an agent that opened a session but never completed
+// its handshake (here it sends initialize, reads the answer and goes away, as an agent that
+// could not read the answer does) is an error naming where it stopped, in every report; an
+// agent that completed its handshake and called nothing is "nothing judged", exit 0.
+func TestStreamableHTTPSessionThatNeverGotGoing(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		handshake bool
+		wantExit  int
+		result    string
+		stopped   string
+		lastLine  string
+		junit     string
+	}{
+		{"initialize answered, never confirmed", false, 1, "error", "no-initialized",
+			"ERROR: the agent's MCP session never got going: the tool server answered the agent's initialize request (id 0), but the agent sent no notifications/initialized and no request after it: the answer did not reach the agent, or the agent gave up on it",
+			`<testcase name="agent-session" classname="idemtest.proxy">` + "\n" + `      <error message="the agent&#39;s MCP session never got going`},
+		{"handshake completed, no call", true, 0, "nothing-judged", "",
+			"nothing judged: the agent made no tool call", `<skipped message="nothing judged: the agent made no tool call">`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jsonPath, junitPath := filepath.Join(dir, "verdict.json"), filepath.Join(dir, "agent.xml")
+			proxyURL, _, proxy := startProxy(t, "/mcp", "--json", jsonPath, "--junit", junitPath)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if tc.handshake {
+				client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+				cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proxyURL + "/mcp", MaxRetries: -1}, nil)
+				if err != nil {
+					t.Fatalf("connect: %v\n%s", err, proxy.stderr.String())
+				}
+				_ = cs.Close()
+			} else {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, proxyURL+"/mcp", strings.NewReader(
+					`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !strings.Contains(string(b), `"id":0,"result"`) {
+					t.Fatalf("initialize through the proxy: %d %q", resp.StatusCode, b)
+				}
+			}
+			code := proxy.terminate(t)
+			out := strings.TrimRight(proxy.stderr.String(), "\n")
+			if code != tc.wantExit || !strings.HasSuffix(out, "\n"+tc.lastLine) {
+				t.Errorf("exit %d, want %d and last line %q:\n%s", code, tc.wantExit, tc.lastLine, out)
+			}
+			b, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schemacheck.Validate("proxy", b); err != nil {
+				t.Errorf("--json: %v\n%s", err, b)
+			}
+			var v struct {
+				Result, Stopped, Error string
+			}
+			if err := json.Unmarshal(b, &v); err != nil || v.Result != tc.result || v.Stopped != tc.stopped {
+				t.Errorf("--json result %q stopped %q (%v), want %q %q:\n%s", v.Result, v.Stopped, err, tc.result, tc.stopped, b)
+			}
+			x, err := os.ReadFile(junitPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(x), tc.junit) {
+				t.Errorf("--junit lacks %q:\n%s", tc.junit, x)
+			}
+		})
 	}
 }

@@ -80,6 +80,79 @@ type mcpSession struct {
 	hsOK                  bool
 	// listsDone are closed once no tools/list of the proxy's own awaits its answer (ownListed).
 	listsDone []chan struct{}
+	// contacted is set by the agent's first message; going once the agent sent a message
+	// other than a handshake request after the server answered one (notifications/initialized,
+	// a request), or without any handshake: its session got under way.
+	contacted, going bool
+	// undelivered says why the server's answer to the agent's handshake could not be written
+	// to the agent, "" when it was (or never came).
+	undelivered string
+}
+
+// Stages at which an agent's session that never got going stopped (SessionError.Stage); the
+// ids are stable (JSON).
+const (
+	// StageNoInitialize: the agent sent messages but no initialize request.
+	StageNoInitialize = "no-initialize"
+	// StageUndelivered: the proxy could not deliver the server's answer to initialize.
+	StageUndelivered = "answer-undelivered"
+	// StageNoInitialized: the agent was answered initialize but sent neither
+	// notifications/initialized nor any request after it.
+	StageNoInitialized = "no-initialized"
+)
+
+// SessionError is an agent session that never got going: the agent connected, but its MCP
+// handshake did not complete. Nothing it did can be judged, and a session that tested nothing
+// must not pass.
+type SessionError struct {
+	// Stage is where the session stopped: StageNoInitialize, StageUndelivered or
+	// StageNoInitialized.
+	Stage string
+	What  string
+}
+
+// Error says where the session stopped.
+func (e *SessionError) Error() string {
+	return "the agent's MCP session never got going: " + e.What
+}
+
+// sessionError says where the agent's session stopped when the agent connected but its
+// handshake did not complete; nil when it got going, when the agent never sent a word, or when
+// the server is to blame (initProblem).
+func (s *mcpSession) sessionError() *SessionError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !s.contacted || s.going:
+		return nil
+	case s.undelivered != "":
+		return &SessionError{Stage: StageUndelivered, What: s.undelivered}
+	case s.hsMethod == "":
+		return &SessionError{Stage: StageNoInitialize, What: "the agent sent no initialize request (nor any other request)"}
+	case !s.hsOK:
+		return nil
+	case s.hsMethod != "initialize":
+		// server/discover (newer MCP revisions) opens no session: its answer, delivered,
+		// is the whole handshake, and nothing need follow it.
+		return nil
+	}
+	return &SessionError{Stage: StageNoInitialized, What: fmt.Sprintf(
+		"the tool server answered the agent's %s request (id %s), but the agent sent no notifications/initialized and no request after it: the answer did not reach the agent, or the agent gave up on it",
+		s.hsMethod, s.hsID)}
+}
+
+// undeliverable notes that a message from the server could not be written to the agent: when
+// it is the answer to the agent's handshake, the session cannot get going.
+func (s *mcpSession) undeliverable(raw []byte, err error) {
+	m, ok := parseMsg(raw)
+	if !ok || m.Method != "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id := m.idKey(); s.undelivered == "" && id != "" && id == s.hsID {
+		s.undelivered = fmt.Sprintf("the proxy could not deliver the tool server's answer to the agent's %s request (id %s): %v", s.hsMethod, id, err)
+	}
 }
 
 // handshakes are the requests an MCP client opens a session with.
@@ -170,6 +243,12 @@ type agentAction struct {
 // fromAgent inspects a message the agent sent.
 func (s *mcpSession) fromAgent(raw []byte) agentAction {
 	m, ok := parseMsg(raw)
+	s.mu.Lock()
+	s.contacted = true
+	if ok && m.Method != "" && !handshakes[m.Method] && (s.hsOK || s.hsMethod == "") {
+		s.going = true
+	}
+	s.mu.Unlock()
 	if !ok || m.Method == "" {
 		return agentAction{}
 	}
@@ -186,9 +265,9 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		s.mu.Unlock()
 	case m.Method == "tools/call" && id != "":
 		var params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      map[string]any  `json:"_meta"`
+			Name      string                     `json:"name"`
+			Arguments json.RawMessage            `json:"arguments"`
+			Meta      map[string]json.RawMessage `json:"_meta"`
 		}
 		_ = json.Unmarshal(m.Params, &params)
 		p := s.rec.Begin(params.Name, params.Arguments, s.key(params.Arguments, params.Meta))
@@ -305,27 +384,33 @@ func (s *mcpSession) expire(id string) (reply, release []byte) {
 	return append(reply, '\n'), s.release(id)
 }
 
-// key reads the idempotency key from the arguments or the _meta of a tools/call.
-func (s *mcpSession) key(args json.RawMessage, meta map[string]any) string {
+// key reads the idempotency key from the arguments or the _meta of a tools/call: a string
+// key as its text, any other value as its JSON text as the agent spelled it (a number past
+// float64's precision stays the key it was).
+func (s *mcpSession) key(args json.RawMessage, meta map[string]json.RawMessage) string {
 	k := s.rec.opts.Key
-	var v any
+	var v json.RawMessage
 	switch {
 	case k.Meta != "":
 		v = meta[k.Meta]
 	case k.Arg != "":
-		var m map[string]any
+		var m map[string]json.RawMessage
 		_ = json.Unmarshal(args, &m)
 		v = m[k.Arg]
 	}
-	switch v := v.(type) {
-	case string:
-		return v
-	case nil:
+	v = bytes.TrimSpace(v)
+	var str string
+	switch {
+	case len(v) == 0 || string(v) == "null":
 		return ""
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
+	case json.Unmarshal(v, &str) == nil:
+		return str
 	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
 }
 
 // fromServer inspects a message the server sent and reports whether the agent gets it, and

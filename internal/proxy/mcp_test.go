@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -23,6 +24,10 @@ func TestMCPSessionKeyCarriers(t *testing.T) {
 		{"meta", scenario.KeySpec{Meta: "idempotencyKey"}, `{"name":"t","arguments":{"idempotencyKey":"no"},"_meta":{"idempotencyKey":"k2"}}`, "k2"},
 		{"none", scenario.KeySpec{Arg: "idempotencyKey"}, `{"name":"t","arguments":{}}`, ""},
 		{"a number", scenario.KeySpec{Arg: "requestId"}, `{"name":"t","arguments":{"requestId":42}}`, "42"},
+		{"a number past float64", scenario.KeySpec{Arg: "requestId"}, `{"name":"t","arguments":{"requestId":12345678901234567891}}`, "12345678901234567891"},
+		{"a number past float64 in _meta", scenario.KeySpec{Meta: "requestId"}, `{"name":"t","arguments":{},"_meta":{"requestId":12345678901234567891}}`, "12345678901234567891"},
+		{"an object", scenario.KeySpec{Arg: "k"}, `{"name":"t","arguments":{"k":{ "a" : 1 }}}`, `{"a":1}`},
+		{"null", scenario.KeySpec{Arg: "k"}, `{"name":"t","arguments":{"k":null}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := NewRecorder(Options{Key: tc.key, Mutating: []string{"t"}})
@@ -141,5 +146,67 @@ func TestMCPSessionFlow(t *testing.T) {
 		if got != w || c.Seq != i+1 {
 			t.Errorf("call %d = %+v, want %+v", c.Seq, got, w)
 		}
+	}
+}
+
+// TestMCPSessionGotGoing: a session the agent opened is an error unless its handshake
+// completed; an agent that never said a word, or one whose server is to blame, is not.
+func TestMCPSessionGotGoing(t *testing.T) {
+	const (
+		initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`
+		answer      = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}`
+		refused     = `{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"unsupported"}}`
+		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		listTools   = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		progress    = `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`
+	)
+	type msg struct {
+		agent bool
+		raw   string
+		// lost, for a server message, is a write to the agent that failed.
+		lost bool
+	}
+	for _, tc := range []struct {
+		name  string
+		msgs  []msg
+		stage string
+	}{
+		{"the agent never said a word", nil, ""},
+		{"the handshake completed", []msg{{true, initialize, false}, {false, answer, false}, {true, initialized, false}}, ""},
+		{"a request after the answer, without notifications/initialized", []msg{{true, initialize, false}, {false, answer, false}, {true, listTools, false}}, ""},
+		{"a call without any handshake", []msg{{true, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}`, false}}, ""},
+		{"the server never answered (its fault, not the agent's)", []msg{{true, initialize, false}}, ""},
+		{"the server refused (its fault, not the agent's)", []msg{{true, initialize, false}, {false, refused, false}}, ""},
+		{"server/discover answered, nothing after it", []msg{{true, `{"jsonrpc":"2.0","id":0,"method":"server/discover"}`, false}, {false, answer, false}}, ""},
+		{"server/discover answer lost", []msg{{true, `{"jsonrpc":"2.0","id":0,"method":"server/discover"}`, false}, {false, answer, true}}, StageUndelivered},
+		{"answered, never confirmed", []msg{{true, initialize, false}, {false, answer, false}}, StageNoInitialized},
+		{"a notification before the answer does not count", []msg{{true, initialize, false}, {true, progress, false}, {false, answer, false}}, StageNoInitialized},
+		{"the answer could not be delivered", []msg{{true, initialize, false}, {false, answer, true}}, StageUndelivered},
+		{"another answer lost does not count", []msg{{true, initialize, false}, {false, `{"jsonrpc":"2.0","id":7,"result":{}}`, true}, {false, answer, false}, {true, initialized, false}}, ""},
+		{"no initialize, only notifications", []msg{{true, progress, false}}, ""},
+		{"no initialize, only garbage", []msg{{true, `not json`, false}}, StageNoInitialize},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newMCPSession(NewRecorder(Options{Key: scenario.KeySpec{Arg: "k"}, Mutating: []string{}}))
+			for _, m := range tc.msgs {
+				if m.agent {
+					s.fromAgent([]byte(m.raw))
+					continue
+				}
+				s.fromServer([]byte(m.raw))
+				if m.lost {
+					s.undeliverable([]byte(m.raw), errors.New("write: broken pipe"))
+				}
+			}
+			se := s.sessionError()
+			switch {
+			case tc.stage == "" && se != nil:
+				t.Errorf("session error %q (%s), want none", se.Stage, se)
+			case tc.stage != "" && (se == nil || se.Stage != tc.stage):
+				t.Errorf("session error %v, want stage %s", se, tc.stage)
+			case se != nil && !strings.HasPrefix(se.Error(), "the agent's MCP session never got going: "):
+				t.Errorf("message %q", se)
+			}
+		})
 	}
 }

@@ -26,6 +26,9 @@ type Session struct {
 	// Notes are what the proxy could not pass on (messages dropped at its line cap), set once
 	// Run returns.
 	Notes []string
+	// Stopped, set once Run returns, is an MCP session the agent opened but that never got
+	// going (its handshake did not complete): an error, not a session without calls.
+	Stopped *SessionError
 }
 
 // Header is the session's trace header: the tool server it forwards to and how.
@@ -57,7 +60,7 @@ func (s *Session) Run(ctx context.Context) (calls []trace.Call, upstream *Upstre
 	}
 	calls, cerr := rec.Close()
 	s.Notes = rec.Notes()
-	if errors.As(err, &upstream) {
+	if errors.As(err, &upstream) || errors.As(err, &s.Stopped) {
 		err = nil
 	}
 	if err = errors.Join(err, cerr); err != nil {

@@ -144,6 +144,9 @@ func RunStdio(ctx context.Context, rec *Recorder, agentIn io.Reader, agentOut io
 		what = p.s.initProblem()
 	}
 	if what == "" {
+		if se := p.s.sessionError(); se != nil {
+			return se
+		}
 		return nil
 	}
 	return &UpstreamError{Command: strings.Join(cfg.Command, " "), What: what, StderrTail: fromLine(stderrTail.String(), stderrKept)}
@@ -212,10 +215,11 @@ type stdioProxy struct {
 	wg      sync.WaitGroup
 }
 
-func (p *stdioProxy) toAgent(b []byte) {
+func (p *stdioProxy) toAgent(b []byte) error {
 	p.agentMu.Lock()
 	defer p.agentMu.Unlock()
-	_, _ = p.agentOut.Write(b)
+	_, err := p.agentOut.Write(b)
+	return err
 }
 
 func (p *stdioProxy) send(b []byte) {
@@ -227,7 +231,9 @@ func (p *stdioProxy) send(b []byte) {
 func (p *stdioProxy) fromServer(line []byte) {
 	deliver, then := p.s.fromServer(line)
 	if deliver {
-		p.toAgent(line)
+		if err := p.toAgent(line); err != nil {
+			p.s.undeliverable(line, err)
+		}
 	}
 	if then != nil {
 		p.send(then)
@@ -239,7 +245,7 @@ func (p *stdioProxy) agentDropped(d dropped) {
 	reply, note := p.s.agentDropped(d, p.max)
 	p.rec.Note(note)
 	if reply != nil {
-		p.toAgent(reply)
+		_ = p.toAgent(reply)
 	}
 }
 
@@ -248,7 +254,7 @@ func (p *stdioProxy) serverDropped(d dropped) {
 	reply, note := p.s.serverDropped(d, p.max)
 	p.rec.Note(note)
 	if reply != nil {
-		p.toAgent(reply)
+		_ = p.toAgent(reply)
 	}
 }
 
@@ -256,7 +262,7 @@ func (p *stdioProxy) fromAgent(line []byte) {
 	act := p.s.fromAgent(line)
 	switch {
 	case act.reply != nil:
-		p.toAgent(act.reply)
+		_ = p.toAgent(act.reply)
 	case act.skip:
 	case act.delay > 0:
 		p.after(act.delay, func() { p.send(line) })
@@ -270,7 +276,7 @@ func (p *stdioProxy) fromAgent(line []byte) {
 		p.after(p.hold, func() {
 			reply, release := p.s.expire(act.watch)
 			if reply != nil {
-				p.toAgent(reply)
+				_ = p.toAgent(reply)
 			}
 			if release != nil {
 				p.send(release)

@@ -66,8 +66,13 @@ type Verdict struct {
 	// Checked lists the checks that applied (key-pattern only with a pattern).
 	Checked []Check `json:"checked"`
 	// Error, when set, is why no verdict can stand: the tool server ended while the agent was
-	// connected, or never answered its initialize request.
+	// connected or never answered its initialize request, or the agent's session never got
+	// going.
 	Error string `json:"error,omitempty"`
+	// Stopped, set with Error, is where an agent session that never got going stopped (the
+	// agent connected but its MCP handshake did not complete): a stage id of proxy's
+	// SessionError. Empty when the tool server failed the agent.
+	Stopped string `json:"stopped,omitempty"`
 	// Notes are what the proxy could not pass on or judge: messages it dropped at its line
 	// cap.
 	Notes []string `json:"notes,omitempty"`

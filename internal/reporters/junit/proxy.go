@@ -9,14 +9,19 @@ import (
 
 // WriteProxy writes the proxy's verdict on the agent: one testsuite, a testcase per check;
 // findings that are not violations go to system-out. When nothing was judged every check is
-// skipped, not passed; a failed session is one more testcase, "tool-server", in error. The
+// skipped, not passed; a failed session is one more testcase in error: "tool-server" when the
+// tool server failed the agent, "agent-session" when the agent's session never got going. The
 // verdict has no durations: the report has no time attributes.
 func WriteProxy(w io.Writer, v agentverdict.Verdict) error {
 	s := JUnitTestSuite{Name: "idemtest proxy"}
 	if v.Error != "" {
 		first, _, _ := strings.Cut(v.Error, "\n")
 		s.Errors++
-		s.Cases = append(s.Cases, JUnitTestCase{Name: "tool-server", Classname: "idemtest.proxy",
+		name := "tool-server"
+		if v.Stopped != "" {
+			name = "agent-session"
+		}
+		s.Cases = append(s.Cases, JUnitTestCase{Name: name, Classname: "idemtest.proxy",
 			Error: &JUnitMessage{Message: clean(first), Text: clean(v.Error)}})
 	}
 	for _, c := range v.Checked {
