@@ -287,6 +287,7 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	case len(rbody) > 0:
 		a.Result, _ = json.Marshal(string(rbody))
 	}
+	refused(&a)
 	h.rec.Finish(p, a)
 	switch p.Fault.Kind {
 	case fault.LoseResponse:

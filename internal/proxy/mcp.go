@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/endpoint/mcp"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
@@ -504,7 +505,24 @@ func classify(m rpcMsg) Answer {
 		a.Outcome = outcome.Fail
 		a.Error = "tool error: " + strings.TrimSpace(text.String())
 	}
+	refused(&a)
 	return a
+}
+
+// refused reads an ok answer as the runner and the verdict do: an error-shaped success
+// ({"status":"error"}, {"success":false}, {"ok":false}, a lone {"error":…}) is a refusal, on
+// either transport, so the agent's retry after it is judged as a retry after a failure.
+func refused(a *Answer) {
+	if a.Outcome != outcome.OK || len(a.Result) == 0 {
+		return
+	}
+	var v any
+	if json.Unmarshal(a.Result, &v) != nil {
+		return
+	}
+	if msg, ok := (endpoint.Refusals{}).Refused(v); ok {
+		a.Outcome, a.Error = outcome.Fail, msg
+	}
 }
 
 // Codes of the JSON-RPC errors the proxy answers for a message it dropped at its line cap.

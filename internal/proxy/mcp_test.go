@@ -210,3 +210,31 @@ func TestMCPSessionGotGoing(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyRefusals: a tools/call answer is a refusal however it is shaped, as the runner
+// reads it: a JSON-RPC error, isError, or an error-shaped success in structuredContent or in
+// the text; an ordinary answer that happens to hold a status is an execution.
+func TestClassifyRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg string
+		want      outcome.Outcome
+	}{
+		{"json-rpc error", `{"id":1,"error":{"code":-32000,"message":"duplicate request"}}`, outcome.Fail},
+		{"isError", `{"id":1,"result":{"isError":true,"content":[{"type":"text","text":"duplicate request"}]}}`, outcome.Fail},
+		{"status error in structuredContent", `{"id":1,"result":{"structuredContent":{"status":"error","message":"duplicate request"}}}`, outcome.Fail},
+		{"success false in text", `{"id":1,"result":{"content":[{"type":"text","text":"{\"success\":false,\"message\":\"in progress\"}"}]}}`, outcome.Fail},
+		{"lone error", `{"id":1,"result":{"structuredContent":{"error":"key reused with another payload"}}}`, outcome.Fail},
+		{"a refund that executed", `{"id":1,"result":{"structuredContent":{"refundId":"re_1","status":"succeeded"}}}`, outcome.OK},
+		{"a failed refund is still an execution", `{"id":1,"result":{"structuredContent":{"refundId":"re_1","status":"failed"}}}`, outcome.OK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m rpcMsg
+			if err := json.Unmarshal([]byte(tc.msg), &m); err != nil {
+				t.Fatal(err)
+			}
+			if a := classify(m); a.Outcome != tc.want {
+				t.Errorf("outcome %s (%s), want %s", a.Outcome, a.Error, tc.want)
+			}
+		})
+	}
+}
