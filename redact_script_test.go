@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -43,13 +44,15 @@ func cmdSecretEnv(ts *testscript.TestScript, neg bool, args []string) {
 // cmdEchoServe starts an HTTP server that answers every request with what it was sent, the
 // credentials included, as a careless server does: {"path", "query" (raw), "authorization",
 // "x_api_key", "x_auth_token", "args" (the JSON body)}; with ?fail=1 the same body comes with
-// status 500. It sets NAME_URL.
+// status 500, and with ?count=1 it adds "n", the request's number, so that no two answers are
+// equal (every call executes). It sets NAME_URL.
 func cmdEchoServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: echoserve NAME")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
+	var n atomic.Int64
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body any
 		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -58,10 +61,14 @@ func cmdEchoServe(ts *testscript.TestScript, neg bool, args []string) {
 		if r.URL.Query().Get("fail") == "1" {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
-		json.NewEncoder(w).Encode(map[string]any{
+		answer := map[string]any{
 			"path": r.URL.Path, "query": r.URL.RawQuery, "authorization": r.Header.Get("Authorization"),
 			"x_api_key": r.Header.Get("X-Api-Key"), "x_auth_token": r.Header.Get("X-Auth-Token"), "args": body,
-		})
+		}
+		if r.URL.Query().Get("count") == "1" {
+			answer["n"] = n.Add(1)
+		}
+		json.NewEncoder(w).Encode(answer)
 	})}
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
@@ -92,10 +99,16 @@ func cmdNoLeak(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// secretValues are the values of leakySecrets, also with whitespace runs folded, and the part of
+// each before its marker when that is 4 bytes or more: a report that cuts a long answer short
+// may cut a secret before its marker.
 func secretValues() []string {
 	var out []string
 	for _, v := range leakySecrets {
 		out = append(out, v, strings.Join(strings.Fields(v), " "))
+		if before, _, ok := strings.Cut(v, "LEAKMARK"); ok && len(before) >= 4 {
+			out = append(out, before)
+		}
 	}
 	return out
 }

@@ -52,8 +52,8 @@ type ProxyOptions struct {
 	IgnoreArgs   []string
 	JUnit, JSON  string
 	Record       string
-	// RedactHeaders are more credential headers, besides Authorization, Proxy-Authorization,
-	// Cookie, Set-Cookie and X-Api-Key.
+	// RedactHeaders are more credential headers, besides those run hides
+	// (redact.CredentialHeader).
 	RedactHeaders []string
 
 	// RunProxy and RandomSeed are the session and the seed of --fault-rate from the Factory
@@ -132,7 +132,7 @@ is hidden in the verdict, the reports and the trace.`,
 		}
 		return kinds, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
-	fl.StringArrayVar(&opts.RedactHeaders, "redact-header", nil, "HTTP modes: hide the values of this credential header `NAME` in the trace and the verdict, besides Authorization, Proxy-Authorization, Cookie, Set-Cookie and X-Api-Key (repeatable)")
+	fl.StringArrayVar(&opts.RedactHeaders, "redact-header", nil, "HTTP modes: hide the values of this credential header `NAME` in the trace and the verdict, besides Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key and every header named like a secret (X-Auth-Token) (repeatable)")
 	return c
 }
 

@@ -319,6 +319,8 @@ func TestPlainProxyHidesEchoedCredentials(t *testing.T) {
 		"Cookie":        "session=ck-88d0b1e5; theme=dark-mode",
 		"X-Api-Key":     "ak-0d3e66b1f4",
 		"X-Tenant-Auth": "tn-51c9e0a2",
+		// Named like a secret: hidden as run hides it, without --redact-header.
+		"X-Auth-Token": "xat-6e2d90c4b1",
 	}
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen := map[string]string{}
@@ -354,16 +356,49 @@ func TestPlainProxyHidesEchoedCredentials(t *testing.T) {
 	var result struct {
 		Echo map[string]string `json:"echo"`
 	}
-	if err := json.Unmarshal(traced[0].Result, &result); err != nil || result.Echo["Authorization"] != "***" {
-		t.Errorf("the traced result %s (%v) does not show the echoed Authorization as ***", traced[0].Result, err)
+	if err := json.Unmarshal(traced[0].Result, &result); err != nil || result.Echo["Authorization"] != "***" || result.Echo["X-Auth-Token"] != "***" {
+		t.Errorf("the traced result %s (%v) does not show the echoed Authorization and X-Auth-Token as ***", traced[0].Result, err)
 	}
 	returned, _ := json.Marshal(calls)
-	for _, leaked := range []string{"tok-4f9a1c77e2", "ck-88d0b1e5", "dark-mode", "ak-0d3e66b1f4", "tn-51c9e0a2", "sc-7b2f90aa"} {
+	for _, leaked := range []string{"tok-4f9a1c77e2", "ck-88d0b1e5", "dark-mode", "ak-0d3e66b1f4", "tn-51c9e0a2", "sc-7b2f90aa", "xat-6e2d90c4b1"} {
 		if bytes.Contains(rec.Bytes(), []byte(leaked)) {
 			t.Errorf("the trace holds %q", leaked)
 		}
 		if bytes.Contains(returned, []byte(leaked)) {
 			t.Errorf("the calls the verdict judges hold %q", leaked)
 		}
+	}
+}
+
+// The header that carries the key is no credential, even named like one: the trace keeps the
+// key (a sweep replays by it), while another header named like a secret is hidden.
+func TestPlainProxyKeepsAKeyHeaderNamedLikeASecret(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"key": r.Header.Get("X-Idempotency-Token"), "session": r.Header.Get("X-Session-Token")})
+	}))
+	defer echo.Close()
+	var rec bytes.Buffer
+	addr, stop := runPlain(t, echo.URL, proxy.Options{Key: scenario.KeySpec{Header: "X-Idempotency-Token"}}, &rec)
+	req, _ := http.NewRequest(http.MethodPost, addr+"/tools/issue_refund", strings.NewReader(`{"accountId":"acct_1","amount":5}`))
+	req.Header.Set("X-Idempotency-Token", "key-5a1f30c2")
+	req.Header.Set("X-Session-Token", "st-0c81d2e94a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stop()
+
+	_, traced, err := trace.Read(bytes.NewReader(rec.Bytes()))
+	if err != nil || len(traced) != 1 {
+		t.Fatalf("read the trace back: %d calls, %v", len(traced), err)
+	}
+	if traced[0].Key != "key-5a1f30c2" || !bytes.Contains(traced[0].Result, []byte(`"key":"key-5a1f30c2"`)) {
+		t.Errorf("traced key %q, result %s: want the key key-5a1f30c2 in both", traced[0].Key, traced[0].Result)
+	}
+	if bytes.Contains(rec.Bytes(), []byte("st-0c81d2e94a")) {
+		t.Errorf("the trace holds the X-Session-Token value: %s", rec.Bytes())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +39,8 @@ type Options struct {
 	Hold time.Duration
 	// Trace receives every call when the recorder closes; may be nil.
 	Trace *trace.Writer
-	// RedactHeaders are more HTTP headers, besides redact.CredentialHeaders, whose values are
-	// credentials: the values the proxy sees in them are hidden in the calls it returns and the
+	// RedactHeaders are more HTTP headers, besides those redact.CredentialHeader names, whose
+	// values are credentials: the values the proxy sees in them are hidden in the calls it returns and the
 	// trace, also where a server echoes them in an answer.
 	RedactHeaders []string
 	// Log receives a line for each note as it is made (a message dropped at the line cap);
@@ -163,17 +164,22 @@ func (r *Recorder) Begin(tool string, args json.RawMessage, key string) *Pending
 	return p
 }
 
-// SeeHeaders notes the values of the credential headers in h (redact.CredentialHeaders and
-// Options.RedactHeaders), to be hidden wherever they appear in what the recorder returns.
+// SeeHeaders notes the values of the credential headers in h, to be hidden wherever they appear
+// in what the recorder returns: those run hides too (redact.CredentialHeader: Authorization,
+// Cookie, X-Api-Key, and every header named like a secret, such as X-Auth-Token, but not the
+// header that carries the idempotency key), and those of Options.RedactHeaders.
 func (r *Recorder) SeeHeaders(h http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, names := range [][]string{redact.CredentialHeaders, r.opts.RedactHeaders} {
-		for _, name := range names {
-			for _, v := range h.Values(name) {
-				r.secrets.AddHeader(name, v)
-				r.hidden++
-			}
+	for name, values := range h {
+		named := slices.ContainsFunc(r.opts.RedactHeaders, func(n string) bool { return strings.EqualFold(n, name) })
+		// The key's own header (X-Idempotency-Token) carries the key the trace records.
+		if !named && (!redact.CredentialHeader(name) || strings.EqualFold(name, r.opts.Key.Header)) {
+			continue
+		}
+		for _, v := range values {
+			r.secrets.AddHeader(name, v)
+			r.hidden++
 		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/probe"
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/service"
 	"github.com/idemtest/idemtest/internal/toolset"
@@ -28,6 +30,25 @@ type runner struct {
 	probes *probe.Prober
 
 	endpoints *toolset.Set
+
+	redactMu  sync.Mutex
+	redactors map[*redact.Secrets]*redact.Redactor
+}
+
+// redactor is the Redactor of sc's secrets, built once per set of secrets (check and sweep run
+// many scenarios that share their endpoint's).
+func (r *runner) redactor(sc *scenario.Scenario) *redact.Redactor {
+	r.redactMu.Lock()
+	defer r.redactMu.Unlock()
+	red, ok := r.redactors[sc.Secrets]
+	if !ok {
+		if r.redactors == nil {
+			r.redactors = map[*redact.Secrets]*redact.Redactor{}
+		}
+		red = redact.New(sc.Secrets)
+		r.redactors[sc.Secrets] = red
+	}
+	return red
 }
 
 // Start starts the sinks and services of the scenarios, each once, and waits until the

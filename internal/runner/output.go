@@ -10,7 +10,8 @@ import (
 // OutputSince marks where the output of sc's services and stdio MCP servers stands now and
 // returns a function that gives what each wrote since (its last n bytes, by name as a failure's
 // ServiceOutput has them): check shows it under a cell as run shows it under a failure, passed
-// trials included, since a check decides cells from trials that pass.
+// trials included, since a check decides cells from trials that pass. It is redacted with sc's
+// secrets.
 func (e *Env) OutputSince(sc *scenario.Scenario, n int) func() map[string]string {
 	m := e.r.marks(sc)
 	return func() map[string]string {
@@ -22,6 +23,10 @@ func (e *Env) OutputSince(sc *scenario.Scenario, n int) func() map[string]string
 				}
 				out["mcp "+name] = proc.LastBytes(text, n)
 			}
+		}
+		red := e.r.redactor(sc)
+		for name, text := range out {
+			out[name] = red.String(text)
 		}
 		return out
 	}

@@ -112,7 +112,8 @@ func Run(ctx context.Context, list []*scenario.Scenario, opts Options) *result.R
 
 // Run runs scenarios on the environment's services, sinks and endpoints; it does not stop them.
 // The scenarios' services and sinks must be among those the environment started. Calls to Run
-// on one environment are sequential.
+// on one environment are sequential. Each scenario's result is redacted with its own secrets
+// (Scenario.Secrets) once it is judged: what the report quotes of it shows none.
 func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) *result.Report {
 	rep := &result.Report{Start: time.Now()}
 	defer func() { rep.Duration = time.Since(rep.Start) }()
@@ -138,6 +139,11 @@ func (e *Env) Run(ctx context.Context, list []*scenario.Scenario, opts Options) 
 			res := rep.Scenarios[i]
 			r.emit(Event{Kind: EventScenarioStart, Scenario: sc})
 			r.scenario(runCtx, sc, res)
+			// Judged: the scenario's secrets are replaced in its result now, before the
+			// reports, the battery or the sweep quote it (or cut it short, which would cut a
+			// secret in two). The same secret is replaced the same way in every result, so
+			// answers equal before are equal after.
+			res.Redact(r.redactor(sc))
 			r.emit(Event{Kind: EventScenarioEnd, Scenario: sc, Result: res})
 			if opts.FailFast && (res.Status == result.Failed || res.Status == result.Errored) {
 				stopAll()
@@ -256,12 +262,15 @@ func (r *runner) scenario(ctx context.Context, sc *scenario.Scenario, res *resul
 			res.TrialsPassed++
 			if i > 1 {
 				// Reports list this trial with each answer capped; nothing reads it whole.
+				// Redacted first: the cap would cut a secret in two.
+				t.Redact(r.redactor(sc))
 				t.Release()
 			}
 			continue
 		}
 		res.TrialsFailed++
 		if res.FailedTrial != nil && i > 1 {
+			t.Redact(r.redactor(sc))
 			t.Release()
 		}
 		if res.FailedTrial == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/toolset"
@@ -68,6 +69,12 @@ func (r *runner) judge(st *trialState) {
 	if len(unproven) > 0 {
 		lines = append(lines, "  equal answers without an id are what a server that ignores keys and executes every call gives too; they prove no replay")
 	}
+	// The explanations quote the answers cut short, which would cut a secret in two before the
+	// result is redacted: they quote them redacted (the verdict above compared them whole).
+	red := r.redactor(st.sc)
+	for i := range j.Violations {
+		j.Violations[i] = redacted(j.Violations[i], red)
+	}
 	t := st.trial
 	var said []string
 	for _, v := range j.Violations {
@@ -115,6 +122,17 @@ func mergeUnjudged(us []result.Unjudged, u result.Unjudged) []result.Unjudged {
 	m := result.Metrics{Unjudged: us}
 	m.AddUnjudged(u)
 	return m.Unjudged
+}
+
+// redacted is v with its answers redacted, for its explanation.
+func redacted(v verdict.Violation, red *redact.Redactor) verdict.Violation {
+	answers := make([]verdict.Call, len(v.Answers))
+	for i, c := range v.Answers {
+		c.Answer = red.Value(c.Answer)
+		answers[i] = c
+	}
+	v.Answers = answers
+	return v
 }
 
 // verdictLine states a violation in words, then the likely cause on the server.

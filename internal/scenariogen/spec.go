@@ -65,7 +65,7 @@ func (s *Spec) Scenario(base *scenario.Scenario) (*scenario.Scenario, error) {
 	sc := &scenario.Scenario{
 		Name: s.Name, Tags: s.Tags, Trials: max(s.Trials, 1), Endpoint: s.Endpoint, File: where,
 		Pos: scenario.Pos{File: where}, Endpoints: base.Endpoints, Services: base.Services, Sinks: base.Sinks,
-		Probes: base.Probes, AllowHosts: base.AllowHosts, Config: base.Config,
+		Probes: base.Probes, AllowHosts: base.AllowHosts, Config: base.Config, Secrets: base.Secrets,
 	}
 	env := scenario.CheckEnv()
 	for name := range base.Sinks {
