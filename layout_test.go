@@ -166,11 +166,13 @@ func reexports(e ast.Expr, homes map[string]bool) bool {
 // other walk over a decoded JSON value goes through jsonvalue (Walk, Map, Any, Lookup,
 // Without…), so that a dotted path and compare.ignore mean one thing everywhere (issue #24).
 var jsonWalkers = map[string]string{
-	"internal/endpoint/detail.go errorText":  "searches an error body's named fields for the server's message, to a bounded depth",
-	"internal/endpoint/detail.go objectText": "the same search, inside one error object",
-	"internal/assert/assert.go show":         "renders for a reader: a long list summarised, results by their expression names",
-	"internal/assert/template.go Text":       "encodes a map or list whole for a template, walks nothing",
-	"internal/scaffold/scaffold.go other":    "follows one path (last element, first field) to change one leaf",
+	"internal/endpoint/detail.go errorText":                    "searches an error body's named fields for the server's message, to a bounded depth",
+	"internal/endpoint/detail.go objectText":                   "the same search, inside one error object",
+	"internal/assert/assert.go show":                           "renders for a reader: a long list summarised, results by their expression names",
+	"internal/assert/template.go Text":                         "encodes a map or list whole for a template, walks nothing",
+	"internal/scaffold/scaffold.go other":                      "follows one path (last element, first field) to change one leaf",
+	"internal/redact/redact.go Value":                          "rewrites object keys as well as leaves (a secret can be a key), which jsonvalue.Map leaves alone",
+	"internal/reportschema/schemacheck/schemacheck.go valueAt": "follows a JSON Pointer's tokens from a schema error, not a dotted path",
 }
 
 // TestJSONWalkersLiveInJSONValue fails when a non-test file outside internal/jsonvalue has a

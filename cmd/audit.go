@@ -28,7 +28,6 @@ type AuditOptions struct {
 	Paths   []string
 	JUnit   string
 	JSON    string
-	NoColor bool
 
 	TTL, Window     time.Duration
 	MaxHitRate      string
@@ -88,7 +87,6 @@ are named; no report is written), 130 interrupted.`,
 	fl := c.Flags()
 	fl.StringVar(&opts.JUnit, "junit", "", "write the JUnit XML report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.JSON, "json", "", "write the JSON report to `FILE` (- for standard output)")
-	fl.BoolVar(&opts.NoColor, "no-color", false, "plain output without colour")
 	fl.DurationVar(&opts.TTL, "ttl", 0, "the keys' lifetime: a key executed again later than it is an expiry collision (0: keys never expire)")
 	fl.DurationVar(&opts.Window, "window", 0, "how long a key is remembered after its last call (default twice --ttl; without either, every key)")
 	fl.StringVar(&opts.MaxHitRate, "max-hit-rate", "5%", "fail when more than `RATE` of the keyed calls are replays (off to turn it off)")
@@ -170,7 +168,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 		return &exitError{ExitUsage, err}
 	}
 	defer reports.Close()
-	out, color := humanOut(opts.IO, reports, opts.NoColor)
+	out, color := humanOut(opts.IO, reports, opts.IO.NoColor)
 	werr := terminal.WriteAudit(out, rep, color)
 	werr = errors.Join(werr, reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteAudit(w, rep) },

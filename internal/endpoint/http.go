@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +64,17 @@ type ListedHTTP struct {
 }
 
 // Tools returns the endpoint's tools.
-func (e *ListedHTTP) Tools(context.Context) ([]Tool, error) { return e.List, nil }
+func (e *ListedHTTP) Tools(context.Context) ([]Tool, error) { return slices.Clone(e.List), nil }
+
+// Tool looks one of the endpoint's tools up by name.
+func (e *ListedHTTP) Tool(_ context.Context, name string) (Tool, bool, error) {
+	for _, t := range e.List {
+		if t.Name == name {
+			return t, true, nil
+		}
+	}
+	return Tool{}, false, nil
+}
 
 // HTTP is an HTTP tool endpoint. Sequential calls share keep-alive connections; prepared calls
 // each get their own connection.
