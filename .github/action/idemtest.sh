@@ -174,7 +174,7 @@ if [ -n "$release" ]; then
 	[ -x "$bin" ] || fail "idemtest ${release} was not downloaded (run the resolve phase first)"
 else
 	echo "::group::build idemtest from ${action}"
-	(cd "$action" && go build -trimpath -o "$bin" .) || exit 2
+	(cd "$action" && go build -o "$bin" .) || exit 2
 	echo "::endgroup::"
 fi
 "$bin" --version || exit 2
