@@ -389,3 +389,41 @@ func TestActionGetsIdemtest(t *testing.T) {
 		})
 	}
 }
+
+// TestActionBaselineWithoutPaths: with no paths there is no run, and baseline is check's, as it
+// was before check-baseline existed; with paths, baseline is run's and check gets only
+// check-baseline.
+func TestActionBaselineWithoutPaths(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("the fake idemtest is a shell script")
+	}
+	for _, tc := range []struct {
+		name  string
+		paths string
+		want  [][]string // the --baseline= flags of each call
+	}{
+		{"check only", "", [][]string{{"--baseline=base.json"}}},
+		{"run and check", "a.yaml", [][]string{{"--baseline=base.json"}, nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newActionEnv(t)
+			maps.Copy(a.env, map[string]string{"INPUT_PATHS": tc.paths, "INPUT_CHECK_ENDPOINT": "refunds", "INPUT_BASELINE": "base.json", "IDEMTEST_ACTION_REF": "main"})
+			if code, stdout, stderr := a.script(""); code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			var got [][]string
+			for _, call := range a.invocations() {
+				var flags []string
+				for _, arg := range call {
+					if strings.HasPrefix(arg, "--baseline") {
+						flags = append(flags, arg)
+					}
+				}
+				got = append(got, flags)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("baselines %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
