@@ -70,7 +70,9 @@ func TestCIDescribedOnce(t *testing.T) {
 }
 
 // TestActionRunsItsScript keeps action.yml a thin shell around .github/action/idemtest.sh, the
-// script testdata/script/action.txtar runs: a step that did the work itself would be untested.
+// script testdata/script/action.txtar and action_test.go run: a step that did the work itself
+// would be untested. The script runs twice, resolve (validate, download a release) and run, each
+// given every input.
 func TestActionRunsItsScript(t *testing.T) {
 	b, err := os.ReadFile("action.yml")
 	if err != nil {
@@ -113,7 +115,7 @@ func TestActionRunsItsScript(t *testing.T) {
 			}
 		}
 	}
-	if scripts != 1 {
-		t.Errorf("%d steps run the script, want 1", scripts)
+	if scripts != 2 {
+		t.Errorf("%d steps run the script, want 2 (resolve and run)", scripts)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/reporters"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -13,7 +14,7 @@ import (
 )
 
 // Annotate writes workflow-command annotations for a run: an error on the scenario line of each
-// failure, a warning on each scenario whose fan-outs did not overlap (it proved nothing about
+// failure (a notice for a failure the baseline knows, which does not fail the job), a warning on each scenario whose fan-outs did not overlap (it proved nothing about
 // races), and an error for a run whose services did not start. File paths are made relative to
 // workspace (GITHUB_WORKSPACE, the repository's checkout), which is what GitHub links to
 // whatever directory idemtest ran in; "" leaves them as they are.
@@ -23,7 +24,11 @@ func Annotate(w io.Writer, rep *result.Report, workspace string) {
 	}
 	for _, r := range rep.Scenarios {
 		if f := r.Failure; f != nil {
-			annotate(w, "error", f.Pos, workspace, "idemtest: "+reporters.Escape(r.Scenario.Name), failureAnnotation(r))
+			level, title := "error", "idemtest: "+reporters.Escape(r.Scenario.Name)
+			if knownPasses(rep.Regressions, baseline.ScenarioSubject(r.Scenario.File, r.Scenario.Name)) {
+				level, title = "notice", title+" (known: in the baseline)"
+			}
+			annotate(w, level, f.Pos, workspace, title, failureAnnotation(r))
 		}
 		if wk := reporters.Weak(r); wk != "" {
 			annotate(w, "warning", r.Scenario.Pos, workspace, "idemtest: "+reporters.Escape(r.Scenario.Name),
@@ -31,6 +36,12 @@ func Annotate(w io.Writer, rep *result.Report, workspace string) {
 					"(a narrower stagger, sync: last-byte, or single-packet over HTTP/2 releases them closer)")
 		}
 	}
+}
+
+// knownPasses reports whether subject's failure is in the baseline under a policy that lets a
+// known failure pass (fail-on new): the job stays green, so the failure is a notice, not an error.
+func knownPasses(res *baseline.Result, subject string) bool {
+	return res != nil && res.FailOn != baseline.FailOnAny && res.IsKnown(subject)
 }
 
 // AnnotateLoadErrors annotates each problem found while loading scenario files, on its line.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/reporters/reporterstest"
 )
 
@@ -84,6 +85,55 @@ func TestWorkspacePath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := WorkspacePath(tc.file, tc.workspace); got != tc.want {
 				t.Errorf("WorkspacePath(%q, %q) = %q, want %q", tc.file, tc.workspace, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestKnownFailures: with a baseline that knows every failure (fail-on new, the job passes) the
+// failures are notices, not errors, and the summary's heading says the job is green by the
+// baseline instead of "1 of 2 scenarios failed" beside a green job. Under fail-on any a known
+// failure fails the job, so it stays an error; a new failure is an error either way.
+func TestKnownFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name, failOn, heading string
+		known                 bool
+		level                 string
+	}{
+		{"known, fail-on new", baseline.FailOnNew, "### ✅ idemtest: no new failures — 1 of 2 scenarios failed, all known in the baseline\n", true, "notice"},
+		{"known, fail-on any", baseline.FailOnAny, "### ❌ idemtest: 1 of 2 scenarios failed\n", true, "error"},
+		{"new", baseline.FailOnNew, "### ❌ idemtest: 1 of 2 scenarios failed\n", false, "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := reporterstest.Recorded(t, "run.mixed.json")
+			res := &baseline.Result{FailOn: tc.failOn}
+			for _, r := range rep.Scenarios {
+				if r.Failure == nil {
+					continue
+				}
+				f := baseline.Failure{Subject: baseline.ScenarioSubject(r.Scenario.File, r.Scenario.Name), What: "failed"}
+				if tc.known {
+					res.Known = append(res.Known, f)
+				} else {
+					res.New = append(res.New, f)
+				}
+			}
+			if len(res.Known)+len(res.New) != 1 {
+				t.Fatalf("run.mixed.json has %d failures, want 1", len(res.Known)+len(res.New))
+			}
+			rep.Regressions = res
+			var gh, md bytes.Buffer
+			Annotate(&gh, rep, "")
+			if err := StepSummary(&md, rep); err != nil {
+				t.Fatal(err)
+			}
+			heading, _, _ := strings.Cut(md.String(), "\n")
+			if heading+"\n" != tc.heading {
+				t.Errorf("heading %q, want %q", heading, strings.TrimSuffix(tc.heading, "\n"))
+			}
+			lines := strings.Split(strings.TrimSuffix(gh.String(), "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "::"+tc.level+" file=") {
+				t.Errorf("annotations %q, want one %s", lines, tc.level)
 			}
 		})
 	}
