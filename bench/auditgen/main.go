@@ -72,8 +72,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		w.Write(b)
-		w.WriteByte('\n')
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		written += len(b) + 1
 	}
 	fmt.Fprintf(os.Stderr, "auditgen: %d spans, %d MB\n", n, written>>20)

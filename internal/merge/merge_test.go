@@ -177,12 +177,13 @@ func TestCheckShardTwice(t *testing.T) {
 		}
 		return ins
 	}
-	rep, err := Check(withCoverage(sharded(t, []string{"check.json", "check.json"}, []string{"1/2", "1/2"}), "x"))
+	_, err := Check(withCoverage(sharded(t, []string{"check.json", "check.json"}, []string{"1/2", "1/2"}), "x"))
 	if err == nil || !strings.Contains(err.Error(), "1 shard 2/2 missing") {
 		t.Fatalf("shard 1/2 twice without 2/2: %v", err)
 	}
 	ins := withCoverage(sharded(t, []string{"check.json", "check.json"}, []string{"1/1", "1/1"}), "x")
-	if rep, err = Check(ins); err != nil {
+	rep, err := Check(ins)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Coverage) != 1 || rep.Coverage[0].Mutating != 2 || len(rep.Coverage[0].Uncovered) != 1 {

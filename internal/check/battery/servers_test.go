@@ -211,17 +211,11 @@ func ledgerServer(t *testing.T, l ledger) string {
 	return ts.URL
 }
 
-// ledgerConfig is the idemtest.yaml of a ledgerServer at url: endpoint plain, whose mutating
-// tools are pay and ship (ship is natural when asked), the ledger of the session's account as the
-// state (a call given up on in an earlier trial that executes late is not this trial's), keys to
-// be kept 200ms (expiry).
-func ledgerConfig(missingKey string, natural bool) string {
-	return ledgerConfigWith(missingKey, natural, "")
-}
-
-// ledgerConfigWith is ledgerConfig with the evidence that counts pay's executions: the state
-// ("" or "state"), pay's declared effects over a probe of GET /payments instead ("effects"), or
-// nothing ("none").
+// ledgerConfigWith is the idemtest.yaml of a ledgerServer at url: endpoint plain, whose mutating
+// tools are pay and ship (ship is natural when asked), keys to be kept 200ms (expiry), and the
+// evidence that counts pay's executions: the ledger of the session's account as the state ("" or
+// "state"; a call given up on in an earlier trial that executes late is not this trial's), pay's
+// declared effects over a probe of GET /payments instead ("effects"), or nothing ("none").
 func ledgerConfigWith(missingKey string, natural bool, evidence string) string {
 	nat := ""
 	if natural {
