@@ -163,7 +163,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	}
 	rep := a.Report()
 	rep.Interrupted = interrupted
-	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "", opts.Paths...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}

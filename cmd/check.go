@@ -131,7 +131,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	red, reports, err := matrixReports(opts.IO, sc.Secrets, opts.JUnit, opts.JSON)
+	red, reports, err := matrixReports(opts.IO, sc.Secrets, opts.JUnit, opts.JSON, sc.Config, opts.Baseline)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -132,7 +133,7 @@ func runMerge(ctx context.Context, opts *MergeOptions) error {
 
 // mergeRun renders a merged run report as run does, and ends as run does.
 func mergeRun(opts *MergeOptions, rep *result.Report) error {
-	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML)
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML, append(slices.Clone(opts.Paths), opts.Baseline)...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
@@ -148,7 +149,7 @@ func mergeRun(opts *MergeOptions, rep *result.Report) error {
 
 // mergeCheck renders a merged check report as check does, and ends as check does.
 func mergeCheck(opts *MergeOptions, rep *check.Report) error {
-	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "", append(slices.Clone(opts.Paths), opts.Baseline)...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}

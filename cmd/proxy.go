@@ -158,7 +158,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if !httpMode && (opts.JUnit == "-" || opts.JSON == "-") {
 		return &exitError{ExitUsage, errors.New("proxy over stdio: standard output is the agent's MCP stream, so the verdict cannot go there: give --junit/--json a file (--json verdict.json); - is for the HTTP modes (--listen)")}
 	}
-	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "")
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "", opts.Record)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}

@@ -56,10 +56,10 @@ func showRun(s *iostreams.IOStreams, rep *result.Report, red *redact.Redactor, r
 // matrixReports is how check and sweep start their reports: the streams redact the endpoint's
 // secrets from here on, and --junit/--json are opened before anything is sent. A report may go
 // to stdout (-), as run's can; the matrix then goes to stderr (humanOut).
-func matrixReports(s *iostreams.IOStreams, secrets *redact.Secrets, junit, json string) (*redact.Redactor, *reportfile.Set, error) {
+func matrixReports(s *iostreams.IOStreams, secrets *redact.Secrets, junit, json string, inputs ...string) (*redact.Redactor, *reportfile.Set, error) {
 	red := redact.New(secrets)
 	s.Redact(red)
-	reports, err := reportfile.OpenSet(junit, json, "")
+	reports, err := reportfile.OpenSet(junit, json, "", inputs...)
 	if err != nil {
 		return nil, nil, &exitError{ExitUsage, err}
 	}

@@ -150,7 +150,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	// The report files are opened now, before anything is sent: a path that cannot take a
 	// report is bad usage, not something to find out after the run.
-	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML)
+	inputs := []string{opts.Config, opts.Baseline, opts.Trace}
+	for _, sc := range list {
+		inputs = append(inputs, sc.File, sc.Config)
+	}
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML, inputs...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}

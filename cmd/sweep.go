@@ -127,7 +127,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	red, reports, err := matrixReports(opts.IO, sc.Secrets, opts.JUnit, opts.JSON)
+	red, reports, err := matrixReports(opts.IO, sc.Secrets, opts.JUnit, opts.JSON, sc.Config, opts.Baseline, opts.Trace)
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,11 @@ type Set struct {
 
 // OpenSet opens (creates or truncates) the report files that are asked for. A path whose
 // directory is missing, that is a directory, that lies under a regular file or in /proc or
-// /sys is refused here, before the first request.
-func OpenSet(junit, json, html string) (*Set, error) {
+// /sys is refused here, before the first request; so are two reports on one file, a report on
+// one of the command's inputs (its scenarios, config, baseline, trace, or the reports it
+// merges), and a report on an existing YAML file (a scenario or config whose name took the
+// report flag's place: "run --json good.yaml").
+func OpenSet(junit, json, html string, inputs ...string) (*Set, error) {
 	r := &Set{}
 	var dash []string
 	for _, p := range []struct{ flag, path, name string }{{"--junit", junit, "junit"}, {"--json", json, "json"}, {"--html", html, "html"}} {
@@ -41,6 +44,11 @@ func OpenSet(junit, json, html string) (*Set, error) {
 	}
 	if err := distinct(map[string]string{"--junit": junit, "--json": json, "--html": html}); err != nil {
 		return nil, err
+	}
+	for _, p := range []struct{ flag, path string }{{"--junit", junit}, {"--json", json}, {"--html", html}} {
+		if err := notInput(p.flag, p.path, inputs); err != nil {
+			return nil, err
+		}
 	}
 	var err error
 	if r.JUnit, err = Open(junit); err != nil {
@@ -172,6 +180,41 @@ func Append(path string, red *redact.Redactor, write func(io.Writer) error) erro
 
 // distinct refuses two report flags that name one file (the same path, or two paths of one
 // existing file): one report would overwrite the other.
+// notInput refuses a report path that would overwrite one of the command's inputs, or an
+// existing YAML file, which no report is.
+func notInput(flag, path string, inputs []string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	for _, in := range inputs {
+		if in != "" && in != "-" && sameFile(path, in) {
+			return fmt.Errorf("%s %s: that is one of this command's inputs, which the report would overwrite; give the report its own file", flag, path)
+		}
+	}
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
+		if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+			return fmt.Errorf("%s %s: an existing YAML file (a scenario or a config?) is no report, and would be overwritten; give the report its own file, such as %s report.json", flag, path, flag)
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether two paths name one file: the same path cleaned, or one existing
+// file reached two ways (a link, another spelling).
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	if aa, err := filepath.Abs(a); err == nil {
+		if bb, err := filepath.Abs(b); err == nil && aa == bb {
+			return true
+		}
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
 func distinct(paths map[string]string) error {
 	flags := []string{"--junit", "--json", "--html"}
 	for i, a := range flags {
