@@ -120,7 +120,7 @@ func checkWriteDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if err := safefile.Dir(dir); err != nil {
+	if err := safefile.CheckEntries(dir); err != nil {
 		return &exitError{ExitUsage, errors.New(reporters.Escape(err.Error()))}
 	}
 	return nil

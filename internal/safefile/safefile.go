@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -225,6 +226,39 @@ func Dir(dir string) error {
 			return fmt.Errorf("%s: %w; idemtest writes only into real directories, never through a link: name the directory it points to", what, ErrLink)
 		case !info.IsDir():
 			return fmt.Errorf("%s is not a directory: %w", p, ErrLink)
+		}
+	}
+	return nil
+}
+
+// maxEntries bounds the entries of a directory that CheckEntries reads.
+const maxEntries = 100_000
+
+// CheckEntries is Dir, and also refuses a directory holding a YAML file that Write would refuse
+// to replace: a symbolic link, dangling or not, or anything but a regular file. Commands call it
+// before they start, so that such a DIR is bad input before anything is sent, and not found
+// once the work is done (the names written are known only then).
+func CheckEntries(dir string) error {
+	if err := Dir(dir); err != nil {
+		return err
+	}
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write to %s: %w", dir, err)
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(maxEntries)
+	if err != nil && len(entries) == 0 && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("write to %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if (ext == ".yaml" || ext == ".yml") && !e.Type().IsRegular() && !e.IsDir() {
+			return fmt.Errorf("%s is %s: %w; idemtest writes only regular files, never through a link: remove it or choose another directory",
+				filepath.Join(dir, e.Name()), kind(e.Type()), ErrLink)
 		}
 	}
 	return nil
