@@ -85,7 +85,7 @@ type goreleaserConfig struct {
 
 // TestReleaseMatrix builds every release target as .goreleaser.yaml says goreleaser will (the
 // targets, environment and flags are read from it, so the two cannot drift): static, stripped,
-// without local paths, for linux, darwin and windows on amd64 and arm64. It checks what it
+// without local paths, for linux and darwin on amd64 and arm64. It checks what it
 // can of each binary and logs its size (BENCHMARKS.md records them). The configuration is held
 // to the matrix the README promises and to the archive and checksum names the action downloads.
 func TestReleaseMatrix(t *testing.T) {
@@ -183,7 +183,7 @@ func releaseConfig(gr, kb []byte) (goreleaserConfig, []string) {
 		return cfg, []string{fmt.Sprintf(".goreleaser.yaml: version %d, project %q, %d builds, %d kos: want version 2, idemtest, one build and one ko image", cfg.Version, cfg.ProjectName, len(cfg.Builds), len(cfg.Kos))}
 	}
 	build := cfg.Builds[0]
-	if got, want := fmt.Sprint(build.Goos, build.Goarch), "[linux darwin windows] [amd64 arm64]"; got != want {
+	if got, want := fmt.Sprint(build.Goos, build.Goarch), "[linux darwin] [amd64 arm64]"; got != want {
 		bad("targets %s, want %s", got, want)
 	}
 	if !slices.Equal(build.Env, []string{"CGO_ENABLED=0"}) || !slices.Equal(build.Flags, []string{"-trimpath"}) ||

@@ -121,7 +121,7 @@ sha256() { # file: its SHA-256 in hex
 download() {
 	local os arch ext base url archive sums want got
 	case "${RUNNER_OS:-$(uname -s)}" in
-	Linux) os=linux ;; macOS | Darwin) os=darwin ;; Windows) os=windows ;;
+	Linux) os=linux ;; macOS | Darwin) os=darwin ;;
 	*) fail "no release binary for the runner's OS ${RUNNER_OS:-$(uname -s)}" ;;
 	esac
 	case "${RUNNER_ARCH:-$(uname -m)}" in
@@ -129,7 +129,6 @@ download() {
 	*) fail "no release binary for the runner's architecture ${RUNNER_ARCH:-$(uname -m)}" ;;
 	esac
 	ext=tar.gz
-	[ "$os" = windows ] && ext=zip
 	base="idemtest_${release#v}_${os}_${arch}.${ext}"
 	url="${IDEMTEST_RELEASE_URL:-https://github.com/${IDEMTEST_ACTION_REPOSITORY:-idemtest/idemtest}/releases/download}/${release}"
 	archive="$dir/$base"
