@@ -74,6 +74,16 @@ func (es Evidences) Leads(k EvidenceKind) bool {
 	return len(es) > 0 && es[0].Kind == k && !es[0].Overruled
 }
 
+// Has reports whether es names evidence of kind k that was not overruled.
+func (es Evidences) Has(k EvidenceKind) bool {
+	for _, e := range es {
+		if e.Kind == k && !e.Overruled {
+			return true
+		}
+	}
+	return false
+}
+
 // Lead puts e before es: stronger evidence is named first.
 func (es Evidences) Lead(e ...Evidence) Evidences {
 	return append(append(Evidences(nil), e...), es...)

@@ -2,10 +2,14 @@ package battery
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/explain"
 	"github.com/idemtest/idemtest/internal/matrix"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/toolset"
 )
 
@@ -48,6 +52,9 @@ func (b *Battery) Cell(id string, t toolset.ToolInfo, args map[string]any) *Cell
 	}
 	c.Duration = time.Since(start)
 	c.EvidenceText = c.Evidence.String()
+	if c.Status == matrix.Fail {
+		showCalls(c)
+	}
 	if c.Status != matrix.Pass && c.plan != nil {
 		c.Details = append(c.Details, c.plan.OutputLines()...)
 	}
@@ -55,4 +62,30 @@ func (b *Battery) Cell(id string, t toolset.ToolInfo, args map[string]any) *Cell
 		b.keys = proofOf(c)
 	}
 	return c
+}
+
+// showCalls gives a ✗ cell the session and keys of the trial that decided it, and its calls
+// when its details do not list them yet (a cell the effects, the sinks or the state decided
+// after the answers passed it): whatever decided it, the user can find its rows.
+func showCalls(c *Cell) {
+	if c.plan == nil || c.plan.Last == nil {
+		return
+	}
+	tr := explain.Trial(c.plan.Last)
+	if tr == nil {
+		return
+	}
+	c.Session = tr.Session
+	c.Keys = nil
+	for _, call := range tr.Calls {
+		if call.Key != "" && !slices.Contains(c.Keys, call.Key) {
+			c.Keys = append(c.Keys, call.Key)
+		}
+	}
+	for _, l := range c.Details {
+		if strings.HasPrefix(l, "calls (session ") {
+			return
+		}
+	}
+	c.Details = append(c.Details, details(&result.ScenarioResult{}, tr)...)
 }

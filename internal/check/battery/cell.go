@@ -31,10 +31,18 @@ type Cell struct {
 	SpreadP50US float64 `json:"spread_p50_us,omitempty"`
 	SpreadMaxUS float64 `json:"spread_max_us,omitempty"`
 	// Replayed reports that the server replayed a stored answer in this check.
-	Replayed bool          `json:"replayed,omitempty"`
+	Replayed bool `json:"replayed,omitempty"`
+	// Session and Keys find a ✗ cell's calls in the server's data: the session of the trial
+	// that decided it (what {{ session }} was in its arguments) and the keys its calls carried.
+	// Every ✗ cell has them, and its Details list the calls, whatever evidence decided it.
+	Session  string        `json:"session,omitempty"`
+	Keys     []string      `json:"keys,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// replaysDiffer is set when a marked replay differed from the stored answer.
 	replaysDiffer bool
+	// twice is set when the check showed a same-key call executed again (the answers, the
+	// state, the effects or the sinks counted another execution): the keys are not honoured.
+	twice bool
 	// Scenario is what ran (nil when the check was skipped before building one).
 	Scenario *scenariogen.Spec `json:"-"`
 	// plan is how the battery ran it.

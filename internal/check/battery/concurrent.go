@@ -71,7 +71,10 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		r.spreads = append(r.spreads, res.SpreadsUS...)
 	}
 	n, why := b.Snap.Burst(explain.Trial(res), b.OneCall)
-	if res != nil && noID(res) && n != 1 {
+	// The declared effects held: they counted one execution in this round, which answers
+	// without an id cannot show.
+	counted := s.Effects != "" && len(s.EffectsLines) == 0 && res != nil
+	if res != nil && noID(res) && n != 1 && !counted {
 		r.unproven++
 	}
 	switch {
@@ -97,15 +100,22 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 			cc = nil
 		}
 	}
+	if cc == nil && len(s.EffectsLines) > 0 {
+		// The declared effects counted another number of executions in this round: proof
+		// enough, so the rounds stop here (each further round is more rows in the user's
+		// database).
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{effects}, Reason: effectsCounted(s)}
+		cc.Details = append(append([]string(nil), s.EffectsLines...), details(res, explain.Trial(res))...)
+	}
 	if cc == nil && len(s.SinkNames) > 0 {
-		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Reason: "the sinks heard another execution"}
-		cc.Details = details(res, explain.Trial(res))
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{sinks(s.SinkNames)}, Reason: sinksHeard(s)}
+		cc.Details = append(append([]string(nil), s.SinkLines...), details(res, explain.Trial(res))...)
 	}
 	if cc != nil {
 		cc.Rounds, cc.Overlapped = c.Rounds, c.Overlapped
 		cc.SpreadP50US, cc.SpreadMaxUS = quantiles(r.spreads)
 		s.Trials = savedRounds(c.Rounds)
-		if cc.Status == matrix.Fail {
+		if cc.Status == matrix.Fail && cc.Reason != "" {
 			if b.Opts.Rounds > 0 {
 				cc.Reason = fmt.Sprintf("round %d of %d: %s", c.Rounds, b.Opts.Rounds, cc.Reason)
 			} else {

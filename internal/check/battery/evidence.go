@@ -18,7 +18,7 @@ import (
 func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell {
 	c := b.cell(id, t, args)
 	s := c.plan
-	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == matrix.Inconclusive || c.Status == matrix.Skip {
+	if s == nil || s.Executions < 0 || len(b.Sinks()) == 0 || c.Status == matrix.Inconclusive || c.Status == matrix.Skip || c.Evidence.Has(matrix.EvidenceSinks) {
 		return c
 	}
 	if len(s.SinkNames) == 0 {
@@ -45,6 +45,12 @@ func sinksHeard(s *rig.Plan) string {
 	return "the sinks heard another execution: " + strings.Join(s.SinkLines, "; ")
 }
 
+// effectsCounted says that the declared effects counted another number of executions than the
+// plan's.
+func effectsCounted(s *rig.Plan) string {
+	return "the declared effects counted another number of executions than " + fmt.Sprint(s.Executions)
+}
+
 // withEffects adds the declared effects to a decided cell: the strongest evidence, named first.
 // A cell that only effects or sinks can show failed (NeedsEvidence) is ✗ when they count another
 // number of executions; when they count the right one it stays ?, saying so.
@@ -64,8 +70,12 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 	if s == nil || s.Effects == "" || c.Status == matrix.Skip {
 		return c
 	}
+	if c.Evidence.Has(matrix.EvidenceEffects) {
+		// Decided by the effects already (a concurrent round they caught).
+		return c
+	}
 	if len(s.EffectsLines) > 0 {
-		counted := "the declared effects counted another number of executions than " + fmt.Sprint(s.Executions)
+		counted := effectsCounted(s)
 		if c.Status != matrix.Fail {
 			c.Status, c.Reason = matrix.Fail, ""
 		}

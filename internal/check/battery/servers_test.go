@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,15 @@ type ledger struct {
 	// comes meanwhile waits for it and gets its answer, and every later call the stored answer,
 	// never marked as a replay.
 	lockReplay bool
+	// update makes pay an UPDATE of the account's one entry (its id is the account's) instead of
+	// an insert: a second execution leaves the state as one does. Its answer carries the
+	// entry's version, which each execution raises, unless bare.
+	update bool
+	// bare answers an execution with {"done": true}: no id, the same every time.
+	bare bool
+	// markAgain executes a retry of a completed key again, then answers the stored answer
+	// marked as a replay (a store consulted after the handler ran).
+	markAgain bool
 	// cacheErrors stores the refusal of a call without its accountId under its key, so that the
 	// corrected call gets it again.
 	cacheErrors bool
@@ -72,14 +82,38 @@ func ledgerServer(t *testing.T, l ledger) string {
 	}
 	keys := map[string]*stored{}
 	byPayload := map[string]map[string]any{}
-	var entries []map[string]any
+	// entries are the state; executed is every execution, as GET /payments (the effects'
+	// probe) lists them.
+	var entries, executed []map[string]any
+	versions := map[string]int{}
 	execute := func(tool string, args map[string]any) map[string]any {
-		entry := map[string]any{"id": fmt.Sprintf("%s_%d", tool, len(entries)+1), "tool": tool}
+		entry := map[string]any{"id": fmt.Sprintf("%s_%d", tool, len(executed)+1), "tool": tool}
 		for k, v := range args {
 			entry[k] = v
 		}
+		executed = append(executed, entry)
+		answer := entry
+		if l.update && tool == "pay" {
+			id := fmt.Sprintf("pay_%v", args["accountId"])
+			entry = map[string]any{"id": id, "tool": tool}
+			for k, v := range args {
+				entry[k] = v
+			}
+			entries = slices.DeleteFunc(entries, func(e map[string]any) bool { return e["id"] == id })
+			versions[id]++
+			answer = map[string]any{"version": versions[id]}
+			if l.bare {
+				answer = map[string]any{}
+			}
+			for k, v := range entry {
+				answer[k] = v
+			}
+		}
 		entries = append(entries, entry)
-		return entry
+		if l.bare && !l.update {
+			return map[string]any{"done": true}
+		}
+		return answer
 	}
 	reply := func(w http.ResponseWriter, status int, body map[string]any, replayed bool) {
 		w.Header().Set("Content-Type", "application/json")
@@ -94,7 +128,7 @@ func ledgerServer(t *testing.T, l ledger) string {
 		mu.Lock()
 		defer mu.Unlock()
 		out := []any{}
-		for _, e := range entries {
+		for _, e := range executed {
 			if e["accountId"] == r.URL.Query().Get("accountId") {
 				out = append(out, e)
 			}
@@ -176,6 +210,11 @@ func ledgerServer(t *testing.T, l ledger) string {
 				body := execute(tool, args)
 				mu.Unlock()
 				reply(w, 200, body, false)
+			case l.markAgain:
+				mu.Lock()
+				execute(tool, args)
+				mu.Unlock()
+				reply(w, 200, s.body, true)
 			default:
 				reply(w, 200, s.body, !l.lockReplay)
 			}
@@ -215,7 +254,8 @@ func ledgerServer(t *testing.T, l ledger) string {
 // tools are pay and ship (ship is natural when asked), keys to be kept 200ms (expiry), and the
 // evidence that counts pay's executions: the ledger of the session's account as the state ("" or
 // "state"; a call given up on in an earlier trial that executes late is not this trial's), pay's
-// declared effects over a probe of GET /payments instead ("effects"), or nothing ("none").
+// declared effects over a probe of GET /payments (every execution) instead ("effects"), both
+// ("both"), or nothing ("none").
 func ledgerConfigWith(missingKey string, natural bool, evidence string) string {
 	nat := ""
 	if natural {
@@ -224,8 +264,11 @@ func ledgerConfigWith(missingKey string, natural bool, evidence string) string {
 	snapshot, effects, probes := `
   snapshot: [{tool: list_payments, args: {accountId: "acct_{{ session }}"}}]`, "", ""
 	switch evidence {
-	case "effects":
-		snapshot, effects = "", ", effects: len(paid.payments)"
+	case "effects", "both":
+		if evidence == "effects" {
+			snapshot = ""
+		}
+		effects = ", effects: len(paid.payments)"
 		probes = `
 probes:
   paid: {http: {url: "%[1]s/payments?accountId=acct_{{ session }}"}}`

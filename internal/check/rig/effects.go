@@ -75,6 +75,9 @@ func (b *Rig) beforeRun(s *Plan) {
 // afterRun keeps the run's result, the tool's latency, and whether the declared effects held.
 func (b *Rig) afterRun(s *Plan, res *result.ScenarioResult) {
 	s.Last = res
+	// What the effects showed is the last run's: a concurrent round that caught nothing must
+	// not carry an earlier round's lines, and one that caught something stops the rounds.
+	s.EffectsLines = nil
 	b.x.noteLatency(s.Tool, explain.Trial(res))
 	for _, t := range res.History {
 		for _, c := range t.Calls {
