@@ -27,6 +27,9 @@ type Battery struct {
 	fresh time.Duration
 	// keys is what replay or lost-response showed of the current tool's keys (keyProof).
 	keys *keyProof
+	// blind is why the current tool's unmarked equal answers and its state prove no replay
+	// (blindness), once measured; "" when they do.
+	blind *string
 }
 
 // New is a battery on target that expects prof's status codes of refused calls.
@@ -37,7 +40,7 @@ func New(ctx context.Context, target rig.Target, opts rig.Options, prof Profile)
 // Prepare readies the battery for tool t (rig.Prepare): its arguments, or why it cannot be
 // checked.
 func (b *Battery) Prepare(t toolset.ToolInfo) (args map[string]any, why string) {
-	b.contentDedup, b.keys = false, nil
+	b.contentDedup, b.keys, b.blind = false, nil, nil
 	return b.Rig.Prepare(t)
 }
 

@@ -195,7 +195,7 @@ func TestProofOf(t *testing.T) {
 			if p.work != tt.work {
 				t.Errorf("work = %v, want %v", p.work, tt.work)
 			}
-			if want := tt.cell.Check + " " + tt.cell.Status.Symbol() + " " + tt.cell.Reason; p.why != want {
+			if want := tt.cell.Check + " " + tt.cell.Status.Symbol() + " " + firstClause(tt.cell.Reason); p.why != want {
 				t.Errorf("why = %q, want %q", p.why, want)
 			}
 		})

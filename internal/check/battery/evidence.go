@@ -33,6 +33,9 @@ func (b *Battery) run(id string, t toolset.ToolInfo, args map[string]any) *Cell 
 	}
 	c.lead(sinks(s.SinkNames), heard)
 	c.Details = append(append([]string(nil), s.SinkLines...), c.Details...)
+	if !s.SinksFewer {
+		b.executedAgain(c)
+	}
 	return c
 }
 
@@ -81,6 +84,7 @@ func (b *Battery) withEffects(c *Cell) *Cell {
 		}
 		c.lead(effects, counted)
 		c.Details = append(append([]string(nil), s.EffectsLines...), c.Details...)
+		b.executedAgain(c)
 		return c
 	}
 	if c.Status == matrix.Inconclusive && s.NeedsEvidence {
@@ -174,11 +178,44 @@ func (b *Battery) overruled(c *Cell, res *result.ScenarioResult, what string) bo
 		return true
 	}
 	c.Status, c.Evidence = matrix.Warn, matrix.Evidences{state(moved), overruledAnswers}
-	b.contentDedup = true
+	b.contentDedup, c.twice = true, true
 	stateDecides(c.Scenario, "retry", "again")
-	c.Reason = what + " answered differently from the first call but left " + strings.Join(moved, ", ") +
-		" as the first call left it: the server deduplicates by content (safe), but the agent never gets the first answer"
+	c.Reason = sameState + what + " answered as a second execution, not with the first call's answer, but left " + strings.Join(moved, ", ") +
+		" as the first call left it: idempotent by nature, or the server deduplicates by content (safe); keys are not honoured, so the agent never gets the first answer" + naturalHint(c)
 	return true
+}
+
+// sameState begins the reason of a retry that executed again and left the state as one call does.
+const sameState = "executed twice, same state: "
+
+// naturalHint says how to tell idemtest that a tool may execute again harmlessly.
+func naturalHint(c *Cell) string {
+	if c.plan == nil {
+		return ""
+	}
+	return " (if executing again is harmless, declare it: natural: [" + c.plan.Tool + "] on the endpoint)"
+}
+
+// executedAgain marks a retry cell that the effects or the sinks decided ✗ by another execution
+// (they count executions; the answers may have passed it): the keys are not honoured. When the
+// state reads show the retry left the state as the first call left it, the reason says so first:
+// the tool is idempotent by nature in its state, yet its declared side effects happened twice.
+func (b *Battery) executedAgain(c *Cell) {
+	switch c.Check {
+	case Replay, LostResponse, Expiry:
+	default:
+		return
+	}
+	c.twice = true
+	if c.plan == nil || c.plan.Last == nil || strings.HasPrefix(c.Reason, sameState) {
+		return
+	}
+	if moved, same := b.Snap.Same(explain.Trial(c.plan.Last)); same {
+		if !c.Evidence.Has(matrix.EvidenceState) {
+			c.Evidence = append(c.Evidence, state(moved))
+		}
+		c.Reason = sameState + c.Reason + "; yet " + strings.Join(moved, ", ") + " answers as after one call: idempotent by nature in its state, but keys are not honoured" + naturalHint(c)
+	}
 }
 
 // mintedWhy explains a ✗ that an unchanged state view did not overrule.

@@ -21,8 +21,8 @@ func (b *Battery) keyScope(t toolset.ToolInfo, args map[string]any) *Cell {
 	if !ok {
 		return &Cell{Check: KeyScope, Status: matrix.Skip, Reason: "no other mutating tool that works with its arguments to send the same key to (--skip-tool and check.tools.NAME.skip leave tools out)"}
 	}
-	if ok, why := b.keysWork(t, args); !ok {
-		return keysUnproven(KeyScope, why)
+	if p := b.keysWork(t, args); !p.work {
+		return p.cell(KeyScope)
 	}
 	other := scenariogen.Step{ID: "other", CallTool: u.Name, Args: uargs, Key: "{{ first.key }}", Expect: "any"}
 	s := b.NewPlan(t, KeyScope, "one key on "+t.Name+" and "+u.Name+": each executes its own call",

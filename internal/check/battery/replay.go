@@ -57,7 +57,7 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 	byState := state(moved)
 	switch {
 	case len(changed) > 0:
-		c.Status, c.Evidence = matrix.Fail, matrix.Evidences{byState}
+		c.Status, c.Evidence, c.twice = matrix.Fail, matrix.Evidences{byState}, true
 		c.Reason = "the retry changed the state again: " + strings.Join(changed, ", ") + " answers differently after the retry than after the first call"
 	case r.Outcome == outcome.Info:
 		c.Status, c.Reason = matrix.Inconclusive, "the retry's outcome is unknown"+explain.StatusNote(r)
@@ -87,6 +87,9 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 		c.Status, c.Evidence = matrix.Pass, matrix.Evidences{byState}
 		c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it (its answers carry no id)"
 		stateDecidesBecause(c.Scenario, "retry", noIDComment)
+		if why := b.earned(id, t, s, first, true); why != "" {
+			c.Status, c.Reason = matrix.Inconclusive, "the retry left "+strings.Join(moved, ", ")+" as the first call left it, but "+why
+		}
 	case noID(res):
 		c.Status, c.Reason = matrix.Inconclusive, noIDReason
 	case c.Replayed:
@@ -94,6 +97,12 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 		if len(moved) > 0 {
 			c.Evidence = c.Evidence.Lead(byState)
 			c.Reason = "the retry left " + strings.Join(moved, ", ") + " as the first call left it and got the stored answer"
+		}
+		if !unmarked(tr, "retry") {
+			break
+		}
+		if why := b.earned(id, t, s, first, false); why != "" {
+			c.Status, c.Reason = matrix.Inconclusive, "the retry got an answer equal to the first call's, not marked as a replay, but "+why
 		}
 	default:
 		c.Status, c.Reason = matrix.Inconclusive, "the first answer was not seen, so the retry's cannot be compared"

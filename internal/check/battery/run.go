@@ -35,6 +35,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 		}
 	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict" && !noID(res)):
 		c.Status, c.Evidence = matrix.Fail, byAnswers()
+		c.twice = res.Metrics.DuplicateExecutions > 0
 		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
 		if res.Metrics.DuplicateExecutions == 0 {
 			c.Reason = "a replay differs from the stored answer"

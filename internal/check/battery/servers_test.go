@@ -308,6 +308,14 @@ type cellRun struct {
 // and decides the one cell.
 func (r cellRun) decide(t *testing.T) *Cell {
 	t.Helper()
+	b, tool, args := r.battery(t)
+	return b.Cell(r.check, tool, args)
+}
+
+// battery starts a ledgerServer as r says and prepares a battery for the tool as check.Run
+// does: the cells of several checks, decided in matrix order, see what the earlier showed.
+func (r cellRun) battery(t *testing.T) (*Battery, toolset.ToolInfo, map[string]any) {
+	t.Helper()
 	url := ledgerServer(t, r.server)
 	policy := r.missingKey
 	if policy == "" {
@@ -319,7 +327,9 @@ func (r cellRun) decide(t *testing.T) *Cell {
 		t.Fatal(err)
 	}
 	opts := r.opts
-	opts.Only = []string{r.check}
+	if r.check != "" {
+		opts.Only = []string{r.check}
+	}
 	if opts.Fanout == 0 {
 		opts.Fanout = 8
 	}
@@ -348,5 +358,5 @@ func (r cellRun) decide(t *testing.T) *Cell {
 	if why != "" {
 		t.Fatalf("%s was skipped: %s", name, why)
 	}
-	return b.Cell(r.check, tool, args)
+	return b, tool, args
 }
