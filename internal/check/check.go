@@ -251,17 +251,27 @@ func sinkURL(env *runner.Env, base *scenario.Scenario) string {
 }
 
 // diagnose finds whole-server patterns: no keyed tool ever replayed. instances is how many
-// instances of the endpoint the calls reached (0: one). When every judged retry was refused
-// (a status code decided each), the server does keep its keys, and only withholds the stored
-// answer (a library that fails its own payload check on every retry does): that is said
-// instead of "keys look unsupported".
+// instances of the endpoint the calls reached (0: one). It names only what the cells observed:
+// when every judged retry was refused (a status code decided each), the server does keep its
+// keys and only withholds the stored answer (a library that fails its own payload check on
+// every retry does); keys "look unsupported" only when a retry executed again; and "a
+// per-process store" only when calls of one key executed on two instances while calls of one
+// key that reached the same instance were deduplicated there.
 func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
-	judged, replayed, refused := 0, 0, 0
+	judged, replayed, refused, again := 0, 0, 0, 0
+	var across, within string
 	for _, row := range rep.Rows {
 		if row.Natural || row.Skipped != "" {
 			continue
 		}
 		for _, c := range row.Cells {
+			a, d := c.Spread()
+			if a && across == "" {
+				across = row.Tool + " " + c.Check
+			}
+			if d && within == "" {
+				within = row.Tool + " " + c.Check
+			}
 			if c.Check != battery.Replay && c.Check != battery.LostResponse {
 				continue
 			}
@@ -269,6 +279,9 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 				judged++
 				if c.ByStatusOnly() {
 					refused++
+				}
+				if c.ExecutedAgain() {
+					again++
 				}
 			}
 			if c.Replayed {
@@ -283,15 +296,20 @@ func diagnose(rep *Report, def *scenario.Endpoint, instances int) []string {
 	if judged == 0 || replayed > 0 {
 		return out
 	}
-	if instances > 1 {
-		// Each retry went to another instance than its first call: a store per process and
-		// no key support at all look the same from here.
-		return append(out, fmt.Sprintf("no tool replayed anything across %d instances: each instance keeps its own keys (a per-process store), or keys are unsupported (the key went in the %s); spread: same on the endpoint checks one instance and tells the two apart", instances, rig.KeyWhere(def)))
+	where := rig.KeyWhere(def)
+	switch {
+	case refused == judged:
+		return append(out, fmt.Sprintf("no tool replayed anything: every retry was refused, so keys are kept (the key went in the %s) but the stored answer is never returned", where))
+	case again == 0:
+		// The retries that were judged were deduplicated without a marker: nothing says
+		// the keys are unsupported.
+		return out
+	case instances > 1 && across != "" && within != "":
+		return append(out, fmt.Sprintf("no tool replayed anything across %d instances: calls of one key executed on two instances (%s) while calls of one key that reached the same instance were deduplicated there (%s): each instance keeps its own keys (a per-process store)", instances, across, within))
+	case instances > 1:
+		return append(out, fmt.Sprintf("no tool replayed anything across %d instances: retries with the same key executed again (the key went in the %s), and no instance was seen deduplicating a key on its own: keys look unsupported, or kept per instance; spread: same on the endpoint checks one instance and tells the two apart", instances, where))
 	}
-	if refused == judged {
-		return append(out, fmt.Sprintf("no tool replayed anything: every retry was refused, so keys are kept (the key went in the %s) but the stored answer is never returned", rig.KeyWhere(def)))
-	}
-	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", rig.KeyWhere(def)))
+	return append(out, fmt.Sprintf("no tool replayed anything: keys look unsupported (the key went in the %s)", where))
 }
 
 // oneLine keeps a cell's reason and each detail on one line: servers' error messages (an edit

@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/check/rig"
+	"github.com/idemtest/idemtest/internal/explain"
+	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/matrix"
+	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenariogen"
 )
 
@@ -138,4 +142,62 @@ func ProfileOf(name string) (Profile, error) {
 		return Profile{Name: "lenient", RefusedForever: matrix.Warn}, nil
 	}
 	return Profile{}, fmt.Errorf("unknown profile %q: use ietf, stripe or lenient", name)
+}
+
+// ExecutedAgain reports that the check showed a call with a used key execute again (the answers,
+// the state, the effects or the sinks counted another execution): the keys were not honoured.
+func (c *Cell) ExecutedAgain() bool { return c.twice }
+
+// Spread says what the trial that decided the cell showed of a key's calls over several
+// instances of the endpoint: again, that calls of one key executed on two instances or more;
+// deduped, that calls of one key that reached the same instance executed there once (the
+// others replayed, were refused, or answered alike). Both false for one instance.
+func (c *Cell) Spread() (again, deduped bool) {
+	if c.plan == nil || c.plan.Last == nil {
+		return false, false
+	}
+	tr := explain.Trial(c.plan.Last)
+	if tr == nil {
+		return false, false
+	}
+	type at struct {
+		key   string
+		index int
+	}
+	calls := map[at][]result.Call{}
+	executedOn := map[string]map[int]bool{}
+	for _, call := range tr.Calls {
+		if call.Instance == nil || call.Key == "" {
+			continue
+		}
+		k := at{call.Key, call.Instance.Index}
+		calls[k] = append(calls[k], call)
+		if (call.Outcome == outcome.OK && !call.Replayed) || call.Discarded == outcome.OK {
+			if executedOn[call.Key] == nil {
+				executedOn[call.Key] = map[int]bool{}
+			}
+			executedOn[call.Key][call.Instance.Index] = true
+		}
+	}
+	for _, on := range executedOn {
+		again = again || len(on) > 1
+	}
+	for _, cs := range calls {
+		if len(cs) < 2 {
+			continue
+		}
+		var answers []any
+		one := true
+		for _, call := range cs {
+			if call.Outcome != outcome.OK || call.Replayed {
+				continue
+			}
+			for _, a := range answers {
+				one = one && jsonvalue.Equal(a, call.Result)
+			}
+			answers = append(answers, call.Result)
+		}
+		deduped = deduped || (one && len(answers) > 0)
+	}
+	return again && c.twice, deduped
 }

@@ -81,8 +81,9 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 	case n > 1 && cc != nil && cc.Status == matrix.Fail:
 		// The answers caught it too: both are evidence, the state first.
 		cc.lead(state(b.Snap.Tools), why)
+		cc.twice = true
 	case n > 1:
-		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{state(b.Snap.Tools)}, Reason: why}
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{state(b.Snap.Tools)}, Reason: why, twice: true}
 		cc.Details = details(res, explain.Trial(res))
 	case n == 1:
 		r.byState++
@@ -104,7 +105,7 @@ func (b *Battery) round(s *rig.Plan, c *Cell, r *rounds) *Cell {
 		// The declared effects counted another number of executions in this round: proof
 		// enough, so the rounds stop here (each further round is more rows in the user's
 		// database).
-		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{effects}, Reason: effectsCounted(s)}
+		cc = &Cell{Check: Concurrent, Scenario: s.Spec, plan: s, Status: matrix.Fail, Evidence: matrix.Evidences{effects}, Reason: effectsCounted(s), twice: true}
 		cc.Details = append(append([]string(nil), s.EffectsLines...), details(res, explain.Trial(res))...)
 	}
 	if cc == nil && len(s.SinkNames) > 0 {
