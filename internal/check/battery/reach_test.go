@@ -84,3 +84,27 @@ func TestFailCellsShowCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestSinkHeardFewer: a server whose webhook batches (it posts on every other execution) runs
+// one execution per key in the concurrent round, yet the sink hears none of it: the cell says
+// the sink heard fewer requests than one execution sends, never that it heard another
+// execution; a server that posts on every execution is ✓ by the sink.
+func TestSinkHeardFewer(t *testing.T) {
+	tests := []struct {
+		name   string
+		server ledger
+		status matrix.Status
+		reason string
+	}{
+		{"a batching webhook", ledger{work: 100 * time.Millisecond, hookEvery: 2}, matrix.Fail, "round 1 of 3: the sinks heard fewer requests than 1 execution(s) send: sink hook received 0 requests; 1 execution(s) send 1"},
+		{"a webhook per execution", ledger{work: 100 * time.Millisecond, hookEvery: 1}, matrix.Pass, "one execution per key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cellRun{server: tt.server, check: Concurrent, evidence: "sink", opts: rig.Options{Rounds: 3, Budget: time.Second}}.decide(t)
+			if c.Status != tt.status || !strings.Contains(c.Reason, tt.reason) || strings.Contains(c.Reason, "another execution") {
+				t.Errorf("got %s [%s] %q\nwant %s %q\n%s", c.Status.Symbol(), c.Evidence, c.Reason, tt.status.Symbol(), tt.reason, strings.Join(c.Details, "\n"))
+			}
+		})
+	}
+}

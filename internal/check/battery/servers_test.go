@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +60,11 @@ type ledger struct {
 	// markAgain executes a retry of a completed key again, then answers the stored answer
 	// marked as a replay (a store consulted after the handler ran).
 	markAgain bool
+	// hookEvery posts to the sink hook on every hookEvery-th execution (1st, 3rd, … for 2): 2
+	// is a webhook that batches, so the second execution's request has not gone out yet. hook
+	// is the sink's URL, set once the sink is started.
+	hookEvery int
+	hook      *atomic.Pointer[string]
 	// cacheErrors stores the refusal of a call without its accountId under its key, so that the
 	// corrected call gets it again.
 	cacheErrors bool
@@ -86,6 +93,8 @@ func ledgerServer(t *testing.T, l ledger) string {
 	// probe) lists them.
 	var entries, executed []map[string]any
 	versions := map[string]int{}
+	hooked := 0
+	raw2 := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	execute := func(tool string, args map[string]any) map[string]any {
 		entry := map[string]any{"id": fmt.Sprintf("%s_%d", tool, len(executed)+1), "tool": tool}
 		for k, v := range args {
@@ -242,7 +251,14 @@ func ledgerServer(t *testing.T, l ledger) string {
 			byPayload[payload] = s.body
 		}
 		close(s.ready)
+		hooked++
+		flush := l.hookEvery > 0 && (hooked-1)%l.hookEvery == 0
 		mu.Unlock()
+		if hook := l.hook; flush && hook != nil && hook.Load() != nil {
+			if resp, err := http.Post(*hook.Load()+"/v1/hook", "application/json", strings.NewReader(raw2(args))); err == nil {
+				resp.Body.Close()
+			}
+		}
 		reply(w, 200, s.body, false)
 	})
 	ts := httptest.NewServer(mux)
@@ -255,7 +271,7 @@ func ledgerServer(t *testing.T, l ledger) string {
 // evidence that counts pay's executions: the ledger of the session's account as the state ("" or
 // "state"; a call given up on in an earlier trial that executes late is not this trial's), pay's
 // declared effects over a probe of GET /payments (every execution) instead ("effects"), both
-// ("both"), or nothing ("none").
+// ("both"), the sink hook (batchHook posts to it: "sink"), or nothing ("none").
 func ledgerConfigWith(missingKey string, natural bool, evidence string) string {
 	nat := ""
 	if natural {
@@ -274,6 +290,13 @@ probes:
   paid: {http: {url: "%[1]s/payments?accountId=acct_{{ session }}"}}`
 	case "none":
 		snapshot = ""
+	case "sink":
+		snapshot = ""
+		probes = `
+sinks:
+  hook:
+    routes:
+      hook: {method: POST, path: /v1/hook, respond: {status: 200, json: {}}}`
 	}
 	return `endpoints:
   plain:
@@ -316,6 +339,9 @@ func (r cellRun) decide(t *testing.T) *Cell {
 // does: the cells of several checks, decided in matrix order, see what the earlier showed.
 func (r cellRun) battery(t *testing.T) (*Battery, toolset.ToolInfo, map[string]any) {
 	t.Helper()
+	if r.server.hookEvery > 0 {
+		r.server.hook = &atomic.Pointer[string]{}
+	}
 	url := ledgerServer(t, r.server)
 	policy := r.missingKey
 	if policy == "" {
@@ -340,6 +366,10 @@ func (r cellRun) battery(t *testing.T) (*Battery, toolset.ToolInfo, map[string]a
 		opts.Rounds = 1
 	}
 	target := rigtest.Target(t, base, "plain")
+	if r.server.hook != nil {
+		u := target.Env.SinkURLs(base)["hook"]
+		r.server.hook.Store(&u)
+	}
 	b := New(context.Background(), target, opts, prof)
 	name := r.tool
 	if name == "" {
