@@ -1,6 +1,7 @@
 package battery
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,6 +81,18 @@ func TestFailCellsShowCalls(t *testing.T) {
 				if !slices.ContainsFunc(c.Details[at:], func(l string) bool { return strings.Contains(l, k) }) {
 					t.Errorf("key %s is on no call line:\n%s", k, strings.Join(c.Details, "\n"))
 				}
+			}
+			// The JSON report carries them, as a consumer parses it.
+			raw, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Session string   `json:"session"`
+				Keys    []string `json:"keys"`
+			}
+			if err := json.Unmarshal(raw, &got); err != nil || got.Session != c.Session || !slices.Equal(got.Keys, c.Keys) {
+				t.Errorf("JSON session %q keys %v (%v), want %q %v", got.Session, got.Keys, err, c.Session, c.Keys)
 			}
 		})
 	}
