@@ -60,10 +60,12 @@ func TestCopiesApart(t *testing.T) {
 }
 
 // barrierServer is a real MCP server whose pay tool holds each call until a second call with its
-// key is in flight (or a while has passed, for a call that has no duplicate): the copies of a
-// duplicate run overlap whatever the machine's pace. Naive, it checks the key, waits, executes
-// and stores, so both copies execute; locked, the first reserves the key and the second is told
-// it is in progress.
+// key is in flight (or a second has passed, for a call that has no duplicate: run 0's, a lost
+// response's): the copies of a duplicate run overlap, and a call given up on is still held when
+// its retry comes, whatever the machine's pace (a client that gives up is not heard: the call
+// works on, as a server's does). Naive, it checks the key, waits, executes and stores, so both
+// copies execute, and so do a call given up on and its retry; locked, the first reserves the key
+// and the second is told it is in progress.
 func barrierServer(t *testing.T, locked bool) string {
 	var mu sync.Mutex
 	stored := map[string]map[string]any{}
@@ -73,7 +75,7 @@ func barrierServer(t *testing.T, locked bool) string {
 	var payments []any
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pay", Version: "1.0.0"}, nil)
 	schema := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"idempotencyKey":{"type":"string"}}}`)
-	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
 		_ = json.Unmarshal(req.Params.Arguments, &args)
 		key, _ := args["idempotencyKey"].(string)
@@ -101,10 +103,9 @@ func barrierServer(t *testing.T, locked bool) string {
 		// call with the key arrives.
 		select {
 		case <-ch:
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
+		case <-time.After(time.Second):
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the work; nothing is ordered by it
 		mu.Lock()
 		defer mu.Unlock()
 		out := map[string]any{"paymentId": "p_" + randomHex(), "amount": args["amount"]}
@@ -121,6 +122,9 @@ func barrierServer(t *testing.T, locked bool) string {
 	return endpointtest.ServeMCP(t, srv)
 }
 
+// bigLog is a log message far larger than a pipe (64KiB) and the client's read buffer hold.
+var bigLog = strings.Repeat("l", 2<<20)
+
 // bigNote is an argument larger than a pipe holds: over stdio a copy carrying it is written only
 // as fast as the server reads it.
 var bigNote = strings.Repeat("n", 512<<10)
@@ -132,10 +136,20 @@ func payTrace(note string) []trace.Call {
 	}
 }
 
+// serialWork is how long the serial server's pay call works: longer than the timeout fault's
+// shortest give-up (minGiveUp) many times over, so a client gives up on it and retries while it
+// works, and the retry waits in the pipe until it is done.
+const serialWork = 200 * time.Millisecond
+
 // serialServer is an MCP server over stdio that reads a request only once it has answered the
-// one before, and pauses after answering a pay call, so the second copy of a duplicate (an
-// argument larger than the pipe) is written only after the first was answered: its copies never
-// overlap. Its pay tool is naive (check, execute, store), which serial handling hides.
+// one before. After answering a pay call it writes a small notification and then one larger than
+// the pipe and the client's read buffer, and reads on only once that one is taken: the client
+// reads messages in order and stamps each answer when it reads it, before it reads the next
+// message, so the client has taken (and timed) the answer before the server reads the next
+// request. The second copy of a duplicate (an argument larger than the pipe) is thus written
+// only after the first was answered: its copies never overlap; a retry after a client timeout
+// is read only once the call given up on is done: it never meets it in flight. Its pay tool is
+// naive (check, execute, store), which serial handling hides.
 func serialServer(in *os.File, out *os.File) {
 	r := bufio.NewReader(in)
 	stored := map[string]map[string]any{}
@@ -179,7 +193,7 @@ func serialServer(in *os.File, out *os.File) {
 				result = map[string]any{"structuredContent": prev, "content": []any{map[string]any{"type": "text", "text": "replayed"}}, "_meta": map[string]any{"idempotentReplayed": true}}
 				break
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(serialWork) // the work; nothing is ordered by it
 			n++
 			p := map[string]any{"paymentId": fmt.Sprintf("p_%d_%s", n, randomHex()), "amount": req.Params.Arguments["amount"]}
 			payments = append(payments, p)
@@ -192,8 +206,12 @@ func serialServer(in *os.File, out *os.File) {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 		_, _ = out.Write(append(b, '\n'))
 		if paid {
-			// Time for the client to read the answer before the next request is taken in.
-			time.Sleep(500 * time.Millisecond)
+			// The client has read the answer once it reads past the small notification: the
+			// large one is taken only then, and this write returns only once it is.
+			for _, note := range []string{"answered", bigLog} {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "debug", "data": note}})
+				_, _ = out.Write(append(b, '\n'))
+			}
 		}
 	}
 }
@@ -240,6 +258,53 @@ func TestDuplicateNeedsOverlap(t *testing.T) {
 				return
 			}
 			t.Fatal("no duplicate cell")
+		})
+	}
+}
+
+// TestTimeoutProvesInFlight: a timeout cell is ✓ only when the retry met the call given up on in
+// flight (an attempt answered in progress), ✗ when both executed, and ? (never ✓) when the retry
+// only ever got the stored answer of a call that had finished: a server that takes one request
+// at a time, whose retry waits in the pipe until the call given up on is done.
+func TestTimeoutProvesInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the barrier server holds run 0's call a second, the serial server works 200ms on each payment")
+	}
+	t.Setenv("SWEEP_TEST_SERIAL_SERVER", "1")
+	for _, tc := range []struct {
+		name   string
+		base   scenario.AdHoc
+		status matrix.Status
+		reason string
+	}{
+		// The answer of the call given up on is not seen: the state shows its payment.
+		{"naive, the call given up on held until its retry comes", scenario.AdHoc{MCPURL: barrierServer(t, false)}, matrix.Fail, "diverged: list_payments (state after the run): the change differs from run 0's at payments"},
+		{"locked, the call given up on held until its retry comes", scenario.AdHoc{MCPURL: barrierServer(t, true)}, matrix.Pass, "answered in progress"},
+		{"serial: the retry read after the call given up on is done", scenario.AdHoc{MCPCommand: []string{os.Args[0]}}, matrix.Inconclusive,
+			fmt.Sprintf("none of the retry's 1 attempt(s) was answered in progress, and it got the stored answer, so the call given up on had finished before the server took the retry (it came too late, or the server takes one request at a time): the run tested a replay, not a duplicate in flight (%d runs, none with the call in flight)", faultTries)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := scenario.AdHocScenario(tc.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Run(context.Background(), base, "pay.jsonl", payTrace(""), Options{Endpoint: scenario.AdHocName})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Baseline.Status != matrix.Pass {
+				t.Fatalf("run 0: %s %s\n%s", rep.Baseline.Status, rep.Baseline.Reason, strings.Join(rep.Baseline.Details, "\n"))
+			}
+			for _, c := range rep.Cells {
+				if c.Fault != Timeout {
+					continue
+				}
+				if c.Status != tc.status || !strings.Contains(c.Reason, tc.reason) {
+					t.Errorf("timeout: %s %q, want %s %q\n%s", c.Status, c.Reason, tc.status, tc.reason, strings.Join(c.Details, "\n"))
+				}
+				return
+			}
+			t.Fatal("no timeout cell")
 		})
 	}
 }

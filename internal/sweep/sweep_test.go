@@ -29,9 +29,10 @@ import (
 const ordersWork = 200 * time.Millisecond
 
 // ordersServer is a real MCP server with a chain of calls: create_order mints an order id that
-// pay_order must be given. With keys honoured, a key seen before gets the stored answer; without,
-// every call executes; quiet, pay_order ignores keys and answers the same constant every time,
-// so only the state shows a second payment.
+// pay_order must be given. With keys honoured, a key seen before gets the stored answer, and one
+// whose call still works is told it is in progress; without, every call executes; quiet,
+// pay_order ignores keys and answers the same constant every time, so only the state shows a
+// second payment.
 func ordersServer(t *testing.T, honour, quiet bool) string {
 	var mu sync.Mutex
 	type order struct {
@@ -41,21 +42,31 @@ func ordersServer(t *testing.T, honour, quiet bool) string {
 	}
 	orders := map[string]*order{}
 	stored := map[string]map[string]any{}
+	working := map[string]bool{}
 	keyed := func(name string, do func(args map[string]any) (map[string]any, bool)) mcp.ToolHandler {
 		return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var args map[string]any
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			key, _ := args["idempotencyKey"].(string)
+			mu.Lock()
+			if prev, ok := stored[name+key]; ok && honour {
+				mu.Unlock()
+				return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
+			}
+			if working[name+key] && honour {
+				mu.Unlock()
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "a request with this key is in progress"}}}, nil
+			}
+			working[name+key] = true
+			mu.Unlock()
 			// The work takes a while: a client that gives up early leaves it running. The
 			// timeout fault gives up after a quarter of run 0's duration (50ms here), so the
-			// retry has 150ms to reach the server while the first call still works, however
-			// busy the machine; work as short as the shortest give-up (20ms) would race it.
+			// retry has 150ms to reach the server while the first call still works; a retry
+			// that comes later meets no call in flight, and the run is made again.
 			time.Sleep(ordersWork)
 			mu.Lock()
 			defer mu.Unlock()
-			if prev, ok := stored[name+key]; ok && honour {
-				return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
-			}
+			delete(working, name+key)
 			out, ok := do(args)
 			if !ok {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such order"}}}, nil
