@@ -75,7 +75,7 @@ func barrierServer(t *testing.T, locked bool) string {
 	var payments []any
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pay", Version: "1.0.0"}, nil)
 	schema := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"idempotencyKey":{"type":"string"}}}`)
-	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(&mcp.Tool{Name: "pay", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
 		_ = json.Unmarshal(req.Params.Arguments, &args)
 		key, _ := args["idempotencyKey"].(string)
@@ -101,10 +101,7 @@ func barrierServer(t *testing.T, locked bool) string {
 		mu.Unlock()
 		// The barrier: the window between the check and the store, held open until a second
 		// call with the key arrives.
-		select {
-		case <-ch:
-		case <-time.After(time.Second):
-		}
+		hold(ctx, ch, time.Second)
 		time.Sleep(20 * time.Millisecond) // the work; nothing is ordered by it
 		mu.Lock()
 		defer mu.Unlock()
@@ -120,6 +117,22 @@ func barrierServer(t *testing.T, locked bool) string {
 			return &mcp.CallToolResult{StructuredContent: map[string]any{"payments": append([]any{}, payments...)}, Content: []mcp.Content{&mcp.TextContent{Text: "listed"}}}, nil
 		})
 	return endpointtest.ServeMCP(t, srv)
+}
+
+// hold holds a call until met is closed (a second call with its key came) or, while its client
+// waits, work has passed (a call that has no duplicate: run 0's, a lost response's). A call whose
+// client gave up (its context is cancelled) is held until the second call comes, its retry,
+// however late the client sends it: the retry meets it in flight whatever the machine's pace.
+func hold(ctx context.Context, met <-chan struct{}, work time.Duration) {
+	select {
+	case <-met:
+	case <-time.After(work):
+	case <-ctx.Done():
+		select {
+		case <-met:
+		case <-time.After(30 * time.Second): // a retry that never comes
+		}
+	}
 }
 
 // bigLog is a log message far larger than a pipe (64KiB) and the client's read buffer hold.

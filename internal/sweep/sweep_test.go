@@ -43,12 +43,21 @@ func ordersServer(t *testing.T, honour, quiet bool) string {
 	orders := map[string]*order{}
 	stored := map[string]map[string]any{}
 	working := map[string]bool{}
+	arrived := map[string]int{}
+	met := map[string]chan struct{}{}
 	keyed := func(name string, do func(args map[string]any) (map[string]any, bool)) mcp.ToolHandler {
-		return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var args map[string]any
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			key, _ := args["idempotencyKey"].(string)
 			mu.Lock()
+			if met[name+key] == nil {
+				met[name+key] = make(chan struct{})
+			}
+			if arrived[name+key]++; arrived[name+key] == 2 {
+				close(met[name+key])
+			}
+			ch := met[name+key]
 			if prev, ok := stored[name+key]; ok && honour {
 				mu.Unlock()
 				return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
@@ -59,11 +68,9 @@ func ordersServer(t *testing.T, honour, quiet bool) string {
 			}
 			working[name+key] = true
 			mu.Unlock()
-			// The work takes a while: a client that gives up early leaves it running. The
-			// timeout fault gives up after a quarter of run 0's duration (50ms here), so the
-			// retry has 150ms to reach the server while the first call still works; a retry
-			// that comes later meets no call in flight, and the run is made again.
-			time.Sleep(ordersWork)
+			// The work takes a while, and a call its client gave up on works until its retry
+			// comes: the retry meets it in flight whatever the machine's pace.
+			hold(ctx, ch, ordersWork)
 			mu.Lock()
 			defer mu.Unlock()
 			delete(working, name+key)
