@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/matrix"
+	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -50,6 +51,8 @@ func TestCopiesApart(t *testing.T) {
 			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(1), Conflict: true, Status: 409, Result: map[string]any{"error": "duplicate request"}}, {Copy: 2, Sent: at(2), Answered: at(50)}}},
 		{name: "a 409 saying in progress proves the other in flight", wantOverlap: true, note: "1 answered in progress",
 			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(1), Conflict: true, Status: 409, Result: map[string]any{"code": "idempotency_key_in_progress"}}}},
+		{name: "a 425 saying in progress proves the other in flight", wantOverlap: true, note: "1 answered in progress",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(1), Outcome: outcome.Fail, Status: 425, Result: map[string]any{"code": "idempotency_key_in_progress"}}}},
 		{name: "no send time", missed: "copy 2 of 2 has no send time",
 			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2}}},
 		{name: "one copy", missed: "only one copy was sent", copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(5)}}},
@@ -323,5 +326,28 @@ func TestTimeoutProvesInFlight(t *testing.T) {
 			}
 			t.Fatal("no timeout cell")
 		})
+	}
+}
+
+// TestInProgress: one classifier says whether an answer proves a call with its key in progress,
+// whatever the transport and status.
+func TestInProgress(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    runresult.Call
+		want bool
+	}{
+		{"HTTP 409 saying in progress", runresult.Call{Outcome: outcome.Fail, Status: 409, Conflict: true, Result: map[string]any{"code": "idempotency_key_in_progress"}}, true},
+		{"HTTP 409 with no body", runresult.Call{Outcome: outcome.Fail, Status: 409, Conflict: true}, true},
+		{"HTTP 409 saying the key completed", runresult.Call{Outcome: outcome.Fail, Status: 409, Conflict: true, Result: map[string]any{"error": "duplicate request"}}, false},
+		{"HTTP 425 saying in progress", runresult.Call{Outcome: outcome.Fail, Status: 425, Result: map[string]any{"code": "idempotency_key_in_progress"}}, true},
+		{"HTTP 429 saying slow down", runresult.Call{Outcome: outcome.Fail, Status: 429, Result: map[string]any{"error": "rate limited"}}, false},
+		{"MCP tool error saying in progress", runresult.Call{Outcome: outcome.Fail, Conflict: true, Result: "a request with this key is in progress"}, true},
+		{"MCP tool error saying duplicate request", runresult.Call{Outcome: outcome.Fail, Result: "duplicate request"}, false},
+		{"an answer", runresult.Call{Outcome: outcome.OK, Status: 200, Result: map[string]any{"message": "in progress"}}, false},
+	} {
+		if got := inProgress(tc.c); got != tc.want {
+			t.Errorf("%s: inProgress = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
