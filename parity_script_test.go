@@ -77,3 +77,33 @@ func withoutParens(s string) string {
 	out = strings.NewReplacer(" :", ":", " ;", ";", " ,", ",").Replace(out)
 	return sessionID.ReplaceAllString(out, "ID")
 }
+
+// cmdSweepMatrix prints sweep's cells from its JSON report as a consumer of the report reads it,
+// run 0 first, one line per cell: "SEQ TOOL FAULT STATUS REASON", the reason without its
+// parenthesised parts (the transport's own words) and session ids: "sweepmatrix REPORT". Two
+// transports that judge alike print the same lines.
+func cmdSweepMatrix(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sweepmatrix REPORT.json")
+	}
+	type cell struct {
+		Seq    int    `json:"seq"`
+		Tool   string `json:"tool"`
+		Fault  string `json:"fault"`
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}
+	var rep struct {
+		Baseline *cell  `json:"baseline"`
+		Cells    []cell `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &rep); err != nil {
+		ts.Fatalf("sweepmatrix %s: %v", args[0], err)
+	}
+	if rep.Baseline == nil || len(rep.Cells) == 0 {
+		ts.Fatalf("sweepmatrix %s: no run 0 or no cells", args[0])
+	}
+	for _, c := range append([]cell{*rep.Baseline}, rep.Cells...) {
+		fmt.Fprintf(ts.Stdout(), "%d %s %s %s %s\n", c.Seq, c.Tool, c.Fault, c.Status, withoutParens(c.Reason))
+	}
+}

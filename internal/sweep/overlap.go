@@ -2,9 +2,12 @@ package sweep
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/endpoint"
+	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 )
 
@@ -24,7 +27,7 @@ func copiesApart(copies []runresult.Call) (missed, note string) {
 		if c.Sent.After(lastSent) {
 			lastSent = c.Sent
 		}
-		if c.Conflict {
+		if inProgress(c) {
 			conflicts++
 			continue
 		}
@@ -45,6 +48,24 @@ func copiesApart(copies []runresult.Call) (missed, note string) {
 	}
 	f := cs[first]
 	return apart + fmt.Sprintf("copy %d was answered %s after it was sent, %s before the last copy was sent, so the server never had both at once", f.Copy, roundDur(f.Answered.Sub(f.Sent)), roundDur(lastSent.Sub(firstAnswer))), ""
+}
+
+// inProgress reports whether a call was answered that a call with its key is in progress, one
+// classifier for every transport (endpoint.Conflict): a conflict whose answer does not say
+// something else, or any refusal whose answer says so (a 425 or 429 with code
+// "idempotency_key_in_progress"). An HTTP 409 is a conflict whatever its body says; one whose
+// body says "duplicate request" refuses a key that completed, which proves nothing was in flight
+// (the MCP tool error with those words is no conflict either), so a 409 proves it only when its
+// body says so or says nothing.
+func inProgress(c runresult.Call) bool {
+	if c.Conflict && (c.Status != http.StatusConflict || c.Result == nil) {
+		return true
+	}
+	if !c.Conflict && c.Outcome != outcome.Fail {
+		return false
+	}
+	text, _ := c.Result.(string)
+	return endpoint.Conflict(c.Result, text, nil)
 }
 
 // apart begins the reason of a duplicate run whose copies did not overlap.

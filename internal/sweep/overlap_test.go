@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/matrix"
+	"github.com/idemtest/idemtest/internal/outcome"
 	runresult "github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
@@ -46,6 +47,12 @@ func TestCopiesApart(t *testing.T) {
 			copies: []runresult.Call{{Copy: 1, Sent: at(10), Answered: at(20)}, {Copy: 2, Sent: at(0), Answered: at(5)}}},
 		{name: "an in-progress conflict proves the other in flight", wantOverlap: true, note: "1 answered in progress",
 			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(1), Conflict: true}}},
+		{name: "a 409 saying the key completed proves nothing in flight", missed: "copy 1 was answered 1ms after it was sent, 1ms before the last copy was sent",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(1), Conflict: true, Status: 409, Result: map[string]any{"error": "duplicate request"}}, {Copy: 2, Sent: at(2), Answered: at(50)}}},
+		{name: "a 409 saying in progress proves the other in flight", wantOverlap: true, note: "1 answered in progress",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(1), Conflict: true, Status: 409, Result: map[string]any{"code": "idempotency_key_in_progress"}}}},
+		{name: "a 425 saying in progress proves the other in flight", wantOverlap: true, note: "1 answered in progress",
+			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2, Sent: at(0.1), Answered: at(1), Outcome: outcome.Fail, Status: 425, Result: map[string]any{"code": "idempotency_key_in_progress"}}}},
 		{name: "no send time", missed: "copy 2 of 2 has no send time",
 			copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(50)}, {Copy: 2}}},
 		{name: "one copy", missed: "only one copy was sent", copies: []runresult.Call{{Copy: 1, Sent: at(0), Answered: at(5)}}},
@@ -60,10 +67,12 @@ func TestCopiesApart(t *testing.T) {
 }
 
 // barrierServer is a real MCP server whose pay tool holds each call until a second call with its
-// key is in flight (or a while has passed, for a call that has no duplicate): the copies of a
-// duplicate run overlap whatever the machine's pace. Naive, it checks the key, waits, executes
-// and stores, so both copies execute; locked, the first reserves the key and the second is told
-// it is in progress.
+// key is in flight (or a second has passed, for a call that has no duplicate: run 0's, a lost
+// response's): the copies of a duplicate run overlap, and a call given up on is still held when
+// its retry comes, whatever the machine's pace (a client that gives up is not heard: the call
+// works on, as a server's does). Naive, it checks the key, waits, executes and stores, so both
+// copies execute, and so do a call given up on and its retry; locked, the first reserves the key
+// and the second is told it is in progress.
 func barrierServer(t *testing.T, locked bool) string {
 	var mu sync.Mutex
 	stored := map[string]map[string]any{}
@@ -99,12 +108,8 @@ func barrierServer(t *testing.T, locked bool) string {
 		mu.Unlock()
 		// The barrier: the window between the check and the store, held open until a second
 		// call with the key arrives.
-		select {
-		case <-ch:
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
-		}
-		time.Sleep(20 * time.Millisecond)
+		hold(ctx, ch, time.Second)
+		time.Sleep(20 * time.Millisecond) // the work; nothing is ordered by it
 		mu.Lock()
 		defer mu.Unlock()
 		out := map[string]any{"paymentId": "p_" + randomHex(), "amount": args["amount"]}
@@ -121,6 +126,25 @@ func barrierServer(t *testing.T, locked bool) string {
 	return endpointtest.ServeMCP(t, srv)
 }
 
+// hold holds a call until met is closed (a second call with its key came) or, while its client
+// waits, work has passed (a call that has no duplicate: run 0's, a lost response's). A call whose
+// client gave up (its context is cancelled) is held until the second call comes, its retry,
+// however late the client sends it: the retry meets it in flight whatever the machine's pace.
+func hold(ctx context.Context, met <-chan struct{}, work time.Duration) {
+	select {
+	case <-met:
+	case <-time.After(work):
+	case <-ctx.Done():
+		select {
+		case <-met:
+		case <-time.After(30 * time.Second): // a retry that never comes
+		}
+	}
+}
+
+// bigLog is a log message far larger than a pipe (64KiB) and the client's read buffer hold.
+var bigLog = strings.Repeat("l", 2<<20)
+
 // bigNote is an argument larger than a pipe holds: over stdio a copy carrying it is written only
 // as fast as the server reads it.
 var bigNote = strings.Repeat("n", 512<<10)
@@ -132,10 +156,20 @@ func payTrace(note string) []trace.Call {
 	}
 }
 
+// serialWork is how long the serial server's pay call works: longer than the timeout fault's
+// shortest give-up (minGiveUp) many times over, so a client gives up on it and retries while it
+// works, and the retry waits in the pipe until it is done.
+const serialWork = 200 * time.Millisecond
+
 // serialServer is an MCP server over stdio that reads a request only once it has answered the
-// one before, and pauses after answering a pay call, so the second copy of a duplicate (an
-// argument larger than the pipe) is written only after the first was answered: its copies never
-// overlap. Its pay tool is naive (check, execute, store), which serial handling hides.
+// one before. After answering a pay call it writes a small notification and then one larger than
+// the pipe and the client's read buffer, and reads on only once that one is taken: the client
+// reads messages in order and stamps each answer when it reads it, before it reads the next
+// message, so the client has taken (and timed) the answer before the server reads the next
+// request. The second copy of a duplicate (an argument larger than the pipe) is thus written
+// only after the first was answered: its copies never overlap; a retry after a client timeout
+// is read only once the call given up on is done: it never meets it in flight. Its pay tool is
+// naive (check, execute, store), which serial handling hides.
 func serialServer(in *os.File, out *os.File) {
 	r := bufio.NewReader(in)
 	stored := map[string]map[string]any{}
@@ -179,7 +213,7 @@ func serialServer(in *os.File, out *os.File) {
 				result = map[string]any{"structuredContent": prev, "content": []any{map[string]any{"type": "text", "text": "replayed"}}, "_meta": map[string]any{"idempotentReplayed": true}}
 				break
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(serialWork) // the work; nothing is ordered by it
 			n++
 			p := map[string]any{"paymentId": fmt.Sprintf("p_%d_%s", n, randomHex()), "amount": req.Params.Arguments["amount"]}
 			payments = append(payments, p)
@@ -192,8 +226,12 @@ func serialServer(in *os.File, out *os.File) {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 		_, _ = out.Write(append(b, '\n'))
 		if paid {
-			// Time for the client to read the answer before the next request is taken in.
-			time.Sleep(500 * time.Millisecond)
+			// The client has read the answer once it reads past the small notification: the
+			// large one is taken only then, and this write returns only once it is.
+			for _, note := range []string{"answered", bigLog} {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "debug", "data": note}})
+				_, _ = out.Write(append(b, '\n'))
+			}
 		}
 	}
 }
@@ -241,5 +279,75 @@ func TestDuplicateNeedsOverlap(t *testing.T) {
 			}
 			t.Fatal("no duplicate cell")
 		})
+	}
+}
+
+// TestTimeoutProvesInFlight: a timeout cell is ✓ only when the retry met the call given up on in
+// flight (an attempt answered in progress), ✗ when both executed, and ? (never ✓) when the retry
+// only ever got the stored answer of a call that had finished: a server that takes one request
+// at a time, whose retry waits in the pipe until the call given up on is done.
+func TestTimeoutProvesInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the barrier server holds run 0's call a second, the serial server works 200ms on each payment")
+	}
+	t.Setenv("SWEEP_TEST_SERIAL_SERVER", "1")
+	for _, tc := range []struct {
+		name   string
+		base   scenario.AdHoc
+		status matrix.Status
+		reason string
+	}{
+		// The answer of the call given up on is not seen: the state shows its payment.
+		{"naive, the call given up on held until its retry comes", scenario.AdHoc{MCPURL: barrierServer(t, false)}, matrix.Fail, "diverged: list_payments (state after the run): the change differs from run 0's at payments"},
+		{"locked, the call given up on held until its retry comes", scenario.AdHoc{MCPURL: barrierServer(t, true)}, matrix.Pass, "answered in progress"},
+		{"serial: the retry read after the call given up on is done", scenario.AdHoc{MCPCommand: []string{os.Args[0]}}, matrix.Inconclusive,
+			fmt.Sprintf("none of the retry's 1 attempt(s) was answered in progress, and it got the stored answer, so the call given up on had finished before the server took the retry (it came too late, or the server takes one request at a time): the run tested a replay, not a duplicate in flight (%d runs, none with the call in flight)", faultTries)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := scenario.AdHocScenario(tc.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Run(context.Background(), base, "pay.jsonl", payTrace(""), Options{Endpoint: scenario.AdHocName})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Baseline.Status != matrix.Pass {
+				t.Fatalf("run 0: %s %s\n%s", rep.Baseline.Status, rep.Baseline.Reason, strings.Join(rep.Baseline.Details, "\n"))
+			}
+			for _, c := range rep.Cells {
+				if c.Fault != Timeout {
+					continue
+				}
+				if c.Status != tc.status || !strings.Contains(c.Reason, tc.reason) {
+					t.Errorf("timeout: %s %q, want %s %q\n%s", c.Status, c.Reason, tc.status, tc.reason, strings.Join(c.Details, "\n"))
+				}
+				return
+			}
+			t.Fatal("no timeout cell")
+		})
+	}
+}
+
+// TestInProgress: one classifier says whether an answer proves a call with its key in progress,
+// whatever the transport and status.
+func TestInProgress(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    runresult.Call
+		want bool
+	}{
+		{"HTTP 409 saying in progress", runresult.Call{Outcome: outcome.Fail, Status: 409, Conflict: true, Result: map[string]any{"code": "idempotency_key_in_progress"}}, true},
+		{"HTTP 409 with no body", runresult.Call{Outcome: outcome.Fail, Status: 409, Conflict: true}, true},
+		{"HTTP 409 saying the key completed", runresult.Call{Outcome: outcome.Fail, Status: 409, Conflict: true, Result: map[string]any{"error": "duplicate request"}}, false},
+		{"HTTP 425 saying in progress", runresult.Call{Outcome: outcome.Fail, Status: 425, Result: map[string]any{"code": "idempotency_key_in_progress"}}, true},
+		{"HTTP 429 saying slow down", runresult.Call{Outcome: outcome.Fail, Status: 429, Result: map[string]any{"error": "rate limited"}}, false},
+		{"MCP tool error saying in progress", runresult.Call{Outcome: outcome.Fail, Conflict: true, Result: "a request with this key is in progress"}, true},
+		{"MCP tool error saying duplicate request", runresult.Call{Outcome: outcome.Fail, Result: "duplicate request"}, false},
+		{"an answer", runresult.Call{Outcome: outcome.OK, Status: 200, Result: map[string]any{"message": "in progress"}}, false},
+	} {
+		if got := inProgress(tc.c); got != tc.want {
+			t.Errorf("%s: inProgress = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -271,12 +271,19 @@ func (r run) answerExpr(id string) string {
 const retryAttempts = 6
 
 // retryLoop is the framework's retry after a client timeout: the same key, again on an unknown
-// outcome or an in-progress conflict (a correct server's answer while the first call still
-// works), backing off from half the timeout; the server's remaining work is shorter than the
-// sum of the waits.
+// outcome or any refusal (an in-progress conflict is a correct server's answer while the first
+// call still works; a refusal of any other shape, an HTTP status, an MCP tool error, a JSON-RPC
+// error or an error-shaped success, is retried alike, as check retries it), backing off from half
+// the timeout but never sooner than the retry after completion (scenariogen.AfterCompletion), so
+// its attempts span at least that schedule; the server's remaining work is shorter than the sum
+// of the waits.
 func (r run) retryLoop() *scenariogen.Retry {
-	backoff := max(r.giveUp/2, 20*time.Millisecond).Round(time.Millisecond)
-	return &scenariogen.Retry{Attempts: retryAttempts, On: []string{"info", "conflict"}, Backoff: backoff.String()}
+	return &scenariogen.Retry{Attempts: retryAttempts, On: []string{"info", "fail"}, Backoff: r.backoff().String()}
+}
+
+// backoff is the first wait of the retry loop after a client timeout; each wait doubles.
+func (r run) backoff() time.Duration {
+	return max(r.giveUp/2, scenariogen.RefusedBackoff).Round(time.Millisecond)
 }
 
 // render turns carried markers into templates for this run.
@@ -347,7 +354,9 @@ func (r run) steps(p *plan) []scenariogen.Step {
 		switch r.fault {
 		case LostResponse:
 			st.LoseResponse = true
-			out = append(out, st, scenariogen.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any"})
+			// The call completed: its retry is check's retry after completion, again on any
+			// refusal.
+			out = append(out, st, scenariogen.Step{ID: retryID(pc.id), RetryOf: pc.id, Expect: "any", Retry: scenariogen.AfterCompletion()})
 		case Duplicate:
 			st.Fanout = 2
 			out = append(out, st)

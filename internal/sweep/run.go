@@ -25,6 +25,20 @@ type callOutcome struct {
 	sent    bool
 	outcome outcome.Outcome
 	why     string // the error, or why it was not sent
+	// refused is set when the faulted call's retry was refused on every attempt of its loop:
+	// when it was refused ("after the call completed") and what the attempts spanned.
+	refused *refusedRetry
+}
+
+// refusedRetry is a retry refused on every attempt: a refusal for ever, whatever its shape.
+type refusedRetry struct {
+	after    string // "after the call completed", "after the client gave up"
+	attempts int
+	span     string // "over 350ms", or "(over 1.55s)" where it depends on the give-up
+}
+
+func (r *refusedRetry) line(seq int, tool string, was outcome.Outcome, why string) string {
+	return fmt.Sprintf("call %d %s: %s in run 0, but here every retry %s was refused%s: %d attempts %s, so the agent can never learn the outcome", seq, tool, was, r.after, why, r.attempts, r.span)
 }
 
 // result is one run's evidence.
@@ -197,10 +211,16 @@ func (s *sweeper) observe(r run, out *result) {
 		if len(cs) > 0 {
 			co = combine(cs)
 		}
+		if r.call == pc {
+			co.refused = refusedAll(r, cs)
+		}
 		out.calls[pc.id] = co
 		if r.call == pc && r.fault == Timeout {
 			out.note, out.unseen = timeoutNote(r, byStep[pc.id], cs)
 			out.missed, out.giveUp = answeredFirst(r, byStep[pc.id])
+			if out.missed == "" && !out.unseen {
+				out.missed, out.giveUp = metNothing(r, byStep[pc.id], cs)
+			}
 			out.again = out.giveUp > 0
 		}
 		if r.call == pc && r.fault == Duplicate {
@@ -289,6 +309,28 @@ func (s *sweeper) stateShows(r run, byStep map[string][]runresult.Call) bool {
 	return false
 }
 
+// refusedAll says whether the retry of a lost response or of a timed-out call was refused on
+// every attempt its loop makes: every refusal alike, an HTTP status, an MCP tool error, a
+// JSON-RPC error or an error-shaped success (nil when it was not).
+func refusedAll(r run, retries []runresult.Call) *refusedRetry {
+	attempts := scenariogen.RefusedAttempts
+	if r.fault == Timeout {
+		attempts = retryAttempts
+	}
+	if (r.fault != LostResponse && r.fault != Timeout) || len(retries) < attempts {
+		return nil
+	}
+	for _, c := range retries {
+		if c.Outcome != outcome.Fail {
+			return nil
+		}
+	}
+	if r.fault == Timeout {
+		return &refusedRetry{after: "after the client gave up", attempts: len(retries), span: fmt.Sprintf("(over %s)", scenariogen.Schedule(len(retries), r.backoff()))}
+	}
+	return &refusedRetry{after: "after the call completed", attempts: len(retries), span: "over " + scenariogen.RefusedWindow().String()}
+}
+
 // combine is the agent's view of a step's calls: a fan-out succeeded when a copy did.
 func combine(cs []runresult.Call) callOutcome {
 	co := callOutcome{sent: true, outcome: cs[len(cs)-1].Outcome, why: cs[len(cs)-1].Error}
@@ -373,6 +415,8 @@ func compare(base, got *result) {
 			lines = append(lines, fmt.Sprintf("call %d %s was %s", pc.seq, pc.tool, b.why))
 		case b.outcome == outcome.Info:
 			// Unknown is no evidence either way (Jepsen).
+		case a.outcome != b.outcome && b.refused != nil:
+			lines = append(lines, b.refused.line(pc.seq, pc.tool, a.outcome, because(b)))
 		case a.outcome != b.outcome:
 			lines = append(lines, fmt.Sprintf("call %d %s: %s in run 0, %s here%s", pc.seq, pc.tool, a.outcome, b.outcome, because(b)))
 		}
@@ -454,6 +498,30 @@ func answeredFirst(r run, first []runresult.Call) (missed string, again time.Dur
 	return "", 0
 }
 
+// metNothing says why a timeout run whose client gave up judged nothing about a call in flight,
+// and how long another run waits before giving up: the client gave up and retried, but no
+// attempt of the retry was answered in progress, and the retry got an answer that did not
+// execute again. The call given up on had then finished before the server took the retry (the
+// retry came too late, or the server takes one request at a time): the run tested a replay, not
+// a duplicate in flight, whatever the server would do with one. The next run gives up sooner.
+// Only the retry's own answers can show the call in flight (a conflict in progress); a retry
+// that executed is judged by the evidence (timeoutNote's unseen), a retry refused on every
+// attempt by compare. "" when the run had the call in flight or the client never gave up.
+func metNothing(r run, first, retries []runresult.Call) (missed string, again time.Duration) {
+	if len(first) == 0 || first[0].Outcome != outcome.Info || len(retries) == 0 {
+		return "", 0
+	}
+	for _, c := range retries {
+		if inProgress(c) {
+			return "", 0
+		}
+	}
+	if last := retries[len(retries)-1]; last.Outcome != outcome.OK || !last.Replayed {
+		return "", 0
+	}
+	return fmt.Sprintf("the retry met no call in flight: the client gave up after %s and retried at once, none of the retry's %d attempt(s) was answered in progress, and it got the stored answer, so the call given up on had finished before the server took the retry (it came too late, or the server takes one request at a time): the run tested a replay, not a duplicate in flight", r.giveUp, len(retries)), max(r.giveUp/2, minGiveUp).Round(time.Millisecond)
+}
+
 // timeoutNote says what a timeout fault did: whether the client gave up on the call, and how
 // many attempts its retry took; unseen when the client gave up and the retry executed rather
 // than replayed, with no in-progress answer on the way.
@@ -469,7 +537,7 @@ func timeoutNote(r run, first, retries []runresult.Call) (note string, unseen bo
 	}
 	conflicts := 0
 	for _, c := range retries {
-		if c.Conflict {
+		if inProgress(c) {
 			conflicts++
 		}
 	}

@@ -29,9 +29,10 @@ import (
 const ordersWork = 200 * time.Millisecond
 
 // ordersServer is a real MCP server with a chain of calls: create_order mints an order id that
-// pay_order must be given. With keys honoured, a key seen before gets the stored answer; without,
-// every call executes; quiet, pay_order ignores keys and answers the same constant every time,
-// so only the state shows a second payment.
+// pay_order must be given. With keys honoured, a key seen before gets the stored answer, and one
+// whose call still works is told it is in progress; without, every call executes; quiet,
+// pay_order ignores keys and answers the same constant every time, so only the state shows a
+// second payment.
 func ordersServer(t *testing.T, honour, quiet bool) string {
 	var mu sync.Mutex
 	type order struct {
@@ -41,21 +42,38 @@ func ordersServer(t *testing.T, honour, quiet bool) string {
 	}
 	orders := map[string]*order{}
 	stored := map[string]map[string]any{}
+	working := map[string]bool{}
+	arrived := map[string]int{}
+	met := map[string]chan struct{}{}
 	keyed := func(name string, do func(args map[string]any) (map[string]any, bool)) mcp.ToolHandler {
-		return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var args map[string]any
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			key, _ := args["idempotencyKey"].(string)
-			// The work takes a while: a client that gives up early leaves it running. The
-			// timeout fault gives up after a quarter of run 0's duration (50ms here), so the
-			// retry has 150ms to reach the server while the first call still works, however
-			// busy the machine; work as short as the shortest give-up (20ms) would race it.
-			time.Sleep(ordersWork)
 			mu.Lock()
-			defer mu.Unlock()
+			if met[name+key] == nil {
+				met[name+key] = make(chan struct{})
+			}
+			if arrived[name+key]++; arrived[name+key] == 2 {
+				close(met[name+key])
+			}
+			ch := met[name+key]
 			if prev, ok := stored[name+key]; ok && honour {
+				mu.Unlock()
 				return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
 			}
+			if working[name+key] && honour {
+				mu.Unlock()
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "a request with this key is in progress"}}}, nil
+			}
+			working[name+key] = true
+			mu.Unlock()
+			// The work takes a while, and a call its client gave up on works until its retry
+			// comes: the retry meets it in flight whatever the machine's pace.
+			hold(ctx, ch, ordersWork)
+			mu.Lock()
+			defer mu.Unlock()
+			delete(working, name+key)
 			out, ok := do(args)
 			if !ok {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such order"}}}, nil
@@ -258,10 +276,12 @@ func payServer(t *testing.T) string {
 		if ok {
 			return &mcp.CallToolResult{StructuredContent: prev, Content: []mcp.Content{&mcp.TextContent{Text: "replayed"}}, Meta: mcp.Meta{"idempotentReplayed": true}}, nil
 		}
+		// The work outlasts the give-up (a quarter of it) by three quarters of a second, so a
+		// client on a busy machine still gives up before it is done and the call is dropped.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 		mu.Lock()
 		defer mu.Unlock()

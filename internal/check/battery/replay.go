@@ -27,12 +27,8 @@ func (b *Battery) replay(t toolset.ToolInfo, args map[string]any) *Cell {
 // Every refusal counts alike, whatever its shape: an HTTP 409 and an MCP tool error saying
 // "duplicate request" get as many attempts and the same cell (DESIGN §8).
 func afterCompletion(of string) scenariogen.Step {
-	return scenariogen.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: &scenariogen.Retry{Attempts: refusedAttempts, On: []string{"fail"}, Backoff: "50ms"}}
+	return scenariogen.Step{ID: "retry", RetryOf: of, Expect: "any", Retry: scenariogen.AfterCompletion()}
 }
-
-// refusedAttempts is how many times a retry after completion is sent before a refusal counts as
-// for ever: 50ms, 100ms and 200ms apart, 350ms in all.
-const refusedAttempts = 4
 
 // retry judges replay and lost-response (timeout-retry and expiry too): the retry of a completed
 // call must be answered with the stored result, not executed again.
@@ -64,12 +60,12 @@ func (b *Battery) retry(id string, t toolset.ToolInfo, s *rig.Plan, first, natur
 	case r.Outcome == outcome.Fail && firstFailed(tr, first):
 		c.Status, c.Evidence = matrix.Inconclusive, byStatus()
 		c.Reason = "the lost call failed too (its discarded answer was an error), so the retry's refusal" + explain.StatusNote(r) + " says nothing" + b.twice(s, first)
-	case r.Outcome == outcome.Fail && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= refusedAttempts:
+	case r.Outcome == outcome.Fail && id != TimeoutRetry && len(explain.Calls(tr, "retry")) >= scenariogen.RefusedAttempts:
 		// The first call completed: a retry refused on every attempt is refused for ever,
 		// whatever the refusal's shape. timeout-retry's first call may still be working, so it
 		// stays a deviation.
 		c.Status, c.Evidence = b.prof.RefusedForever, byStatus()
-		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s: %d attempts over 350ms, so the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")))
+		c.Reason = fmt.Sprintf("every retry after the first call completed was refused%s: %d attempts over %s, so the agent can never learn the outcome", explain.StatusNote(r), len(explain.Calls(tr, "retry")), scenariogen.RefusedWindow())
 		if c.Status == matrix.Fail {
 			c.Reason += "; the " + b.prof.Name + " profile expects the stored result"
 		} else {
