@@ -544,3 +544,40 @@ func TestLogLevelFromEnv(t *testing.T) {
 		t.Errorf("stderr lacks %s:\n%s", want, stderr.String())
 	}
 }
+
+// A request whose client went away must leave the store as the store reported: a reservation
+// that succeeded is kept, one reported as failed is not (a kept but unreported reservation
+// would answer every retry 409 for the whole lease). Every store, with a context already ended.
+func TestWritesAfterCancelAreReportedAsDone(t *testing.T) {
+	for _, storeName := range stores {
+		t.Run(storeName, func(t *testing.T) {
+			st := openTestStore(t, storeName)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			key := randomID("cancelled:")
+			prev, err := st.Reserve(ctx, key, record{Fingerprint: "fp", Token: "t1"}, time.Minute)
+			if err != nil || prev != nil {
+				t.Fatalf("Reserve with an ended context = %v, %v; want the key reserved", prev, err)
+			}
+			got, err := st.Get(context.Background(), key)
+			if err != nil || got == nil || got.Token != "t1" || got.Done {
+				t.Fatalf("after Reserve: %+v, %v; want the in-flight record of t1", got, err)
+			}
+			if err := st.Complete(ctx, key, record{Fingerprint: "fp", Token: "t1", Done: true, Status: 200, Body: []byte(`{}`)}, time.Minute); err != nil {
+				t.Fatalf("Complete with an ended context: %v", err)
+			}
+			got, err = st.Get(context.Background(), key)
+			if err != nil || got == nil || !got.Done || got.Status != 200 || string(got.Body) != `{}` {
+				t.Fatalf("after Complete: %+v, %v; want the stored answer", got, err)
+			}
+			r := refund{RefundID: randomID("rf_"), AccountID: randomID("acct_"), Amount: 1, Currency: "EUR", Status: "succeeded", Key: key, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+			if err := st.AddRefund(ctx, r); err != nil {
+				t.Fatalf("AddRefund with an ended context: %v", err)
+			}
+			list, err := st.Refunds(context.Background(), r.AccountID)
+			if err != nil || len(list) != 1 || list[0].RefundID != r.RefundID || !list[0].CreatedAt.Equal(r.CreatedAt) {
+				t.Fatalf("Refunds = %+v, %v; want the one refund written", list, err)
+			}
+		})
+	}
+}

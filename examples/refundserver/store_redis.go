@@ -29,6 +29,7 @@ func newRedisStore(ctx context.Context, addr, prefix string) (*redisStore, error
 func (s *redisStore) k(key string) string { return s.prefix + "key:" + key }
 
 func (s *redisStore) Reserve(ctx context.Context, key string, rec record, lease time.Duration) (*record, error) {
+	ctx = context.WithoutCancel(ctx) // see sqlStore: a write that ran is reported as done
 	val, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err
@@ -54,6 +55,7 @@ if rec.done or rec.token ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])`)
 
 func (s *redisStore) Complete(ctx context.Context, key string, rec record, ttl time.Duration) error {
+	ctx = context.WithoutCancel(ctx) // see sqlStore: a write that ran is reported as done
 	token := rec.Token
 	rec.Token = ""
 	val, err := json.Marshal(rec)
@@ -71,6 +73,7 @@ func (s *redisStore) Complete(ctx context.Context, key string, rec record, ttl t
 }
 
 func (s *redisStore) Release(ctx context.Context, key, token string) error {
+	ctx = context.WithoutCancel(ctx) // see sqlStore: a write that ran is reported as done
 	if err := releaseScript.Run(ctx, s.c, []string{s.k(key)}, token).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("release key: %w", err)
 	}
@@ -93,6 +96,7 @@ func (s *redisStore) Get(ctx context.Context, key string) (*record, error) {
 }
 
 func (s *redisStore) Put(ctx context.Context, key string, rec record, ttl time.Duration) error {
+	ctx = context.WithoutCancel(ctx) // see sqlStore: a write that ran is reported as done
 	val, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -101,6 +105,7 @@ func (s *redisStore) Put(ctx context.Context, key string, rec record, ttl time.D
 }
 
 func (s *redisStore) AddRefund(ctx context.Context, r refund) error {
+	ctx = context.WithoutCancel(ctx) // see sqlStore: a write that ran is reported as done
 	val, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -133,6 +138,7 @@ func (s *redisStore) Refunds(ctx context.Context, accountID string) ([]refund, e
 }
 
 func (s *redisStore) AddCharge(ctx context.Context, c charge) error {
+	ctx = context.WithoutCancel(ctx) // see sqlStore: a write that ran is reported as done
 	val, err := json.Marshal(c)
 	if err != nil {
 		return err

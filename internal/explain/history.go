@@ -50,14 +50,11 @@ func Details(res *result.ScenarioResult, t *result.Trial, limit int) []string {
 	var out []string
 	if f := res.Failure; f != nil {
 		explanation := f.Explanation
-		if f.Kind == "assert" && (strings.HasPrefix(f.Expression, "toJSON(state") || strings.HasPrefix(f.Expression, "toJSON(without(state")) {
+		if f.Kind == result.FailAssert && (strings.HasPrefix(f.Expression, "toJSON(state") || strings.HasPrefix(f.Expression, "toJSON(without(state")) {
 			// The state comparison is shown by the cell; keep only what the verdict adds.
 			explanation = nil
-			for i, l := range f.Explanation {
-				if strings.HasPrefix(l, "the exactly-once verdict also failed") {
-					explanation = f.Explanation[i+1:]
-					break
-				}
+			if f.VerdictLines > 1 {
+				explanation = f.Explanation[len(f.Explanation)-f.VerdictLines+1:]
 			}
 		} else {
 			out = append(out, f.Message)

@@ -143,6 +143,9 @@ type Failure struct {
 	// (an assertion) came first: each is part of the failure's identity in a baseline, so a
 	// double execution under a known assertion failure is new.
 	Violations []Violation
+	// VerdictLines counts the lines at the end of Explanation that explain the exactly-once
+	// verdict when another failure (an assertion) came first: a heading and the violations.
+	VerdictLines int
 	// ServiceOutput is the tail of each service's output when the trial failed, by name.
 	ServiceOutput map[string]string
 }

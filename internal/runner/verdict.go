@@ -112,9 +112,11 @@ func (r *runner) judge(st *trialState) {
 		return
 	}
 	t.Failure.Verdict, t.Failure.Violations = said, ids
+	n := len(t.Failure.Explanation)
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
 	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
 	t.Failure.Explanation = append(t.Failure.Explanation, lines...)
+	t.Failure.VerdictLines = len(t.Failure.Explanation) - n
 }
 
 // mergeUnjudged adds u to us, summing calls of the same tool and reason.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
@@ -207,9 +208,9 @@ type MCPEndpoint struct {
 	Headers     map[string]*assert.Template
 	Timeout     time.Duration
 	InitTimeout time.Duration
-	// ConflictMatch recognises an isError result that reports an in-flight duplicate; "" uses
+	// ConflictMatch recognises an isError result that reports an in-flight duplicate; nil uses
 	// the default pattern.
-	ConflictMatch string
+	ConflictMatch *regexp.Regexp
 	// MaxResponseBytes caps an answer: an HTTP body (JSON or SSE) or a line from a stdio server.
 	MaxResponseBytes int64
 }
@@ -243,7 +244,7 @@ type Service struct {
 type Ready struct {
 	HTTP    *assert.Template
 	TCP     *assert.Template
-	Log     string
+	Log     *regexp.Regexp
 	Timeout time.Duration
 }
 

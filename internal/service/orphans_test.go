@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,7 +31,7 @@ func TestHoldServices(t *testing.T) {
 	}
 	sc := scenarioWith(t, []string{"sh", "-c",
 		`trap '' TERM; setsid sh -c "trap '' TERM; sleep 1000; :" & (trap '' TERM; sleep 1000; :) & echo replica {{ replica }} up; wait`},
-		scenario.Ready{Log: "^replica", Timeout: time.Minute}, map[string]string{"IDEMTEST_MARKER": marker})
+		scenario.Ready{Log: regexp.MustCompile("^replica"), Timeout: time.Minute}, map[string]string{"IDEMTEST_MARKER": marker})
 	sc.Services["svc"].Replicas = 2
 	set, err := Start(context.Background(), []*scenario.Scenario{sc}, nil, nil)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -93,8 +92,8 @@ func (s *service) start(env map[string]any) error {
 	if err := proc.Shepherd(cmd); err != nil {
 		return fmt.Errorf("service %s (%s): %w", s.name(), s.def.Pos, err)
 	}
-	if s.def.Ready.Log != "" {
-		s.out.Watch(regexp.MustCompile(s.def.Ready.Log))
+	if s.def.Ready.Log != nil {
+		s.out.Watch(s.def.Ready.Log)
 	}
 	// The Tail reads the pipe itself, so that a mark taken after an answer holds every line the
 	// service wrote before it.
@@ -170,8 +169,8 @@ func (s *service) waitReady(ctx context.Context, env map[string]any) error {
 			}
 			return err == nil
 		}
-	case r.Log != "":
-		what = fmt.Sprintf("printing a line matching %q", r.Log)
+	case r.Log != nil:
+		what = fmt.Sprintf("printing a line matching %q", r.Log.String())
 		check = s.out.Matched
 	default:
 		return nil

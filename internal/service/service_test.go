@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ func TestStartFailures(t *testing.T) {
 			name: "exits before it is ready",
 			argv: []string{"sh", "-c", "echo bye; exit 3"},
 			ready: func(t *testing.T) scenario.Ready {
-				return scenario.Ready{Log: "^never printed$", Timeout: time.Minute}
+				return scenario.Ready{Log: regexp.MustCompile("^never printed$"), Timeout: time.Minute}
 			},
 			want: []string{"service svc stopped unexpectedly (exit status 3); its last output:\n    bye"},
 		},
@@ -112,7 +113,7 @@ func TestStartFailures(t *testing.T) {
 // when it stops on its own, and its events come in order.
 func TestLifecycle(t *testing.T) {
 	sc := scenarioWith(t, []string{"sh", "-c", "echo port {{ port }}; printenv SINK_URL; exec sleep 60"},
-		scenario.Ready{Log: "^http://sink.test/$", Timeout: time.Minute},
+		scenario.Ready{Log: regexp.MustCompile("^http://sink.test/$"), Timeout: time.Minute},
 		map[string]string{"SINK_URL": "{{ sinks.s.url }}"})
 	sinkURLs := func(*scenario.Scenario) map[string]any {
 		return map[string]any{"s": map[string]any{"url": "http://sink.test/"}}
@@ -157,7 +158,7 @@ func TestLifecycle(t *testing.T) {
 // services.NAME and every replica under services.NAME.replicas; Stop stops every process.
 func TestReplicas(t *testing.T) {
 	sc := scenarioWith(t, []string{"sh", "-c", "echo replica {{ replica }} port {{ port }}; exec sleep 60"},
-		scenario.Ready{Log: "^replica", Timeout: time.Minute}, nil)
+		scenario.Ready{Log: regexp.MustCompile("^replica"), Timeout: time.Minute}, nil)
 	sc.Services["svc"].Replicas = 3
 	var evs events
 	set, err := Start(context.Background(), []*scenario.Scenario{sc}, nil, evs.add)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -278,10 +277,7 @@ func (rd endpointRender) mcpConfig(def *scenario.Endpoint) (mcp.Config, error) {
 	m := def.MCP
 	cfg := mcp.Config{KeyArg: def.Key.Arg, KeyMeta: def.Key.Meta, Dir: m.Dir, Timeout: m.Timeout, InitTimeout: m.InitTimeout,
 		Stderr: proc.NewTail(16 << 10), Policy: netguard.New(rd.allow), MaxResponseBytes: m.MaxResponseBytes,
-		Refusals: RefusalsOf(def)}
-	if m.ConflictMatch != "" {
-		cfg.ConflictMatch = regexp.MustCompile(m.ConflictMatch)
-	}
+		Refusals: RefusalsOf(def), ConflictMatch: m.ConflictMatch}
 	var err error
 	if m.URL != nil {
 		if cfg.URL, err = rd.str(m.URL, "url"); err != nil {

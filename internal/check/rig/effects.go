@@ -86,7 +86,7 @@ func (b *Rig) afterRun(s *Plan, res *result.ScenarioResult) {
 			}
 		}
 	}
-	if f := res.Failure; s.Effects != "" && f != nil && f.Kind == "assert" && f.Expression == s.Effects {
+	if f := res.Failure; s.Effects != "" && f != nil && f.Kind == result.FailAssert && f.Expression == s.Effects {
 		s.EffectsLines = append([]string{fmt.Sprintf("declared effects: %s is false", s.Effects)}, indent(f.Explanation)...)
 	}
 }

@@ -298,8 +298,8 @@ func (f *file) mcpEndpoint(ep *scenario.Endpoint, n *yaml.Node) *scenario.MCPEnd
 		e.MaxResponseBytes = int64(f.Int(v, "max_response_bytes", 1, 1<<30))
 	}
 	if v := m["conflict_match"]; v != nil {
-		e.ConflictMatch = f.Str(v, "conflict_match")
-		if _, err := regexp.Compile(e.ConflictMatch); err != nil {
+		var err error
+		if e.ConflictMatch, err = regexp.Compile(f.Str(v, "conflict_match")); err != nil {
 			f.Errf(v, "conflict_match is a regular expression", "conflict_match: %v", err)
 		}
 	}

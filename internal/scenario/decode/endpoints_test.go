@@ -102,7 +102,7 @@ func TestMCPEndpoint(t *testing.T) {
 	if stdio.HTTP != nil || m == nil || len(m.Command) != 3 || m.Command[2].Source != "127.0.0.1:{{ port }}" || m.Env["TOKEN"].Source != "t" {
 		t.Fatalf("stdio %+v %+v", stdio, m)
 	}
-	if m.Dir != filepath.Join(filepath.Dir(c.Path), "srv") || m.Timeout != 2*time.Second || m.InitTimeout != 9*time.Second || m.ConflictMatch != "in progress|busy" || m.MaxResponseBytes != 2048 {
+	if m.Dir != filepath.Join(filepath.Dir(c.Path), "srv") || m.Timeout != 2*time.Second || m.InitTimeout != 9*time.Second || m.ConflictMatch.String() != "in progress|busy" || m.MaxResponseBytes != 2048 {
 		t.Errorf("stdio %+v", m)
 	}
 	if stdio.Key.Meta != "io.example/key" || stdio.Key.Format.IsZero() {

@@ -32,10 +32,10 @@ sinks:
 	if api.Env["SINK"].Source != "{{ sinks.hooks.url }}" || api.Dir != filepath.Join(filepath.Dir(c.Path), "../srv") {
 		t.Errorf("api env %v dir %q", api.Env, api.Dir)
 	}
-	if api.Ready.HTTP.Source != "http://127.0.0.1:{{ port }}/healthz" || api.Ready.Timeout != 5*time.Second || api.Ready.TCP != nil || api.Ready.Log != "" {
+	if api.Ready.HTTP.Source != "http://127.0.0.1:{{ port }}/healthz" || api.Ready.Timeout != 5*time.Second || api.Ready.TCP != nil || api.Ready.Log != nil {
 		t.Errorf("api ready %+v", api.Ready)
 	}
-	if db.Replicas != 1 || db.Ready.Log != "listening on .*" || db.Ready.Timeout != 60*time.Second || db.Env != nil || db.Dir != "" {
+	if db.Replicas != 1 || db.Ready.Log.String() != "listening on .*" || db.Ready.Timeout != 60*time.Second || db.Env != nil || db.Dir != "" {
 		t.Errorf("db defaults %+v", db)
 	}
 }

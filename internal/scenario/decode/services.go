@@ -84,8 +84,8 @@ func (f *file) service(name string, n *yaml.Node, source string) *scenario.Servi
 				kinds++
 			}
 			if x := rm["log"]; x != nil {
-				s.Ready.Log = f.Str(x, "ready.log")
-				if _, err := regexp.Compile(s.Ready.Log); err != nil {
+				var err error
+				if s.Ready.Log, err = regexp.Compile(f.Str(x, "ready.log")); err != nil {
 					f.Errf(x, "ready.log is a regular expression matched against each output line", "ready.log: %v", err)
 				}
 				kinds++
