@@ -71,6 +71,7 @@ func (cs *Calls) Add(c Call) {
 	} else if cs.ordered && c.Seq < cs.row(cs.n-1).seq {
 		cs.ordered = false
 	}
+	c.Args = args0(c.Args) // as Digest quotes them: at most 120 bytes
 	r := row{seq: c.Seq, sig: c.Sig, tool: cs.name(c.Tool), carrier: cs.name(c.KeyCarrier), fault: cs.name(c.Fault),
 		keyLen: uint32(len(c.Key)), fldLen: uint32(len(c.fields)), argLen: uint8(len(c.Args))}
 	if c.Mutating {
