@@ -8,6 +8,7 @@ import (
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/merge"
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -43,9 +44,9 @@ type Seams struct {
 	RunSweep func(ctx context.Context, base *scenario.Scenario, tracePath string, calls []trace.Call, opts sweep.Options) (*sweep.Report, error)
 	// ReadReport reads a JSON report to merge (merge.ReadFile).
 	ReadReport func(path string) (*merge.Input, error)
-	// RunProxy forwards an agent's session to its tool server and returns its calls
+	// RunProxy forwards an agent's session to its tool server and returns what the verdict needs of its calls
 	// ((*proxy.Session).Run).
-	RunProxy func(ctx context.Context, s *proxy.Session) ([]trace.Call, *proxy.UpstreamError, error)
+	RunProxy func(ctx context.Context, s *proxy.Session) (*agentverdict.Calls, *proxy.UpstreamError, error)
 	// RandomSeed draws the seed of proxy --fault-rate when --seed is not given.
 	RandomSeed func() uint64
 }
@@ -84,7 +85,7 @@ func (f *Factory) seams() Seams {
 		s.ReadReport = merge.ReadFile
 	}
 	if s.RunProxy == nil {
-		s.RunProxy = func(ctx context.Context, sess *proxy.Session) ([]trace.Call, *proxy.UpstreamError, error) {
+		s.RunProxy = func(ctx context.Context, sess *proxy.Session) (*agentverdict.Calls, *proxy.UpstreamError, error) {
 			return sess.Run(ctx)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/merge"
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/runner"
@@ -68,7 +69,7 @@ func forbidden(t *testing.T) Seams {
 			no("ReadReport")
 			return nil, nil
 		},
-		RunProxy: func(context.Context, *proxy.Session) ([]trace.Call, *proxy.UpstreamError, error) {
+		RunProxy: func(context.Context, *proxy.Session) (*agentverdict.Calls, *proxy.UpstreamError, error) {
 			no("RunProxy")
 			return nil, nil, nil
 		},

@@ -24,7 +24,6 @@ import (
 	"github.com/idemtest/idemtest/internal/reportfile"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
-	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // ProxyOptions are the inputs of idemtest proxy.
@@ -58,7 +57,7 @@ type ProxyOptions struct {
 
 	// RunProxy and RandomSeed are the session and the seed of --fault-rate from the Factory
 	// (fakes in tests).
-	RunProxy   func(ctx context.Context, s *proxy.Session) ([]trace.Call, *proxy.UpstreamError, error)
+	RunProxy   func(ctx context.Context, s *proxy.Session) (*agentverdict.Calls, *proxy.UpstreamError, error)
 	RandomSeed func() uint64
 }
 
@@ -184,7 +183,7 @@ func runProxy(ctx context.Context, opts *ProxyOptions) error {
 	if ctx.Err() != nil {
 		jctx = context.Background()
 	}
-	v, err := agentverdict.JudgeContext(jctx, calls, jopts)
+	v, err := agentverdict.JudgeCalls(jctx, calls, jopts)
 	if err != nil {
 		return &exitError{ExitInterrupted, fmt.Errorf("verdict on the agent: %w", err)}
 	}
@@ -271,7 +270,7 @@ func proxySetup(opts *ProxyOptions, httpMode bool) (*proxy.Session, agentverdict
 	}
 	sess := &proxy.Session{
 		Stdio:   proxy.StdioConfig{Command: opts.Command},
-		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold, RedactHeaders: opts.RedactHeaders},
+		Options: proxy.Options{Mutating: opts.Mutating, FaultRate: opts.FaultRate, Seed: opts.Seed, Hold: opts.Hold, RedactHeaders: opts.RedactHeaders, IgnoreArgs: opts.IgnoreArgs},
 	}
 	if httpMode {
 		sess.HTTP = proxy.HTTPConfig{Listen: opts.Listen, Upstream: opts.Upstream, Plain: opts.HTTP, AllowHosts: opts.AllowHosts}

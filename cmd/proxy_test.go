@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -154,7 +155,7 @@ func TestProxyOptions(t *testing.T) {
 			defer cancel()
 			sessions := &calls[*proxy.Session]{}
 			seams := forbidden(t)
-			seams.RunProxy = func(_ context.Context, s *proxy.Session) ([]trace.Call, *proxy.UpstreamError, error) {
+			seams.RunProxy = func(_ context.Context, s *proxy.Session) (*agentverdict.Calls, *proxy.UpstreamError, error) {
 				sessions.add(s)
 				if tc.calls == nil {
 					t.Error("the session ran")
@@ -162,7 +163,11 @@ func TestProxyOptions(t *testing.T) {
 				if tc.cancel {
 					cancel()
 				}
-				return tc.calls, tc.upstream, tc.err
+				var kept agentverdict.Calls
+				for _, c := range tc.calls {
+					kept.Add(agentverdict.Digest(c, s.Options.IgnoreArgs))
+				}
+				return &kept, tc.upstream, tc.err
 			}
 			r := execute(ctx, seams, withDir(tc.args, dir)...)
 			r.wantExit(t, tc.code, tc.stderr)

@@ -2,10 +2,11 @@
 // 1k, 10k and 100k calls, loopback only: it starts the reference server and the proxy in front
 // of it, sends the calls (each issue_refund with its own key, 4 at a time, keep-alive), stops
 // the proxy with SIGTERM (its verdict included in the peak) and reads the proxy's maximum RSS
-// from wait4. Build the two binaries first:
+// from wait4. With -record the proxy also writes the trace (--record, to a file in a temporary
+// directory). Build the two binaries first:
 //
 //	go build -o /tmp/rss/ . ./examples/refundserver
-//	go run ./bench/proxyrss -bin /tmp/rss
+//	go run ./bench/proxyrss -bin /tmp/rss [-record]
 package main
 
 import (
@@ -50,14 +51,22 @@ func start(path string, args ...string) (*exec.Cmd, string, error) {
 }
 
 // session sends n calls through a fresh proxy and returns its peak RSS in KiB and the time.
-func session(bin string, n int) (int64, time.Duration, error) {
+func session(bin string, n int, record bool) (int64, time.Duration, error) {
 	srv, srvURL, err := start(filepath.Join(bin, "refundserver"), "--addr", "127.0.0.1:0")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() }()
-	px, pxURL, err := start(filepath.Join(bin, "idemtest"), "proxy", "--http", "--listen", "127.0.0.1:0", "--upstream", srvURL,
-		"--fault-rate", "0.01", "--seed", "1")
+	args := []string{"proxy", "--http", "--listen", "127.0.0.1:0", "--upstream", srvURL, "--fault-rate", "0.01", "--seed", "1"}
+	if record {
+		dir, err := os.MkdirTemp("", "proxyrss")
+		if err != nil {
+			return 0, 0, err
+		}
+		defer os.RemoveAll(dir)
+		args = append(args, "--record", filepath.Join(dir, "trace.jsonl"))
+	}
+	px, pxURL, err := start(filepath.Join(bin, "idemtest"), args...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -111,9 +120,10 @@ func session(bin string, n int) (int64, time.Duration, error) {
 func main() {
 	bin := flag.String("bin", "", "directory holding the idemtest and refundserver binaries")
 	sizes := flag.String("calls", "1000,10000,100000", "session sizes, comma-separated")
+	record := flag.Bool("record", false, "make the proxy write the trace too (--record)")
 	flag.Parse()
 	if *bin == "" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench/proxyrss -bin DIR [-calls 1000,10000,100000]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench/proxyrss -bin DIR [-calls 1000,10000,100000] [-record]")
 		os.Exit(2)
 	}
 	fmt.Println("| calls | proxy peak RSS | time |")
@@ -124,7 +134,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		rss, took, err := session(*bin, n)
+		rss, took, err := session(*bin, n, *record)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "proxyrss:", err)
 			os.Exit(1)

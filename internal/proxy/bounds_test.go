@@ -13,12 +13,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/proxy"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -132,10 +134,16 @@ func errorCode(m map[string]any) int {
 }
 
 // runStdio runs the stdio proxy in this process in front of server, for the agent; wait ends
-// the agent's stream and returns the calls recorded and the proxy's notes.
+// the agent's stream and returns the calls traced and the proxy's notes.
 func runStdio(t *testing.T, opts proxy.Options, server ...string) (agent *rpcAgent, wait func() ([]trace.Call, []string)) {
 	t.Helper()
 	agent, agentIn := newRPCAgent()
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, trace.Header{Transport: trace.MCPStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Trace = tw
 	rec := proxy.NewRecorder(opts)
 	done := make(chan error, 1)
 	go func() {
@@ -146,10 +154,14 @@ func runStdio(t *testing.T, opts proxy.Options, server ...string) (agent *rpcAge
 		if err := <-done; err != nil {
 			t.Errorf("proxy: %v", err)
 		}
-		calls, err := rec.Close()
+		if _, err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, calls, err := trace.Read(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
+		sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
 		return calls, rec.Notes()
 	}
 }
@@ -245,13 +257,13 @@ func TestStdioProxyDropsAnOversizedAnswer(t *testing.T) {
 
 // runPlain runs the plain HTTP proxy in this process in front of upstream, recording the trace
 // into rec; stop ends it and returns the calls.
-func runPlain(t *testing.T, upstream string, opts proxy.Options, rec io.Writer) (addr string, stop func() []trace.Call) {
+func runPlain(t *testing.T, upstream string, opts proxy.Options, rec io.Writer) (addr string, stop func() *agentverdict.Calls) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	sess := &proxy.Session{HTTP: proxy.HTTPConfig{Listen: "127.0.0.1:0", Upstream: upstream, Plain: true, Ready: pw}, Options: opts, Record: rec}
 	type result struct {
-		calls []trace.Call
+		calls *agentverdict.Calls
 		err   error
 	}
 	done := make(chan result, 1)
@@ -267,7 +279,7 @@ func runPlain(t *testing.T, upstream string, opts proxy.Options, rec io.Writer) 
 		cancel()
 		t.Fatalf("the proxy did not listen: %q %v", line, err)
 	}
-	return m[1], func() []trace.Call {
+	return m[1], func() *agentverdict.Calls {
 		cancel()
 		r := <-done
 		if r.err != nil {
@@ -359,7 +371,14 @@ func TestPlainProxyHidesEchoedCredentials(t *testing.T) {
 	if err := json.Unmarshal(traced[0].Result, &result); err != nil || result.Echo["Authorization"] != "***" || result.Echo["X-Auth-Token"] != "***" {
 		t.Errorf("the traced result %s (%v) does not show the echoed Authorization and X-Auth-Token as ***", traced[0].Result, err)
 	}
-	returned, _ := json.Marshal(calls)
+	var kept []agentverdict.Call
+	for i := range calls.Len() {
+		kept = append(kept, calls.At(i))
+	}
+	returned, err := json.Marshal(kept)
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("the verdict kept %d calls (%v), want 1", len(kept), err)
+	}
 	for _, leaked := range []string{"tok-4f9a1c77e2", "ck-88d0b1e5", "dark-mode", "ak-0d3e66b1f4", "tn-51c9e0a2", "sc-7b2f90aa", "xat-6e2d90c4b1"} {
 		if bytes.Contains(rec.Bytes(), []byte(leaked)) {
 			t.Errorf("the trace holds %q", leaked)

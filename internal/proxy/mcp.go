@@ -68,8 +68,9 @@ type mcpSession struct {
 	// watched are the calls whose answer a fault keeps from the agent and that the agent has
 	// not given up on yet (for Options.Hold).
 	watched map[string]*flight
-	listed  int  // tools/list requests of the proxy's own
-	seen    bool // a tools/list request went to the server
+	listed  int    // tools/list requests of the proxy's own
+	listGen uint64 // orders the reports of syncListing
+	seen    bool   // a tools/list request went to the server
 	// protoMeta are the protocol's own _meta entries of the agent's requests (protocol
 	// version, client info: newer MCP revisions send them on every request), copied to the
 	// proxy's own requests.
@@ -219,6 +220,22 @@ func (s *mcpSession) settleLists() {
 	s.listsDone = nil
 }
 
+// syncListing tells the recorder how many tools/list requests are in flight: the calls that
+// complete meanwhile wait for their answers before they are traced.
+func (s *mcpSession) syncListing() {
+	s.mu.Lock()
+	n := 0
+	for _, f := range s.inflight {
+		if f.list {
+			n++
+		}
+	}
+	s.listGen++
+	gen := s.listGen
+	s.mu.Unlock()
+	s.rec.SetListing(gen, n)
+}
+
 func newMCPSession(rec *Recorder) *mcpSession {
 	return &mcpSession{rec: rec, inflight: map[string]*flight{}, watched: map[string]*flight{}}
 }
@@ -264,6 +281,7 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		s.inflight[id] = &flight{list: true}
 		s.seen = true
 		s.mu.Unlock()
+		s.syncListing()
 	case m.Method == "tools/call" && id != "":
 		var params struct {
 			Name      string                     `json:"name"`
@@ -288,6 +306,7 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 			// Agents need not list tools before calling them; the proxy asks for itself, to
 			// know which tools are read-only.
 			then = s.ownList("")
+			s.syncListing()
 		}
 		switch p.Fault.Kind {
 		case fault.Error:
@@ -445,6 +464,7 @@ func (s *mcpSession) fromServer(raw []byte) (deliver bool, then []byte) {
 		s.mu.Lock()
 		s.settleLists()
 		s.mu.Unlock()
+		s.syncListing()
 		return !f.own, then
 	}
 	s.rec.Finish(f.p, classify(m))
@@ -569,6 +589,9 @@ func (s *mcpSession) serverDropped(d dropped, max int) (reply []byte, note strin
 		s.hsErr = msg
 	}
 	s.mu.Unlock()
+	if f != nil && f.list {
+		s.syncListing()
+	}
 	note += "; answer to request id " + id
 	switch {
 	case f != nil && f.own:

@@ -1,14 +1,18 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/trace"
 )
 
 // These drive the message inspection directly; the end-to-end tests use real MCP clients.
@@ -34,15 +38,31 @@ func TestMCPSessionKeyCarriers(t *testing.T) {
 			s := newMCPSession(rec)
 			s.fromAgent([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + tc.msg + "}\n"))
 			calls, _ := rec.Close()
-			if len(calls) != 1 || calls[0].Key != tc.want || calls[0].KeyCarrier != tc.key.String() {
+			if calls.Len() != 1 || calls.At(0).Key != tc.want || calls.At(0).KeyCarrier != tc.key.String() {
 				t.Errorf("calls = %+v, want key %q", calls, tc.want)
 			}
 		})
 	}
 }
 
+// traced reads the calls a recorder wrote to buf, in the agent's order.
+func traced(t *testing.T, buf *bytes.Buffer) []trace.Call {
+	t.Helper()
+	_, calls, err := trace.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
+	return calls
+}
+
 func TestMCPSessionFlow(t *testing.T) {
-	rec := NewRecorder(Options{Key: scenario.KeySpec{Arg: "idempotencyKey"},
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, trace.Header{Transport: trace.MCPStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecorder(Options{Key: scenario.KeySpec{Arg: "idempotencyKey"}, Trace: tw,
 		Faults: []fault.Fault{{Kind: fault.Error, Status: 503, Tool: "issue_refund", N: 2}, {Kind: fault.LoseResponse, Tool: "issue_refund", N: 3}}})
 	s := newMCPSession(rec)
 
@@ -110,10 +130,11 @@ func TestMCPSessionFlow(t *testing.T) {
 	// A call the server never answers.
 	s.fromAgent([]byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"issue_refund","arguments":{"idempotencyKey":"b"}}}`))
 
-	calls, err := rec.Close()
+	kept, err := rec.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
+	calls := traced(t, &buf)
 	type row struct {
 		tool     string
 		mutating bool
@@ -145,6 +166,10 @@ func TestMCPSessionFlow(t *testing.T) {
 		w.result, w.errText = "", ""
 		if got != w || c.Seq != i+1 {
 			t.Errorf("call %d = %+v, want %+v", c.Seq, got, w)
+		}
+		// The verdict keeps of the call what it reads, and its digest.
+		if k := kept.At(i); k != agentverdict.Digest(c, nil) {
+			t.Errorf("call %d kept as %+v, want %+v", c.Seq, k, agentverdict.Digest(c, nil))
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
@@ -37,8 +38,13 @@ type Options struct {
 	// timed out" error, for clients whose own timeout is long. 0 waits until the agent cancels
 	// or disconnects.
 	Hold time.Duration
-	// Trace receives every call when the recorder closes; may be nil.
+	// Trace receives each call as it completes (the calls still open when the recorder
+	// closes, then); may be nil.
 	Trace *trace.Writer
+	// IgnoreArgs are the arguments (dotted paths) the verdict leaves out when it compares a
+	// retry with its call (agentverdict.JudgeOptions.IgnoreArgs): the recorder digests each
+	// call's arguments without them as the call completes.
+	IgnoreArgs []string
 	// RedactHeaders are more HTTP headers, besides those redact.CredentialHeader names, whose
 	// values are credentials: the values the proxy sees in them are hidden in the calls it returns and the
 	// trace, also where a server echoes them in an answer.
@@ -48,25 +54,42 @@ type Options struct {
 	Log io.Writer
 }
 
-// Recorder numbers the calls that pass through a proxy, decides their faults, and keeps what
-// each call sent and got for the trace and the verdict. It is safe for concurrent use.
+// Recorder numbers the calls that pass through a proxy and decides their faults. It writes each
+// call to the trace as the call completes, with what it sent and got, and keeps of it only what
+// the verdict reads (agentverdict.Call), so that its memory grows by a few hundred bytes per
+// call, whatever the calls carry. It is safe for concurrent use.
 type Recorder struct {
-	opts  Options
-	start time.Time
+	opts    Options
+	start   time.Time
+	carrier string // opts.Key.String()
 
 	mu       sync.Mutex
 	seq      int
 	perTool  map[string]int
+	tools    map[string]string // each tool name once, shared by its calls
 	readOnly map[string]bool
 	rng      *rand.Rand
 	pending  map[int]*Pending
-	calls    []trace.Call
+	calls    agentverdict.Calls
 	faults   int
+	// held are calls that completed and wait, sorted by seq, for their trace line: until the
+	// calls the agent sent before them complete and no tools/list that decides which tools
+	// are mutating is in flight (listing), within maxHeld lines and maxHeldBytes.
+	held      []trace.Call
+	heldBytes int
+	listing   int
+	listGen   uint64
+	// wmu orders the trace's writes; traceErr, under it, is its first error.
+	wmu      sync.Mutex
+	traceErr error
 	notes    []string
 	dropped  int // notes left out past maxNotes
 	// secrets are the credential header values seen; hidden counts them.
 	secrets redact.Secrets
 	hidden  int
+	// red hides the secrets seen when redHidden were counted (nil before the first).
+	red       *redact.Redactor
+	redHidden int
 }
 
 // maxNotes bounds the notes a recorder keeps; the rest are counted.
@@ -101,7 +124,7 @@ func NewRecorder(opts Options) *Recorder {
 		start = opts.Trace.Started()
 	}
 	return &Recorder{
-		opts: opts, start: start, perTool: map[string]int{}, readOnly: map[string]bool{},
+		opts: opts, start: start, carrier: opts.Key.String(), perTool: map[string]int{}, tools: map[string]string{}, readOnly: map[string]bool{},
 		rng: rand.New(rand.NewPCG(opts.Seed, 0x1de)), pending: map[int]*Pending{},
 	}
 }
@@ -131,6 +154,11 @@ func (r *Recorder) Begin(tool string, args json.RawMessage, key string) *Pending
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
+	if t, ok := r.tools[tool]; ok {
+		tool = t
+	} else {
+		r.tools[tool] = tool
+	}
 	r.perTool[tool]++
 	n := r.perTool[tool]
 	mut := r.mutating(tool)
@@ -155,7 +183,7 @@ func (r *Recorder) Begin(tool string, args json.RawMessage, key string) *Pending
 	}
 	p.call = trace.Call{
 		Seq: p.Seq, AtUS: now.Sub(r.start).Microseconds(), Tool: tool, Args: args, Key: key,
-		KeyCarrier: r.opts.Key.String(), Mutating: mut,
+		KeyCarrier: r.carrier, Mutating: mut,
 	}
 	if p.Fault.Kind != "" {
 		p.call.Fault = p.Fault.String()
@@ -217,8 +245,8 @@ func (r *Recorder) Cancel(p *Pending) {
 	p.Cancelled = true
 }
 
-// Finish records a call's answer. A fault that hid the answer makes the outcome info; the
-// server's answer is kept in the trace.
+// Finish records a call's answer and writes the call to the trace. A fault that hid the answer
+// makes the outcome info; the server's answer is kept in the trace.
 func (r *Recorder) Finish(p *Pending, a Answer) { r.finish(p, a, true) }
 
 func (r *Recorder) finish(p *Pending, a Answer, answered bool) {
@@ -227,8 +255,9 @@ func (r *Recorder) finish(p *Pending, a Answer, answered bool) {
 		r.mu.Unlock()
 		return
 	}
-	delete(r.pending, p.Seq)
 	c := p.call
+	red := r.redactor()
+	r.mu.Unlock()
 	c.Outcome, c.Status, c.Replayed, c.Result, c.Error = a.Outcome, a.Status, a.Replayed, a.Result, a.Error
 	c.ResultTruncated = a.Truncated
 	c.DurationUS = time.Since(p.start).Microseconds()
@@ -236,14 +265,116 @@ func (r *Recorder) finish(p *Pending, a Answer, answered bool) {
 		c.Outcome = outcome.Info
 		c.Error = "response withheld from the agent (" + p.Fault.String() + "); the server answered " + string(a.Outcome)
 	}
-	r.calls = append(r.calls, c)
-	r.mu.Unlock()
+	// The digest is of what the agent sent; the secrets in what the verdict quotes are hidden
+	// as it quotes them (Close), with every secret seen by then.
+	var hideArgs func(string) string
+	if red != nil {
+		hideArgs = red.String
+	}
+	d := agentverdict.DigestHiding(c, r.opts.IgnoreArgs, hideArgs)
+
+	r.mu.Lock()
+	if _, ok := r.pending[p.Seq]; !ok {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.pending, p.Seq)
+	p.call = trace.Call{}
+	r.calls.Add(d)
+	if r.opts.Trace != nil {
+		k := sort.Search(len(r.held), func(i int) bool { return r.held[i].Seq > c.Seq })
+		r.held = slices.Insert(r.held, k, c)
+		r.heldBytes += heldSize(c)
+	}
+	r.flush(false)
 }
 
-// Close finishes the calls that never got an answer (outcome info), writes the trace, and
-// returns every call in the order the agent sent them. The trace is written at the end so that
-// its lines are in that order and "mutating" reflects every tools/list answer seen.
-func (r *Recorder) Close() ([]trace.Call, error) {
+// maxHeld and maxHeldBytes bound the completed calls the recorder holds back from the trace to
+// keep its lines in the agent's order: past them, the earliest are written.
+const (
+	maxHeld      = 1024
+	maxHeldBytes = 16 << 20
+)
+
+func heldSize(c trace.Call) int { return len(c.Args) + len(c.Result) + len(c.Error) + len(c.Key) + 256 }
+
+// flush writes the held calls that are due to the trace, all of them when all is set, and
+// unlocks r.mu. Each line says whether its tool is mutating as the tools/list answers seen
+// by then say, with the secrets seen by then hidden.
+func (r *Recorder) flush(all bool) {
+	first := -1 // the earliest call still open
+	for seq := range r.pending {
+		if first < 0 || seq < first {
+			first = seq
+		}
+	}
+	n := 0
+	for n < len(r.held) {
+		c := r.held[n]
+		due := all || len(r.held)-n > maxHeld || r.heldBytes > maxHeldBytes ||
+			r.listing == 0 && (first < 0 || c.Seq < first)
+		if !due {
+			break
+		}
+		r.heldBytes -= heldSize(c)
+		n++
+	}
+	out := slices.Clone(r.held[:n])
+	clear(r.held[:n])
+	r.held = slices.Delete(r.held, 0, n)
+	if len(r.held) == 0 {
+		r.held = nil // let a long session's backing array go
+	}
+	red := r.redactor()
+	for i := range out {
+		out[i].Mutating = r.mutating(out[i].Tool)
+	}
+	r.wmu.Lock()
+	r.mu.Unlock()
+	defer r.wmu.Unlock()
+	for _, c := range out {
+		if red != nil {
+			hide(red, &c)
+		}
+		if err := r.opts.Trace.Write(trace.Bound(c)); err != nil && r.traceErr == nil {
+			r.traceErr = err
+		}
+	}
+}
+
+// SetListing says how many tools/list requests are in flight (gen orders the reports: an
+// older one is ignored). Calls that complete meanwhile wait for their answers before they
+// are traced, which decide whether their tools are mutating.
+func (r *Recorder) SetListing(gen uint64, n int) {
+	r.mu.Lock()
+	if gen < r.listGen {
+		r.mu.Unlock()
+		return
+	}
+	r.listGen, r.listing = gen, n
+	if r.opts.Trace == nil {
+		r.mu.Unlock()
+		return
+	}
+	r.flush(false)
+}
+
+// redactor hides the secrets seen so far; nil when there are none. r.mu is held.
+func (r *Recorder) redactor() *redact.Redactor {
+	if r.hidden == 0 {
+		return nil
+	}
+	if r.red == nil || r.redHidden != r.hidden {
+		r.red, r.redHidden = redact.New(&r.secrets), r.hidden
+	}
+	return r.red
+}
+
+// Close finishes the calls that never got an answer (outcome info), writes the calls still held
+// to the trace, and returns what the verdict needs of every call, in the order the agent sent
+// them, with the trace's first write error. The trace's lines are in the agent's order unless a
+// call stayed open while more than maxHeld later calls completed.
+func (r *Recorder) Close() (*agentverdict.Calls, error) {
 	r.mu.Lock()
 	open := make([]*Pending, 0, len(r.pending))
 	for _, p := range r.pending {
@@ -259,30 +390,22 @@ func (r *Recorder) Close() ([]trace.Call, error) {
 		r.finish(p, Answer{Outcome: outcome.Info, Error: msg}, false)
 	}
 	r.mu.Lock()
-	calls := slices.Clone(r.calls)
-	for i := range calls {
-		// Decided now: a tools/list answer may have come after the call.
-		calls[i].Mutating = r.mutating(calls[i].Tool)
-	}
-	var red *redact.Redactor
-	if r.hidden > 0 {
-		red = redact.New(&r.secrets)
-	}
-	r.mu.Unlock()
-	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
-	if red != nil {
-		for i := range calls {
-			hide(red, &calls[i])
-		}
-	}
 	if r.opts.Trace != nil {
-		for _, c := range calls {
-			if err := r.opts.Trace.Write(trace.Bound(c)); err != nil {
-				return calls, err
-			}
-		}
+		r.flush(true)
+		r.mu.Lock()
 	}
-	return calls, nil
+	defer r.mu.Unlock()
+	calls := r.calls
+	r.calls = agentverdict.Calls{}
+	// Decided now: a tools/list answer may have come after the call.
+	calls.SetMutating(r.mutating)
+	if red := r.redactor(); red != nil {
+		calls.Hide = red.String
+	}
+	calls.Sort()
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	return &calls, r.traceErr
 }
 
 // hide replaces the secrets in what a call recorded. JSON whose text a secret spans in a way

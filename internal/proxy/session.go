@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/idemtest/idemtest/internal/proxy/agentverdict"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -42,10 +43,10 @@ func (s *Session) Header() trace.Header {
 	return trace.Header{Endpoint: s.HTTP.Upstream, Transport: trace.MCPHTTP}
 }
 
-// Run forwards the session until the agent disconnects (stdio) or ctx ends (HTTP), and returns
-// its calls. A tool server that failed the agent is returned as upstream, for the verdict to
+// Run forwards the session until the agent disconnects (stdio) or ctx ends (HTTP), writing each
+// call to Record as it completes, and returns what the verdict needs of its calls. A tool server that failed the agent is returned as upstream, for the verdict to
 // report (and fail on); err is the proxy's own failure.
-func (s *Session) Run(ctx context.Context) (calls []trace.Call, upstream *UpstreamError, err error) {
+func (s *Session) Run(ctx context.Context) (calls *agentverdict.Calls, upstream *UpstreamError, err error) {
 	opts := s.Options
 	if s.Record != nil {
 		if opts.Trace, err = trace.NewWriter(s.Record, s.Header()); err != nil {

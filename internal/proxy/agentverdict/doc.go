@@ -2,7 +2,7 @@
 // mutating call carries a key; after a fault that left the outcome unknown, the retry of the
 // same tool and arguments carries the same key (a new key is a real double charge); one key
 // never covers two different calls; optionally every key matches a pattern. It is pure: trace
-// calls in, findings out. Arguments are compared as canonical JSON (jsonvalue.Canonical), with
+// calls (or their digests, Calls, as the proxy keeps them) in, findings out. Arguments are compared as canonical JSON (jsonvalue.Canonical), with
 // every number spelled by its value.
 //
 //	v := agentverdict.Judge(calls, agentverdict.JudgeOptions{RequireRetry: true})

@@ -3,14 +3,18 @@ package agentverdict
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/idemtest/idemtest/internal/jsonvalue"
+	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/proxy/fault"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -107,6 +111,107 @@ func (v Verdict) Result() string {
 	return "pass"
 }
 
+// Call is what the verdict keeps of one call: the few fields of its trace line that the checks
+// read and a digest of its arguments, so that a session of any length costs a few hundred bytes
+// per call (idemtest proxy digests each call as it completes and lets its answer go). Digest
+// makes one from a trace line.
+type Call struct {
+	Seq        int
+	Tool       string
+	Key        string
+	KeyCarrier string
+	// Mutating reports whether the tool is treated as mutating (it must carry a key).
+	Mutating bool
+	// Answered reports whether the server answered the call (a result or a status).
+	Answered bool
+	Fault    string
+	Outcome  outcome.Outcome
+	// Error is the call's error when it is outcome info without a fault (the verdict quotes
+	// it), empty otherwise.
+	Error string
+	// Sig identifies the call by tool and canonical arguments (the key and ignored arguments
+	// left out): a hash of the text Signature returns.
+	Sig [16]byte
+	// Args are the canonical arguments as the verdict's messages quote them (at most 120
+	// characters).
+	Args string
+	// fields are the top-level arguments when they are an object: each name with a hash of its
+	// canonical value, sorted by name (see encodeFields); empty otherwise.
+	fields string
+}
+
+// Digest is what the verdict keeps of c, its arguments compared without ignore (dotted paths).
+func Digest(c trace.Call, ignore []string) Call { return DigestHiding(c, ignore, nil) }
+
+// DigestHiding is Digest that passes the canonical arguments the verdict quotes through hide
+// (when not nil) before it shortens them, so that no part of a secret in them is kept.
+func DigestHiding(c trace.Call, ignore []string, hide func(string) string) Call {
+	d := Call{Seq: c.Seq, Tool: c.Tool, Key: c.Key, KeyCarrier: c.KeyCarrier, Mutating: c.Mutating,
+		Answered: len(c.Result) > 0 || c.Status != 0, Fault: c.Fault, Outcome: c.Outcome}
+	if c.Fault == "" && c.Outcome == outcome.Info {
+		d.Error = c.Error
+	}
+	v, ok := decodeArgs(c, ignore)
+	sig, args := sigOf(c, v, ok)
+	d.Sig = hash128(sig)
+	if hide != nil {
+		args = hide(args)
+	}
+	d.Args = args0(args)
+	if m, isMap := v.(map[string]any); ok && isMap {
+		d.fields = encodeFields(m)
+	}
+	return d
+}
+
+func hash128(s string) [16]byte {
+	h := fnv.New128a()
+	_, _ = io.WriteString(h, s)
+	var out [16]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// encodeFields encodes an object's members, sorted by name, each as the name's length (uvarint),
+// the name, and the 64-bit FNV-1a hash of the member's canonical value.
+func encodeFields(m map[string]any) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b []byte
+	for _, k := range names {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		h := fnv.New64a()
+		_, _ = io.WriteString(h, jsonvalue.Canonical(m[k]))
+		b = binary.BigEndian.AppendUint64(b, h.Sum64())
+	}
+	return string(b)
+}
+
+type field struct {
+	name string
+	hash uint64
+}
+
+func decodeFields(s string) []field {
+	var out []field
+	b := []byte(s)
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n+8 {
+			return out
+		}
+		name := string(b[w : w+int(n)])
+		b = b[w+int(n):]
+		out = append(out, field{name, binary.BigEndian.Uint64(b)})
+		b = b[8:]
+	}
+	return out
+}
+
 // Judge applies the agent checks to calls in the order the agent sent them. It is pure.
 func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
 	v, _ := JudgeContext(context.Background(), calls, opts)
@@ -119,7 +224,23 @@ const ctxEvery = 1 << 10
 // JudgeContext is Judge that gives up when ctx ends, returning its error. Each call's
 // arguments are decoded once: the verdict is near-linear in the number of calls.
 func JudgeContext(ctx context.Context, calls []trace.Call, opts JudgeOptions) (Verdict, error) {
-	v := Verdict{Calls: len(calls), Findings: []Finding{}}
+	var cs Calls
+	for i, c := range calls {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return Verdict{Calls: len(calls), Findings: []Finding{}}, err
+			}
+		}
+		cs.Add(Digest(c, opts.IgnoreArgs))
+	}
+	return JudgeCalls(ctx, &cs, opts)
+}
+
+// JudgeCalls is JudgeContext on the calls' digests, sorted into the order the agent sent them;
+// their arguments were compared without opts.IgnoreArgs when they were digested.
+func JudgeCalls(ctx context.Context, cs *Calls, opts JudgeOptions) (Verdict, error) {
+	cs.Sort()
+	v := Verdict{Calls: cs.Len(), Findings: []Finding{}}
 	v.Checked = []Check{CheckKeyPresent, CheckRetrySameKey, CheckOneKeyOneCall, CheckRetried}
 	if opts.KeyPattern != nil {
 		v.Checked = append(v.Checked, CheckKeyPattern)
@@ -130,52 +251,53 @@ func JudgeContext(ctx context.Context, calls []trace.Call, opts JudgeOptions) (V
 		}
 		v.Findings = append(v.Findings, f)
 	}
-	ix, err := newIndex(ctx, calls, opts.IgnoreArgs)
+	rs, err := findRetries(ctx, cs)
 	if err != nil {
 		return v, err
 	}
-	type first struct {
-		seq  int
-		sig  string
-		tool string
-		args string
-	}
-	byKey := map[string]first{}
-	for i, c := range calls {
+	byKey := make(map[[16]byte]int, v.Calls) // the position of the first call with each key
+	for i := range cs.Len() {
 		if i%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return v, err
 			}
 		}
-		if c.Fault != "" {
+		r := cs.row(i)
+		if r.fault != 0 {
 			v.Faults++
 		}
-		if !c.Mutating {
+		if r.flags&flagMutating == 0 {
 			continue
 		}
 		v.Mutating++
-		sig, args := ix.sig[i], ix.args[i]
-		if c.Key == "" {
+		kh, noKey := cs.keyHash(i)
+		hidden := !noKey && hidesOutcome(cs.names[r.fault], r.flags&flagInfo != 0)
+		var c Call
+		if noKey || hidden || opts.KeyPattern != nil {
+			c = cs.At(i)
+		}
+		if noKey {
 			add(Finding{Check: CheckKeyPresent, Violation: true, Seq: []int{c.Seq}, Tool: c.Tool,
 				Message: fmt.Sprintf("%s call #%d is mutating and carries no key (%s)", c.Tool, c.Seq, c.KeyCarrier)})
-		} else {
-			if opts.KeyPattern != nil && !opts.KeyPattern.MatchString(c.Key) {
-				add(Finding{Check: CheckKeyPattern, Violation: true, Seq: []int{c.Seq}, Tool: c.Tool, Key: c.Key,
-					Message: fmt.Sprintf("%s call #%d: key %q does not match --key-pattern %s", c.Tool, c.Seq, c.Key, opts.KeyPattern)})
-			}
-			if f, ok := byKey[c.Key]; !ok {
-				byKey[c.Key] = first{c.Seq, sig, c.Tool, args}
-			} else if f.sig != sig {
-				add(Finding{Check: CheckOneKeyOneCall, Violation: true, Seq: []int{f.seq, c.Seq}, Tool: c.Tool, Key: c.Key,
-					Message: fmt.Sprintf("key %q covers two different calls: %s #%d %s and %s #%d %s; a server that dedupes on the key rejects or wrongly replays the second",
-						c.Key, f.tool, f.seq, args0(f.args), c.Tool, c.Seq, args0(args))})
-			}
-		}
-		if !hidesOutcome(c) || c.Key == "" {
 			continue
 		}
-		retry, differ := ix.findRetry(calls, i)
-		what := describeHidden(c)
+		if opts.KeyPattern != nil && !opts.KeyPattern.MatchString(c.Key) {
+			add(Finding{Check: CheckKeyPattern, Violation: true, Seq: []int{c.Seq}, Tool: c.Tool, Key: c.Key,
+				Message: fmt.Sprintf("%s call #%d: key %q does not match --key-pattern %s", c.Tool, c.Seq, c.Key, opts.KeyPattern)})
+		}
+		if j, ok := byKey[kh]; !ok {
+			byKey[kh] = i
+		} else if f := cs.row(j); f.sig != r.sig || f.tool != r.tool {
+			f, c := cs.At(j), cs.At(i)
+			add(Finding{Check: CheckOneKeyOneCall, Violation: true, Seq: []int{f.Seq, c.Seq}, Tool: c.Tool, Key: c.Key,
+				Message: fmt.Sprintf("key %q covers two different calls: %s #%d %s and %s #%d %s; a server that dedupes on the key rejects or wrongly replays the second",
+					c.Key, f.Tool, f.Seq, args0(f.Args), c.Tool, c.Seq, args0(c.Args))})
+		}
+		if !hidden {
+			continue
+		}
+		retry, differ := rs.find(cs, i)
+		what := describeHidden(&c)
 		switch {
 		case retry == nil:
 			msg := fmt.Sprintf("outcome left unknown to the agent: %s call #%d (%s) was never retried", c.Tool, c.Seq, what)
@@ -195,120 +317,127 @@ func JudgeContext(ctx context.Context, calls []trace.Call, opts JudgeOptions) (V
 	return v, nil
 }
 
-// index holds what the verdict compares calls by, computed once per call: the signature and
-// canonical arguments of each mutating call, and where each tool's and each signature's
-// mutating calls are (positions in calls, ascending).
-type index struct {
-	sig, args []string
-	// obj are the arguments of each mutating call as an object (nil when they are not one).
-	obj    []map[string]any
-	byTool map[string][]int
-	bySig  map[string][]int
-}
+// retries holds, for each mutating call with a key whose outcome the agent does not know (by
+// position), the first later mutating call with the same signature (same) and the first later
+// mutating call of the same tool (next), -1 for none. Only those calls are held: a session's
+// memory grows with its hidden outcomes, not its calls.
+type retries map[int]*[2]int
 
-func newIndex(ctx context.Context, calls []trace.Call, ignore []string) (*index, error) {
-	ix := &index{sig: make([]string, len(calls)), args: make([]string, len(calls)), obj: make([]map[string]any, len(calls)),
-		byTool: map[string][]int{}, bySig: map[string][]int{}}
-	for i, c := range calls {
-		if i%ctxEvery == 0 {
+// findRetries finds same and next for every hidden outcome in one pass over the calls.
+func findRetries(ctx context.Context, cs *Calls) (retries, error) {
+	rs := retries{}
+	type sigTool struct {
+		sig  [16]byte
+		tool uint32
+	}
+	waitSig := map[sigTool][]int{}
+	waitTool := map[uint32][]int{}
+	for j := range cs.Len() {
+		if j%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		if !c.Mutating {
+		r := cs.row(j)
+		if r.flags&flagMutating == 0 {
 			continue
 		}
-		v, ok := decodeArgs(c, ignore)
-		ix.sig[i], ix.args[i] = sigOf(c, v, ok)
-		ix.obj[i], _ = v.(map[string]any)
-		ix.byTool[c.Tool] = append(ix.byTool[c.Tool], i)
-		ix.bySig[ix.sig[i]] = append(ix.bySig[ix.sig[i]], i)
+		st := sigTool{r.sig, r.tool}
+		if w := waitSig[st]; w != nil {
+			for _, i := range w {
+				rs[i][0] = j
+			}
+			delete(waitSig, st)
+		}
+		if w := waitTool[r.tool]; w != nil {
+			for _, i := range w {
+				rs[i][1] = j
+			}
+			delete(waitTool, r.tool)
+		}
+		if r.keyLen > 0 && hidesOutcome(cs.names[r.fault], r.flags&flagInfo != 0) {
+			rs[j] = &[2]int{-1, -1}
+			waitSig[st] = append(waitSig[st], j)
+			waitTool[r.tool] = append(waitTool[r.tool], j)
+		}
 	}
-	return ix, nil
+	return rs, nil
 }
 
-// after is the first position in list (ascending) past i, or -1.
-func after(list []int, i int) int {
-	k := sort.SearchInts(list, i+1)
-	if k == len(list) {
-		return -1
-	}
-	return list[k]
-}
-
-// findRetry finds the retry of calls[i], a mutating call whose outcome the agent does not know.
-// The retry is the first later mutating call of the same tool with the same arguments (compared
+// find is the retry of the ith call, a mutating call whose outcome the agent does not know. The
+// retry is the first later mutating call of the same tool with the same arguments (compared
 // as canonical JSON: numbers by value, the key and ignored arguments left out). The next call of
 // that tool is also its retry when the agent regenerated the arguments: every argument both
 // calls carry has an equal value and one call's arguments include all of the other's, so that
 // the only differences are arguments added or dropped (an optional field spelled out with the
 // server's default, say). differ names those arguments, sorted; it is empty for an exact
 // retry. A call that changes an argument's value (another amount) is a new call, not a retry.
-func (ix *index) findRetry(calls []trace.Call, i int) (retry *trace.Call, differ []string) {
-	same := after(ix.bySig[ix.sig[i]], i)
-	next := after(ix.byTool[calls[i].Tool], i)
-	if next >= 0 && next != same && ix.obj[i] != nil && ix.obj[next] != nil {
-		if d, ok := addedOrDropped(ix.obj[i], ix.obj[next]); ok {
-			return &calls[next], d
+func (rs retries) find(cs *Calls, i int) (retry *Call, differ []string) {
+	r := rs[i]
+	if r == nil {
+		return nil, nil
+	}
+	same, next := r[0], r[1]
+	if next >= 0 && next != same {
+		_, _, fi := cs.bytes(cs.row(i))
+		_, _, fn := cs.bytes(cs.row(next))
+		if len(fi) > 0 && len(fn) > 0 {
+			if d, ok := addedOrDropped(decodeFields(string(fi)), decodeFields(string(fn))); ok {
+				c := cs.At(next)
+				return &c, d
+			}
 		}
 	}
 	if same >= 0 {
-		return &calls[same], nil
+		c := cs.At(same)
+		return &c, nil
 	}
 	return nil, nil
 }
 
-// regenerated reports whether b's arguments differ from a's only by top-level arguments one of
-// them left out (at least one argument in common), and names those arguments.
-func regenerated(a, b trace.Call, ignore []string) ([]string, bool) {
-	am, aok := argMap(a, ignore)
-	bm, bok := argMap(b, ignore)
-	if !aok || !bok {
-		return nil, false
-	}
-	return addedOrDropped(am, bm)
-}
-
-// addedOrDropped is regenerated on the decoded arguments.
-func addedOrDropped(am, bm map[string]any) ([]string, bool) {
-	var onlyA, onlyB []string
+// addedOrDropped reports whether b's arguments differ from a's (both encoded, sorted by name)
+// only by top-level arguments one of them left out (at least one argument in common), and names
+// those arguments.
+func addedOrDropped(a, b []field) ([]string, bool) {
+	var d []string
 	shared := 0
-	for k, av := range am {
-		bv, ok := bm[k]
+	onlyA, onlyB := false, false
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
 		switch {
-		case !ok:
-			onlyA = append(onlyA, k)
-		case jsonvalue.Canonical(av) != jsonvalue.Canonical(bv):
-			return nil, false
+		case j == len(b) || i < len(a) && a[i].name < b[j].name:
+			d, onlyA = append(d, a[i].name), true
+			i++
+		case i == len(a) || b[j].name < a[i].name:
+			d, onlyB = append(d, b[j].name), true
+			j++
 		default:
+			if a[i].hash != b[j].hash {
+				return nil, false
+			}
 			shared++
+			i++
+			j++
 		}
 	}
-	for k := range bm {
-		if _, ok := am[k]; !ok {
-			onlyB = append(onlyB, k)
-		}
-	}
-	if shared == 0 || len(onlyA) > 0 && len(onlyB) > 0 {
+	if shared == 0 || onlyA && onlyB {
 		return nil, false
 	}
-	d := append(onlyA, onlyB...)
-	sort.Strings(d)
 	return d, true
 }
 
 // hidesOutcome reports whether the agent cannot know whether the call took effect: a fault hid
 // the answer, or the answer itself was indeterminate.
-func hidesOutcome(c trace.Call) bool {
-	if c.Fault != "" {
-		return !strings.HasPrefix(c.Fault, string(fault.Delay)+":")
+func hidesOutcome(f string, info bool) bool {
+	if f != "" {
+		return !strings.HasPrefix(f, string(fault.Delay)+":")
 	}
-	return c.Outcome == "info"
+	return info
 }
 
-func describeHidden(c trace.Call) string {
+func describeHidden(c *Call) string {
 	answered := "the server executed it"
-	if len(c.Result) == 0 && c.Status == 0 {
+	if !c.Answered {
 		answered = "the server never answered and may have executed it"
 	}
 	switch {
@@ -342,13 +471,6 @@ func sigOf(c trace.Call, v any, ok bool) (sig, args string) {
 		args = jsonvalue.Canonical(v)
 	}
 	return c.Tool + "\x00" + args, args
-}
-
-// argMap returns a call's arguments as an object, the key and ignored arguments left out.
-func argMap(c trace.Call, ignore []string) (map[string]any, bool) {
-	v, ok := decodeArgs(c, ignore)
-	m, isMap := v.(map[string]any)
-	return m, ok && isMap
 }
 
 // decodeArgs decodes a call's arguments with every number in its canonical spelling, the key
