@@ -170,15 +170,37 @@ func fetch(ctx context.Context, policy *netguard.Policy, u *url.URL, limit int64
 
 var lineCol = regexp.MustCompile(`line (\d+)(?:,? column (\d+))?`)
 
+// smallDocument is the size up to which a document that starts with "{" but is not JSON is
+// read as YAML (a flow mapping) instead of being refused as invalid JSON: YAML costs some hundred
+// times a document's size in memory.
+const smallDocument = 1 << 20
+
 func parse(ctx context.Context, data []byte, source string, base *url.URL, policy *netguard.Policy) (*Spec, error) {
 	refs, err := newRefReader(ctx, policy, base, len(data))
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
-	loader := openapi3.NewLoader()
-	loader.Context = ctx
-	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = refs.read
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		// JSON is read as JSON, pruned to what the operations need (see prune); the library's
+		// own reading parses JSON as YAML, at about 115 times the document's size.
+		small, perr := prune(data)
+		if perr == nil {
+			doc, err := loadJSON(ctx, small, base, refs)
+			if err != nil && len(small) != len(data) {
+				// What pruning could have broken (a $ref it missed) is read whole; an error
+				// is then the document's, positioned in it.
+				doc, err = loadJSON(ctx, data, base, refs)
+			}
+			if err != nil {
+				return nil, positioned(data, source, err)
+			}
+			return mapDoc(doc, source, base)
+		}
+		if len(data) > smallDocument {
+			return nil, positioned(data, source, fmt.Errorf("not valid JSON: %w", perr))
+		}
+	}
+	loader := newLoader(ctx, refs)
 	var doc *openapi3.T
 	if base != nil {
 		doc, err = loader.LoadFromDataWithPath(data, base)
@@ -188,6 +210,31 @@ func parse(ctx context.Context, data []byte, source string, base *url.URL, polic
 	if err != nil {
 		return nil, positioned(data, source, err)
 	}
+	return mapDoc(doc, source, base)
+}
+
+func newLoader(ctx context.Context, refs *refReader) *openapi3.Loader {
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = refs.read
+	return loader
+}
+
+// loadJSON decodes a JSON document and resolves its $refs.
+func loadJSON(ctx context.Context, data []byte, base *url.URL, refs *refReader) (*openapi3.T, error) {
+	doc := &openapi3.T{}
+	if err := json.Unmarshal(data, doc); err != nil {
+		return nil, err
+	}
+	if err := newLoader(ctx, refs).ResolveRefsIn(doc, base); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// mapDoc maps a loaded document to a Spec.
+func mapDoc(doc *openapi3.T, source string, base *url.URL) (*Spec, error) {
 	if doc.OpenAPI == "" || !strings.HasPrefix(doc.OpenAPI, "3.") {
 		if doc.OpenAPI == "" {
 			return nil, &Error{Source: source, Err: errors.New(`no "openapi" version field: not an OpenAPI 3 document (Swagger 2.0 is not read)`)}
