@@ -46,7 +46,6 @@ func main() {
 		fail(err)
 	}
 	size := len(doc)
-	doc = nil
 	runtime.GC()
 
 	var peak atomic.Uint64
