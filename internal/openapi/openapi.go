@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -251,6 +252,7 @@ func mapDoc(doc *openapi3.T, source string, base *url.URL) (*Spec, error) {
 	if doc.Paths == nil {
 		return s, nil
 	}
+	sm := schemaMapper{}
 	paths := doc.Paths.Keys()
 	sort.Strings(paths)
 	for _, path := range paths {
@@ -265,7 +267,7 @@ func mapDoc(doc *openapi3.T, source string, base *url.URL) (*Spec, error) {
 		}
 		sort.Slice(methods, func(i, j int) bool { return methodOrder(methods[i]) < methodOrder(methods[j]) })
 		for _, m := range methods {
-			s.Operations = append(s.Operations, mapOperation(path, m, item, ops[m]))
+			s.Operations = append(s.Operations, sm.mapOperation(path, m, item, ops[m]))
 		}
 	}
 	return s, nil
@@ -346,7 +348,7 @@ func IsKeyHeader(name string) bool {
 	return strings.Contains(strings.ToLower(name), "idempotency")
 }
 
-func mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) Operation {
+func (sm schemaMapper) mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) Operation {
 	o := Operation{Method: method, Path: path, Summary: op.Summary, Tool: op.OperationID}
 	if o.Tool == "" {
 		o.Tool = method + " " + path
@@ -393,7 +395,8 @@ func mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Ope
 		}
 		sch := map[string]any{}
 		if p.Schema != nil {
-			sch = schemaMap(p.Schema, 0)
+			// A copy: the description and example below are this parameter's own.
+			sch = maps.Clone(sm.schemaMap(p.Schema, 0))
 		}
 		if p.Description != "" {
 			sch["description"] = p.Description
@@ -419,7 +422,7 @@ func mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Ope
 		}
 		bm := map[string]any{}
 		if body != nil {
-			bm = schemaMap(body, 0)
+			bm = sm.schemaMap(body, 0)
 		}
 		if bp, ok := bm["properties"].(map[string]any); ok && isObject(bm) {
 			for n, v := range bp {
@@ -469,14 +472,29 @@ func isObject(m map[string]any) bool {
 // large documents stay finite; arguments are synthesised from the top levels.
 const maxDepth = 6
 
+// schemaMapper maps schemas once per depth: a component that many operations reach through
+// $refs is one map shared by their input schemas, not a copy each (a document of request
+// bodies that reference each other held 12 times its size in copies). The maps are read-only
+// once made.
+type schemaMapper map[schemaAt]map[string]any
+
+type schemaAt struct {
+	s     *openapi3.Schema
+	depth int
+}
+
 // schemaMap copies the parts of a schema that argument synthesis uses into a JSON Schema map,
 // $refs already resolved by the loader.
-func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
-	out := map[string]any{}
+func (sm schemaMapper) schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if ref == nil || ref.Value == nil || depth > maxDepth {
-		return out
+		return map[string]any{}
 	}
 	s := ref.Value
+	if m, ok := sm[schemaAt{s, depth}]; ok {
+		return m
+	}
+	out := map[string]any{}
+	sm[schemaAt{s, depth}] = out
 	if s.Type != nil {
 		types := s.Type.Slice()
 		if len(types) == 1 {
@@ -534,12 +552,12 @@ func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if len(s.Properties) > 0 {
 		props := make(map[string]any, len(s.Properties))
 		for n, p := range s.Properties {
-			props[n] = schemaMap(p, depth+1)
+			props[n] = sm.schemaMap(p, depth+1)
 		}
 		out["properties"] = props
 	}
 	if s.Items != nil {
-		out["items"] = schemaMap(s.Items, depth+1)
+		out["items"] = sm.schemaMap(s.Items, depth+1)
 	}
 	for kw, list := range map[string]openapi3.SchemaRefs{"oneOf": s.OneOf, "anyOf": s.AnyOf, "allOf": s.AllOf} {
 		if len(list) == 0 {
@@ -547,7 +565,7 @@ func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 		}
 		l := make([]any, len(list))
 		for i, x := range list {
-			l[i] = schemaMap(x, depth+1)
+			l[i] = sm.schemaMap(x, depth+1)
 		}
 		out[kw] = l
 	}
