@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +20,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
+	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/scenario"
 )
 
 var (
@@ -545,5 +552,54 @@ func TestInterruptWhileFetchingSpec(t *testing.T) {
 				t.Errorf("the interrupt is reported as an error:\n%s", r.out.String())
 			}
 		})
+	}
+}
+
+// TestInterruptMerge sends Ctrl-C (SIGINT) to report merge while it reads and checks many large
+// shards: it stops between inputs, exits 130 and writes no merged report, not a partial one.
+// The shards are run reports (the real JSON writer) of 60 shards of one split, each listing
+// 20,000 uncovered tools, so that merge is still reading when the signal comes.
+func TestInterruptMerge(t *testing.T) {
+	dir := t.TempDir()
+	const shards, tools = 60, 20000
+	var paths []string
+	for k := 1; k <= shards; k++ {
+		sc := &scenario.Scenario{Name: fmt.Sprintf("scenario %d", k), File: "s.yaml", Pos: scenario.Pos{File: "s.yaml", Line: 1, Col: 1}, Trials: 1}
+		cov := result.Coverage{Endpoint: "e", Mutating: tools}
+		for i := range tools {
+			cov.Uncovered = append(cov.Uncovered, result.Uncovered{Tool: fmt.Sprintf("tool_%05d", i)})
+		}
+		rep := &result.Report{
+			Start:     time.Unix(0, 0).UTC(),
+			Scenarios: []*result.ScenarioResult{{Scenario: sc, Status: result.Passed, Trials: 1, TrialsRun: 1, TrialsPassed: 1, Start: time.Unix(0, 0).UTC()}},
+			Coverage:  []result.Coverage{cov},
+			Shard:     result.Shard{Index: k, Total: shards},
+		}
+		var buf bytes.Buffer
+		if err := jsonreport.Write(&buf, rep, "test"); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("shard-%02d.json", k))
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	merged, junitOut := filepath.Join(dir, "merged.json"), filepath.Join(dir, "merged.xml")
+	r := startIdemtest(t, dir, append([]string{"report", "merge", "--json", merged, "--junit", junitOut}, paths...)...)
+	// Merging has started once idemtest has burnt some CPU (its signal handler is installed
+	// before any input is read).
+	r.busy(10)
+	r.signal(syscall.SIGINT)
+	sent := time.Now()
+	code := r.exitCode(2 * time.Minute)
+	t.Logf("exit %d, %s after the signal (for BENCHMARKS-style notes; not asserted)", code, time.Since(sent).Round(time.Millisecond))
+	if code != 130 {
+		t.Fatalf("exit %d, want 130 (merge must stop at Ctrl-C; a merge that finished first needs larger shards); output:\n%s", code, r.out.String())
+	}
+	for _, p := range []string{merged, junitOut} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %v, want no file after an interrupted merge", p, err)
+		}
 	}
 }

@@ -8,5 +8,7 @@
 //	}
 //
 // Loading uses github.com/getkin/kin-openapi; every URL it reads (the document, an external
-// $ref) goes through the outbound policy of internal/netguard.
+// $ref) goes through the outbound policy of internal/netguard. A JSON document is first pruned
+// to the operations, their parameters and request bodies and the components these reach (see
+// prune), and decoded as JSON: loading a 38 MB document peaks near 7 times its size in memory.
 package openapi

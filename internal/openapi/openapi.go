@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -170,15 +171,37 @@ func fetch(ctx context.Context, policy *netguard.Policy, u *url.URL, limit int64
 
 var lineCol = regexp.MustCompile(`line (\d+)(?:,? column (\d+))?`)
 
+// smallDocument is the size up to which a document that starts with "{" but is not JSON is
+// read as YAML (a flow mapping) instead of being refused as invalid JSON: YAML costs some hundred
+// times a document's size in memory.
+const smallDocument = 1 << 20
+
 func parse(ctx context.Context, data []byte, source string, base *url.URL, policy *netguard.Policy) (*Spec, error) {
 	refs, err := newRefReader(ctx, policy, base, len(data))
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
-	loader := openapi3.NewLoader()
-	loader.Context = ctx
-	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = refs.read
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		// JSON is read as JSON, pruned to what the operations need (see prune); the library's
+		// own reading parses JSON as YAML, at about 115 times the document's size.
+		small, perr := prune(data)
+		if perr == nil {
+			doc, err := loadJSON(ctx, small, base, refs)
+			if err != nil && len(small) != len(data) {
+				// What pruning could have broken (a $ref it missed) is read whole; an error
+				// is then the document's, positioned in it.
+				doc, err = loadJSON(ctx, data, base, refs)
+			}
+			if err != nil {
+				return nil, positioned(data, source, err)
+			}
+			return mapDoc(doc, source, base)
+		}
+		if len(data) > smallDocument {
+			return nil, positioned(data, source, fmt.Errorf("not valid JSON: %w", perr))
+		}
+	}
+	loader := newLoader(ctx, refs)
 	var doc *openapi3.T
 	if base != nil {
 		doc, err = loader.LoadFromDataWithPath(data, base)
@@ -188,6 +211,31 @@ func parse(ctx context.Context, data []byte, source string, base *url.URL, polic
 	if err != nil {
 		return nil, positioned(data, source, err)
 	}
+	return mapDoc(doc, source, base)
+}
+
+func newLoader(ctx context.Context, refs *refReader) *openapi3.Loader {
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = refs.read
+	return loader
+}
+
+// loadJSON decodes a JSON document and resolves its $refs.
+func loadJSON(ctx context.Context, data []byte, base *url.URL, refs *refReader) (*openapi3.T, error) {
+	doc := &openapi3.T{}
+	if err := json.Unmarshal(data, doc); err != nil {
+		return nil, err
+	}
+	if err := newLoader(ctx, refs).ResolveRefsIn(doc, base); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// mapDoc maps a loaded document to a Spec.
+func mapDoc(doc *openapi3.T, source string, base *url.URL) (*Spec, error) {
 	if doc.OpenAPI == "" || !strings.HasPrefix(doc.OpenAPI, "3.") {
 		if doc.OpenAPI == "" {
 			return nil, &Error{Source: source, Err: errors.New(`no "openapi" version field: not an OpenAPI 3 document (Swagger 2.0 is not read)`)}
@@ -204,6 +252,7 @@ func parse(ctx context.Context, data []byte, source string, base *url.URL, polic
 	if doc.Paths == nil {
 		return s, nil
 	}
+	sm := schemaMapper{}
 	paths := doc.Paths.Keys()
 	sort.Strings(paths)
 	for _, path := range paths {
@@ -218,7 +267,7 @@ func parse(ctx context.Context, data []byte, source string, base *url.URL, polic
 		}
 		sort.Slice(methods, func(i, j int) bool { return methodOrder(methods[i]) < methodOrder(methods[j]) })
 		for _, m := range methods {
-			s.Operations = append(s.Operations, mapOperation(path, m, item, ops[m]))
+			s.Operations = append(s.Operations, sm.mapOperation(path, m, item, ops[m]))
 		}
 	}
 	return s, nil
@@ -299,7 +348,7 @@ func IsKeyHeader(name string) bool {
 	return strings.Contains(strings.ToLower(name), "idempotency")
 }
 
-func mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) Operation {
+func (sm schemaMapper) mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) Operation {
 	o := Operation{Method: method, Path: path, Summary: op.Summary, Tool: op.OperationID}
 	if o.Tool == "" {
 		o.Tool = method + " " + path
@@ -346,7 +395,8 @@ func mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Ope
 		}
 		sch := map[string]any{}
 		if p.Schema != nil {
-			sch = schemaMap(p.Schema, 0)
+			// A copy: the description and example below are this parameter's own.
+			sch = maps.Clone(sm.schemaMap(p.Schema, 0))
 		}
 		if p.Description != "" {
 			sch["description"] = p.Description
@@ -372,7 +422,7 @@ func mapOperation(path, method string, item *openapi3.PathItem, op *openapi3.Ope
 		}
 		bm := map[string]any{}
 		if body != nil {
-			bm = schemaMap(body, 0)
+			bm = sm.schemaMap(body, 0)
 		}
 		if bp, ok := bm["properties"].(map[string]any); ok && isObject(bm) {
 			for n, v := range bp {
@@ -422,14 +472,29 @@ func isObject(m map[string]any) bool {
 // large documents stay finite; arguments are synthesised from the top levels.
 const maxDepth = 6
 
+// schemaMapper maps schemas once per depth: a component that many operations reach through
+// $refs is one map shared by their input schemas, not a copy each (a document of request
+// bodies that reference each other held 12 times its size in copies). The maps are read-only
+// once made.
+type schemaMapper map[schemaAt]map[string]any
+
+type schemaAt struct {
+	s     *openapi3.Schema
+	depth int
+}
+
 // schemaMap copies the parts of a schema that argument synthesis uses into a JSON Schema map,
 // $refs already resolved by the loader.
-func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
-	out := map[string]any{}
+func (sm schemaMapper) schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if ref == nil || ref.Value == nil || depth > maxDepth {
-		return out
+		return map[string]any{}
 	}
 	s := ref.Value
+	if m, ok := sm[schemaAt{s, depth}]; ok {
+		return m
+	}
+	out := map[string]any{}
+	sm[schemaAt{s, depth}] = out
 	if s.Type != nil {
 		types := s.Type.Slice()
 		if len(types) == 1 {
@@ -487,12 +552,12 @@ func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if len(s.Properties) > 0 {
 		props := make(map[string]any, len(s.Properties))
 		for n, p := range s.Properties {
-			props[n] = schemaMap(p, depth+1)
+			props[n] = sm.schemaMap(p, depth+1)
 		}
 		out["properties"] = props
 	}
 	if s.Items != nil {
-		out["items"] = schemaMap(s.Items, depth+1)
+		out["items"] = sm.schemaMap(s.Items, depth+1)
 	}
 	for kw, list := range map[string]openapi3.SchemaRefs{"oneOf": s.OneOf, "anyOf": s.AnyOf, "allOf": s.AllOf} {
 		if len(list) == 0 {
@@ -500,7 +565,7 @@ func schemaMap(ref *openapi3.SchemaRef, depth int) map[string]any {
 		}
 		l := make([]any, len(list))
 		for i, x := range list {
-			l[i] = schemaMap(x, depth+1)
+			l[i] = sm.schemaMap(x, depth+1)
 		}
 		out[kw] = l
 	}

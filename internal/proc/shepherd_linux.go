@@ -120,6 +120,14 @@ func shepherd(path string, argv []string) int {
 		select {}
 	default:
 	}
+	// idemtest may have died and the command exited of it before the sweep began: a stdio MCP
+	// server ends at the end of its stdin, which idemtest held, and the kernel may close that
+	// pipe before the lifeline. Exiting now would leave what the command started running. So
+	// while anything is left below, the shepherd gives the lifeline a moment to end; when it
+	// does, the reader sweeps and exits.
+	if ended(lifelineFD, 0) || len(descendants(os.Getpid())) > 0 && ended(lifelineFD, lifelineGrace) {
+		select {}
+	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		if err != nil {
@@ -136,6 +144,23 @@ func shepherd(path string, argv []string) int {
 		return 128 + int(ws.Signal())
 	}
 	return ee.ExitCode()
+}
+
+// lifelineGrace is how long a shepherd whose command exited, leaving processes below, waits
+// for the lifeline to end before it exits with the command's status.
+const lifelineGrace = time.Second
+
+// ended reports whether the lifeline has ended within wait: its read end polls readable (end
+// of file, as idemtest never writes) or hung up.
+func ended(fd int, wait time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(wait); ; {
+		n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
+		if err == unix.EINTR && time.Now().Before(deadline) {
+			continue
+		}
+		return err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP) != 0
+	}
 }
 
 // killDescendants SIGKILLs every process below this one until none is left: as subreaper, a

@@ -9,9 +9,11 @@
 package regularfile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -121,9 +123,20 @@ func ReadSmall(path string, limit int64) ([]byte, error) {
 }
 
 func readAll(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
+	// A file is read into a buffer of its size, not one doubled as it fills: a large document
+	// would otherwise cost up to three times its size while it is read.
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if info, err := f.Stat(); err == nil && info.Size() > 0 && info.Size() <= limit {
+			buf.Grow(int(info.Size()) + bytes.MinRead)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, err
+	}
+	b := buf.Bytes()
+	if b == nil {
+		b = []byte{}
 	}
 	if int64(len(b)) > limit {
 		return nil, &TooLargeError{Limit: limit}

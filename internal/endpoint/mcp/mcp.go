@@ -164,6 +164,12 @@ func (e *Endpoint) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Env = append(os.Environ(), e.cfg.Env...)
 		cmd.Dir = e.cfg.Dir
 		proc.Isolate(cmd)
+		// Should idemtest be killed (SIGKILL, a crash) instead of closing the session, the
+		// shepherd kills the server and everything it started, setsid daemons included.
+		if err := proc.Shepherd(cmd); err != nil {
+			e.err = fmt.Errorf("mcp server %s: %w", e.describe(), err)
+			return nil, e.err
+		}
 		st := &stdioTransport{cmd: cmd, limit: e.cfg.MaxResponseBytes, grace: 2 * time.Second}
 		if e.cfg.Stderr != nil {
 			// Through a pipe the Tail reads itself, so that a mark taken after an answer holds

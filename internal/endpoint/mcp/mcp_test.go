@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	// The stdio tests run this test binary as their MCP server.
 	if os.Getenv("ENDPOINT_TEST_MCP_SERVER") == "1" {
 		srv := testMCPServer(nil)
+		if os.Getenv("ENDPOINT_TEST_MCP_SPAWN") == "1" {
+			spawnStubborn()
+		}
 		if os.Getenv("ENDPOINT_TEST_MCP_GIANT") == "1" {
 			addGiantTool(srv)
 		}
