@@ -36,7 +36,7 @@ func (w *listenWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.buf.Write(p)
 	if !w.sent {
-		if _, rest, ok := strings.Cut(w.buf.String(), "listening on http://"); ok {
+		if _, rest, ok := cutAny(w.buf.String(), "listening on http://", "traces at http://"); ok {
 			if addr, _, ok := strings.Cut(rest, " "); ok {
 				w.sent = true
 				w.addr <- addr
@@ -469,4 +469,92 @@ func TestOTelFlags(t *testing.T) {
 	if !strings.Contains(stderr.String(), "--otel-file") || strings.Contains(stderr.String(), "listening") {
 		t.Errorf("stderr %q: want the flag named and nothing served", stderr.String())
 	}
+}
+
+// TestAuditListen: the reference server exports over OTLP/HTTP (--otel-endpoint) straight into
+// idemtest audit --listen; the audit ends on Ctrl-C (here: its context) and reports the
+// double executions the ledger shows.
+func TestAuditListen(t *testing.T) {
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	errOut := &listenWriter{addr: make(chan string, 1)}
+	var out bytes.Buffer
+	ios := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut, Getenv: func(string) string { return "" }}
+	jsonPath := filepath.Join(t.TempDir(), "audit.json")
+	done := make(chan cmd.ExitCode, 1)
+	go func() {
+		done <- cmd.Execute(ctx, &cmd.Factory{IO: ios, Version: "test"},
+			[]string{"audit", "--listen", "127.0.0.1:0", "--max-hit-rate", "off", "--json", jsonPath})
+	}()
+	var endpoint string
+	select {
+	case addr := <-errOut.addr:
+		endpoint = "http://" + strings.TrimSuffix(addr, "/v1/traces") + "/v1/traces"
+	case code := <-done:
+		t.Fatalf("audit exited %d: %s", code, errOut.String())
+	}
+
+	s := startInstrumented(t, "--idempotency", "naive", "--work", "20ms", "--otel-endpoint", endpoint)
+	var truth map[string]int
+	sent := 0
+	for round := 0; ; round++ {
+		key := fmt.Sprintf("l%d", round)
+		s.burst(t, 6, key, map[string]any{"accountId": "acct_listen", "amount": 7})
+		sent += 6
+		if truth = s.ledger(t); truth[key] > 1 {
+			break
+		}
+		if round == 20 {
+			t.Fatal("the naive server never executed a key twice in 20 bursts")
+		}
+	}
+	s.Stop(t) // flushes every span to the receiver before it returns
+	interrupt()
+	code := <-done
+	t.Logf("audit --listen: exit %d\n%s%s", code, &out, errOut)
+	if code != cmd.ExitFailed {
+		t.Errorf("exit %d, want 1", code)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("audit", b); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Calls    int `json:"calls"`
+		Findings []struct {
+			Kind  string `json:"kind"`
+			Key   string `json:"key"`
+			Count int    `json:"count"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Calls != sent {
+		t.Errorf("audit --listen received %d calls, the test sent %d", rep.Calls, sent)
+	}
+	found := map[string]int{}
+	for _, f := range rep.Findings {
+		if f.Kind != "double-execution" {
+			t.Errorf("unexpected finding %+v", f)
+		}
+		found[f.Key] = f.Count
+	}
+	for k, n := range truth {
+		if (n > 1 || found[k] > 0) && found[k] != n {
+			t.Errorf("key %s executed %d times (ledger); audit --listen says %d", k, n, found[k])
+		}
+	}
+}
+
+func cutAny(s string, seps ...string) (string, string, bool) {
+	for _, sep := range seps {
+		if b, a, ok := strings.Cut(s, sep); ok {
+			return b, a, ok
+		}
+	}
+	return s, "", false
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/outcome"
 	"github.com/idemtest/idemtest/internal/regularfile"
@@ -118,26 +120,33 @@ func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add
 			if err != nil {
 				return &InputError{Path: name, Line: n, Col: protoCol(err), Msg: "not an OTLP JSON ExportTraceServiceRequest: " + err.Error()}
 			}
-			where := name + ":" + strconv.Itoa(n)
-			for _, rs := range req.GetResourceSpans() {
-				for _, ss := range rs.GetScopeSpans() {
-					for _, sp := range ss.GetSpans() {
-						c, ok := spanCall(sp, m)
-						if !ok {
-							continue
-						}
-						c.Where = where
-						if err := add(c); err != nil {
-							return err
-						}
-					}
-				}
+			if err := addRequest(req, name+":"+strconv.Itoa(n), m, add); err != nil {
+				return err
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
 			return nil
 		}
 	}
+}
+
+// addRequest hands each tool call of one export request to add; where names the request.
+func addRequest(req *coltracepb.ExportTraceServiceRequest, where string, m Mapping, add func(Call) error) error {
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				c, ok := spanCall(sp, m)
+				if !ok {
+					continue
+				}
+				c.Where = where
+				if err := add(c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // readTrace reads an idemtest trace: its calls are one session (a run's, one per scenario
