@@ -558,3 +558,110 @@ func cutAny(s string, seps ...string) (string, string, bool) {
 	}
 	return s, "", false
 }
+
+// TestRunTraceIDsMatchServerSpans is the link from a test to the server's own traces: a run
+// against the instrumented naive server fails on a double execution, and the trace id its JSON
+// report gives each execution is the trace of that execution's spans on the server (the
+// http.server span and its refund.execute child), over plain HTTP and over MCP.
+func TestRunTraceIDsMatchServerSpans(t *testing.T) {
+	for _, transport := range []string{"http", "mcp"} {
+		t.Run(transport, func(t *testing.T) {
+			s := startInstrumented(t, "--idempotency", "naive", "--work", "50ms")
+			dir := t.TempDir()
+			endpointYAML := `    http: {url: "` + s.URL + `/tools/{tool}"}
+    key: {header: Idempotency-Key}`
+			if transport == "mcp" {
+				endpointYAML = `    mcp: {url: "` + s.URL + `/mcp"}
+    key: {arg: idempotencyKey}`
+			}
+			cfg := filepath.Join(dir, "idemtest.yaml")
+			os.WriteFile(cfg, []byte("endpoints:\n  refunds:\n"+endpointYAML+"\n    mutating: [issue_refund]\n"), 0o644)
+			scen := filepath.Join(dir, "burst.yaml")
+			os.WriteFile(scen, []byte(`name: a burst of one key
+endpoint: refunds
+trials: 3
+steps:
+  - id: once
+    call_tool: issue_refund
+    args: {accountId: "acct_{{ session }}", amount: 5}
+  - id: burst
+    call_tool: issue_refund
+    args: {accountId: "acct_{{ session }}", amount: 10}
+    fanout: 8
+`), 0o644)
+			report := filepath.Join(dir, "run.json")
+			ios, out, errOut := iostreams.Test()
+			code := cmd.Execute(context.Background(), &cmd.Factory{IO: ios, Version: "test"},
+				[]string{"run", "--no-color", "--config", cfg, "--json", report, scen})
+			t.Logf("idemtest run: exit %d\n%s%s", code, out, errOut)
+			b, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schemacheck.Validate("run", b); err != nil {
+				t.Fatalf("run --json does not validate: %v", err)
+			}
+			var rep struct {
+				Scenarios []struct {
+					History []struct {
+						Calls []struct {
+							Step     string `json:"step"`
+							Key      string `json:"key"`
+							Outcome  string `json:"outcome"`
+							Replayed bool   `json:"replayed"`
+							TraceID  string `json:"trace_id"`
+						} `json:"calls"`
+					} `json:"history"`
+				} `json:"scenarios"`
+			}
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			s.Stop(t)
+
+			// The server's side: the trace of each call span, and of each execution's child span.
+			callTrace := map[string]bool{}
+			execTrace := map[string]int{}
+			for _, sp := range readSpans(t, s.Spans) {
+				switch {
+				case sp.Name == spanRefundExecute:
+					execTrace[sp.TraceID]++
+				case sp.Attrs["gen_ai.tool.name"] == "issue_refund":
+					callTrace[sp.TraceID] = true
+				}
+			}
+			calls, executions := 0, 0
+			reportExec := map[string]bool{}
+			for _, sc := range rep.Scenarios {
+				for _, tr := range sc.History {
+					for _, c := range tr.Calls {
+						calls++
+						if len(c.TraceID) != 32 {
+							t.Errorf("call %s (key %s) has trace id %q", c.Step, c.Key, c.TraceID)
+							continue
+						}
+						if !callTrace[c.TraceID] {
+							t.Errorf("call %s (key %s): trace %s has no span on the server", c.Step, c.Key, c.TraceID)
+						}
+						if c.Outcome == "ok" && !c.Replayed {
+							executions++
+							reportExec[c.TraceID] = true
+							if execTrace[c.TraceID] != 1 {
+								t.Errorf("execution %s (key %s): trace %s holds %d %s spans on the server, want 1", c.Step, c.Key, c.TraceID, execTrace[c.TraceID], spanRefundExecute)
+							}
+						}
+					}
+				}
+			}
+			for tid := range execTrace {
+				if !reportExec[tid] {
+					t.Errorf("the server executed in trace %s, which the report names for no execution", tid)
+				}
+			}
+			// Each trial's once and burst execute once each on a correct server: more is a double.
+			if trials := calls / (1 + 8); code != cmd.ExitFailed || executions <= 2*trials {
+				t.Errorf("exit %d with %d executions of %d calls: want 1 and a double execution", code, executions, calls)
+			}
+		})
+	}
+}
