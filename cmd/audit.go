@@ -107,6 +107,7 @@ are named; no report is written), 130 interrupted.`,
 	fl.StringSliceVar(&opts.Mapping.KeyArgs, "key-arg", nil, "argument `NAME`s that hold the key (default "+strings.Join(audit.DefaultKeyArgs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.KeyAttrs, "key-attr", nil, "span `ATTRIBUTE`s that hold the key (default "+strings.Join(audit.DefaultKeyAttrs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.SessionAttrs, "session-attr", nil, "span `ATTRIBUTE`s that name the session (default "+strings.Join(audit.DefaultSessionAttrs, ",")+")")
+	fl.StringVar(&opts.Mapping.ExecutionSpan, "execution-span", "", "count an execution per child span whose name matches `GLOB` (e.g. refund.execute, the payment client's span) and did not fail, whatever the answer; default: an ok answer that is no replay")
 	fl.StringSliceVar(&opts.Mapping.ReplayAttrs, "replay-attr", nil, "span `ATTRIBUTE`s that mark a replay (default "+strings.Join(audit.DefaultReplayAttrs, ",")+")")
 	return c
 }
@@ -141,6 +142,9 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	}
 	if opts.Window > 0 && opts.TTL > opts.Window {
 		return &exitError{ExitUsage, fmt.Errorf("--window %s is shorter than --ttl %s: a key would be forgotten while it lives", opts.Window, opts.TTL)}
+	}
+	if err := audit.CheckExecutionSpan(opts.Mapping.ExecutionSpan); err != nil {
+		return &exitError{ExitUsage, err}
 	}
 	if opts.Listen != "" {
 		if err := audit.CheckLoopback(opts.Listen); err != nil {

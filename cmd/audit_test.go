@@ -115,3 +115,11 @@ func TestAuditListenUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditExecutionSpanUsage(t *testing.T) {
+	io, _, errOut := iostreams.Test()
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"audit", "--execution-span", "[x", "x.jsonl"}); code != ExitUsage ||
+		!strings.Contains(errOut.String(), "--execution-span") {
+		t.Errorf("exit %d (%s), want 2 naming the flag", code, errOut)
+	}
+}

@@ -331,6 +331,11 @@ func TestAuditOfInstrumentedServer(t *testing.T) {
 		if int(rep["executions"].(float64)) != total {
 			t.Errorf("audit counted %v executions, the ledger has %d", rep["executions"], total)
 		}
+		// Counting the server's execution spans instead of its answers gives the same.
+		if _, rep := auditFile(t, s.Spans, "--max-hit-rate", "off", "--execution-span", spanRefundExecute); int(rep["executions"].(float64)) != total ||
+			len(rep["findings"].([]any)) != len(found) {
+			t.Errorf("--execution-span: %v executions, %d findings; the ledger has %d executions, %d keys doubled", rep["executions"], len(rep["findings"].([]any)), total, len(found))
+		}
 	})
 
 	t.Run("naive over MCP", func(t *testing.T) {

@@ -71,7 +71,8 @@ func Listen(ctx context.Context, o ListenOptions, m Mapping, add func(Call) erro
 		return &InputError{Path: "--listen", Msg: err.Error()}
 	}
 	url := "http://" + ln.Addr().String() + "/v1/traces"
-	r := &receiver{opts: o, m: m.withDefaults(), add: add, url: url, activity: make(chan struct{}, 1)}
+	m = m.withDefaults()
+	r := &receiver{opts: o, m: m, ex: newExecIndex(m), add: add, url: url, activity: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/traces", r)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
@@ -130,6 +131,7 @@ wait:
 type receiver struct {
 	opts     ListenOptions
 	m        Mapping
+	ex       *execIndex
 	add      func(Call) error
 	url      string
 	activity chan struct{}
@@ -197,7 +199,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.n++
 	where := r.url + "#" + strconv.Itoa(r.n)
-	err = addRequest(exp, where, r.m, r.add)
+	err = addRequest(exp, where, r.m, r.ex, r.add)
 	if err != nil && r.err == nil {
 		r.err = err
 	}

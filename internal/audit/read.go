@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/outcome"
@@ -94,6 +96,7 @@ func isTrace(br *bufio.Reader) bool {
 // readOTLP reads OTLP JSON lines, at most MaxLine bytes each.
 func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add func(Call) error) error {
 	var buf []byte
+	ex := newExecIndex(m)
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -120,7 +123,7 @@ func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add
 			if err != nil {
 				return &InputError{Path: name, Line: n, Col: protoCol(err), Msg: "not an OTLP JSON ExportTraceServiceRequest: " + err.Error()}
 			}
-			if err := addRequest(req, name+":"+strconv.Itoa(n), m, add); err != nil {
+			if err := addRequest(req, name+":"+strconv.Itoa(n), m, ex, add); err != nil {
 				return err
 			}
 		}
@@ -130,8 +133,50 @@ func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add
 	}
 }
 
+// maxPendingExecutions bounds the execution spans remembered until their parent call comes.
+const maxPendingExecutions = 1 << 20
+
+// execIndex counts the execution spans (Mapping.ExecutionSpan) of each parent span until the
+// parent arrives. A child span ends before its parent, so an SDK's batches and the Collector's
+// file export it in the same request or an earlier one.
+type execIndex struct {
+	pattern string
+	pending map[string]int
+}
+
+func newExecIndex(m Mapping) *execIndex {
+	if m.ExecutionSpan == "" {
+		return nil
+	}
+	return &execIndex{pattern: m.ExecutionSpan, pending: map[string]int{}}
+}
+
+// CheckExecutionSpan reports a malformed --execution-span glob.
+func CheckExecutionSpan(pattern string) error {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return fmt.Errorf("--execution-span %q: %v", pattern, err)
+	}
+	return nil
+}
+
 // addRequest hands each tool call of one export request to add; where names the request.
-func addRequest(req *coltracepb.ExportTraceServiceRequest, where string, m Mapping, add func(Call) error) error {
+func addRequest(req *coltracepb.ExportTraceServiceRequest, where string, m Mapping, ex *execIndex, add func(Call) error) error {
+	if ex != nil {
+		for _, rs := range req.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				for _, sp := range ss.GetSpans() {
+					if ok, _ := path.Match(ex.pattern, sp.GetName()); !ok || len(sp.GetParentSpanId()) == 0 ||
+						sp.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+						continue
+					}
+					if len(ex.pending) >= maxPendingExecutions {
+						clear(ex.pending) // parents that never came: forget them rather than grow
+					}
+					ex.pending[string(sp.GetParentSpanId())]++
+				}
+			}
+		}
+	}
 	for _, rs := range req.GetResourceSpans() {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, sp := range ss.GetSpans() {
@@ -140,6 +185,11 @@ func addRequest(req *coltracepb.ExportTraceServiceRequest, where string, m Mappi
 					continue
 				}
 				c.Where = where
+				if ex != nil {
+					c.ExecKnown = true
+					c.Executions = ex.pending[string(sp.GetSpanId())]
+					delete(ex.pending, string(sp.GetSpanId()))
+				}
 				if err := add(c); err != nil {
 					return err
 				}
