@@ -72,7 +72,8 @@ func Listen(ctx context.Context, o ListenOptions, m Mapping, add func(Call) erro
 	}
 	url := "http://" + ln.Addr().String() + "/v1/traces"
 	m = m.withDefaults()
-	r := &receiver{opts: o, m: m, ex: newExecIndex(m), add: add, url: url, activity: make(chan struct{}, 1)}
+	r := &receiver{opts: o, m: m, ex: newExecIndex(m), add: add, url: url, activity: make(chan struct{}, 1),
+		bodies: make(chan struct{}, maxConcurrentBodies)}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/traces", r)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
@@ -127,6 +128,9 @@ wait:
 	return r.err
 }
 
+// maxConcurrentBodies is how many export requests are read and decoded at once.
+const maxConcurrentBodies = 4
+
 // receiver is the OTLP/HTTP trace endpoint.
 type receiver struct {
 	opts     ListenOptions
@@ -135,6 +139,9 @@ type receiver struct {
 	add      func(Call) error
 	url      string
 	activity chan struct{}
+	// bodies bounds the export bodies held at once: memory is at most maxConcurrentBodies times
+	// MaxBody (twice, decompressing), however many exporters send.
+	bodies chan struct{}
 
 	mu  sync.Mutex
 	n   int
@@ -157,6 +164,12 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	isJSON := ct == "application/json"
 	if !isJSON && ct != "application/x-protobuf" && ct != "application/protobuf" {
 		r.refuse(w, http.StatusUnsupportedMediaType, "Content-Type %q: want application/x-protobuf or application/json", ct)
+		return
+	}
+	select {
+	case r.bodies <- struct{}{}:
+		defer func() { <-r.bodies }()
+	case <-req.Context().Done():
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.opts.MaxBody))

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -167,4 +168,41 @@ func TestListenRefuses(t *testing.T) {
 			t.Errorf("CheckLoopback(%q): %v", a, err)
 		}
 	}
+}
+
+// TestListenEnds: --idle ends the listening once exports stop (never before the first), and
+// --duration ends it whatever came; both report what was received.
+func TestListenEnds(t *testing.T) {
+	t.Run("idle", func(t *testing.T) {
+		ready := make(chan string, 1)
+		var calls []audit.Call
+		done := make(chan error, 1)
+		go func() {
+			done <- audit.Listen(context.Background(), audit.ListenOptions{Addr: "127.0.0.1:0", Idle: 20 * time.Millisecond,
+				Ready: func(a string) { ready <- a }}, audit.Mapping{}, func(c audit.Call) error { calls = append(calls, c); return nil })
+		}()
+		addr := <-ready
+		ctx := context.Background()
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL("http://"+addr+"/v1/traces"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+		_, sp := tp.Tracer("test").Start(ctx, "tools/call x", trace.WithSpanKind(trace.SpanKindServer))
+		sp.SetAttributes(attribute.String("gen_ai.tool.name", "x"))
+		sp.End()
+		if err := tp.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil || len(calls) != 1 {
+			t.Errorf("Listen: %v, %d calls; want nil and 1", err, len(calls))
+		}
+	})
+	t.Run("duration", func(t *testing.T) {
+		err := audit.Listen(context.Background(), audit.ListenOptions{Addr: "127.0.0.1:0", Duration: time.Millisecond}, audit.Mapping{},
+			func(audit.Call) error { return nil })
+		if err != nil {
+			t.Error(err)
+		}
+	})
 }
