@@ -594,10 +594,10 @@ steps:
     args: {accountId: "acct_{{ session }}", amount: 10}
     fanout: 8
 `), 0o644)
-			report := filepath.Join(dir, "run.json")
+			report, traceFile := filepath.Join(dir, "run.json"), filepath.Join(dir, "run.trace")
 			ios, out, errOut := iostreams.Test()
 			code := cmd.Execute(context.Background(), &cmd.Factory{IO: ios, Version: "test"},
-				[]string{"run", "--no-color", "--config", cfg, "--json", report, scen})
+				[]string{"run", "--no-color", "--config", cfg, "--json", report, "--trace", traceFile, scen})
 			t.Logf("idemtest run: exit %d\n%s%s", code, out, errOut)
 			b, err := os.ReadFile(report)
 			if err != nil {
@@ -662,6 +662,25 @@ steps:
 				if !reportExec[tid] {
 					t.Errorf("the server executed in trace %s, which the report names for no execution", tid)
 				}
+			}
+			// idemtest's own trace of the run carries the same ids: auditing it names the
+			// server's traces of the double execution.
+			_, arep := auditFile(t, traceFile, "--max-hit-rate", "off")
+			doubles := 0
+			for _, f := range arep["findings"].([]any) {
+				fm := f.(map[string]any)
+				if fm["kind"] != "double-execution" {
+					continue
+				}
+				doubles++
+				for _, c := range fm["calls"].([]any) {
+					if tid, _ := c.(map[string]any)["trace_id"].(string); execTrace[tid] != 1 {
+						t.Errorf("audit of the run's trace: finding call in trace %q, where the server executed %d times", tid, execTrace[tid])
+					}
+				}
+			}
+			if doubles == 0 {
+				t.Error("audit of the run's trace found no double execution")
 			}
 			// Each trial's once and burst execute once each on a correct server: more is a double.
 			if trials := calls / (1 + 8); code != cmd.ExitFailed || executions <= 2*trials {

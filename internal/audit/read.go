@@ -207,7 +207,7 @@ func readTrace(ctx context.Context, name string, br *bufio.Reader, add func(Call
 		started = h.Started
 		return nil
 	}, func(line int, tc trace.Call) error {
-		c := Call{Call: tc, Session: name, Start: started.Add(time.Duration(tc.AtUS) * time.Microsecond).UTC(),
+		c := Call{Call: tc, Session: name, Start: started.Add(time.Duration(tc.AtUS) * time.Microsecond).UTC(), TraceID: tc.TraceID,
 			Where: name + ":" + strconv.Itoa(line), Conflict: tc.Status == 409, ArgsKnown: !tc.ArgsTruncated}
 		if tc.Scenario != "" {
 			c.Session = fmt.Sprintf("%s#%s/%d", name, tc.Scenario, tc.Trial)
