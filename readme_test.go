@@ -154,6 +154,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testscripts
 var (
 	reHexSession = regexp.MustCompile(`(^|[^0-9A-Za-z])[0-9a-f]{12}($|[^0-9A-Za-z])`)
 	reRefundID   = regexp.MustCompile(`re_[0-9a-f]{16}`)
+	reTraceID    = regexp.MustCompile(`\b[0-9a-f]{32}\b`)
 	reDuration   = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|us|s)\b`)
 	reCallMS     = regexp.MustCompile(`(^|\s)\d+\.\d(\s|$)`)
 	rePort       = regexp.MustCompile(`127\.0\.0\.1:\d+`)
@@ -162,13 +163,14 @@ var (
 )
 
 // normalizeOutput replaces what changes from run to run in idemtest's human output (sessions
-// and keys, refund ids, durations, ports, whether a fan-out happened to overlap) with fixed
+// and keys, refund ids, trace ids, durations, ports, whether a fan-out happened to overlap) with fixed
 // words, and aligns columns by two spaces (their widths follow the durations), so that the
 // output can be compared with a golden file.
 func normalizeOutput(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		l = reRefundID.ReplaceAllString(l, "re_ID")
+		l = reTraceID.ReplaceAllString(l, "TRACE")
 		for reHexSession.MatchString(l) {
 			l = reHexSession.ReplaceAllString(l, "${1}SESSION${2}")
 		}

@@ -35,6 +35,11 @@ type AuditOptions struct {
 	Mutating        []string
 	Mapping         audit.Mapping
 
+	// Listen is the loopback address that receives OTLP/HTTP exports ("": none); Duration and
+	// Idle end the listening (0: until interrupted).
+	Listen         string
+	Duration, Idle time.Duration
+
 	// Read reads one input file and hands each call to add (audit.ReadFile; a fake in tests).
 	Read func(ctx context.Context, path string, m audit.Mapping, add func(audit.Call) error) error
 }
@@ -64,18 +69,22 @@ reports per tool, each finding with its trace and span ids:
   hit-rate             replays over keyed calls above --max-hit-rate (fails)
   conflict-rate        duplicates refused in flight above --max-conflict-rate (fails)
 
-With no FILE, or -, it reads standard input. It streams: memory follows the keys seen
+With --listen it also receives OTLP/HTTP exports (POST /v1/traces, protobuf or JSON,
+gzip accepted) on a loopback address, from a live exporter (OTEL_EXPORTER_OTLP_ENDPOINT) in
+a local session or a test, until Ctrl-C, --duration or --idle; then it reports as for files.
+Without FILE or --listen, or with -, it reads standard input. It streams: memory follows the keys seen
 within --window (twice --ttl by default), not the size of the input.
 
 Exit codes: 0 nothing failed, 1 a finding that fails, 2 bad input (the file and line
 are named; no report is written), 130 interrupted.`,
 		Example: `  idemtest audit traces.jsonl --ttl 24h --json audit.json
   idemtest audit export.jsonl.gz --max-hit-rate 5% --max-conflict-rate 1%
-  idemtest audit session.trace --junit audit.xml`,
+  idemtest audit session.trace --junit audit.xml
+  idemtest audit --listen 127.0.0.1:4318 --idle 30s`,
 		Args: reportArgs(cobra.ArbitraryArgs, &opts.JUnit, &opts.JSON),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
-			if len(args) == 0 {
+			if len(args) == 0 && opts.Listen == "" {
 				opts.Paths = []string{"-"}
 			}
 			if runF != nil {
@@ -91,10 +100,14 @@ are named; no report is written), 130 interrupted.`,
 	fl.DurationVar(&opts.Window, "window", 0, "how long a key is remembered after its last call (default twice --ttl; without either, every key)")
 	fl.StringVar(&opts.MaxHitRate, "max-hit-rate", "5%", "fail when more than `RATE` of the keyed calls are replays (off to turn it off)")
 	fl.StringVar(&opts.MaxConflictRate, "max-conflict-rate", "off", "fail when more than `RATE` of the keyed calls are refused in flight (409)")
+	fl.StringVar(&opts.Listen, "listen", "", "receive OTLP/HTTP trace exports at `ADDR` (loopback only, e.g. 127.0.0.1:4318)")
+	fl.DurationVar(&opts.Duration, "duration", 0, "with --listen: stop receiving after this long (0: until Ctrl-C)")
+	fl.DurationVar(&opts.Idle, "idle", 0, "with --listen: stop once no export came for this long, after the first (0: off)")
 	fl.StringSliceVar(&opts.Mutating, "mutating", nil, "`TOOL`s that must carry a key even when none of their calls has one")
 	fl.StringSliceVar(&opts.Mapping.KeyArgs, "key-arg", nil, "argument `NAME`s that hold the key (default "+strings.Join(audit.DefaultKeyArgs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.KeyAttrs, "key-attr", nil, "span `ATTRIBUTE`s that hold the key (default "+strings.Join(audit.DefaultKeyAttrs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.SessionAttrs, "session-attr", nil, "span `ATTRIBUTE`s that name the session (default "+strings.Join(audit.DefaultSessionAttrs, ",")+")")
+	fl.StringVar(&opts.Mapping.ExecutionSpan, "execution-span", "", "count an execution per child span whose name matches `GLOB` (e.g. refund.execute, the payment client's span) and did not fail, whatever the answer; default: an ok answer that is no replay")
 	fl.StringSliceVar(&opts.Mapping.ReplayAttrs, "replay-attr", nil, "span `ATTRIBUTE`s that mark a replay (default "+strings.Join(audit.DefaultReplayAttrs, ",")+")")
 	return c
 }
@@ -130,6 +143,19 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	if opts.Window > 0 && opts.TTL > opts.Window {
 		return &exitError{ExitUsage, fmt.Errorf("--window %s is shorter than --ttl %s: a key would be forgotten while it lives", opts.Window, opts.TTL)}
 	}
+	if err := audit.CheckExecutionSpan(opts.Mapping.ExecutionSpan); err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	if opts.Listen != "" {
+		if err := audit.CheckLoopback(opts.Listen); err != nil {
+			return &exitError{ExitUsage, err}
+		}
+	} else if opts.Duration != 0 || opts.Idle != 0 {
+		return &exitError{ExitUsage, errors.New("--duration and --idle end --listen: give --listen ADDR too")}
+	}
+	if opts.Duration < 0 || opts.Idle < 0 {
+		return &exitError{ExitUsage, errors.New("--duration and --idle must not be negative")}
+	}
 	stdin := 0
 	for _, p := range opts.Paths {
 		if p == "-" {
@@ -160,6 +186,16 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 			return &exitError{ExitUsage, fmt.Errorf("%w; no report was written", err)}
 		}
 		return &exitError{ExitUsage, fmt.Errorf("audit %s: %w", p, err)}
+	}
+	if opts.Listen != "" && !interrupted {
+		err := audit.Listen(ctx, audit.ListenOptions{Addr: opts.Listen, Duration: opts.Duration, Idle: opts.Idle, Log: opts.IO.ErrOut,
+			Ready: func(addr string) {
+				fmt.Fprintf(opts.IO.ErrOut, "audit: receiving OTLP/HTTP traces at http://%s/v1/traces (Ctrl-C ends)\n", addr)
+			}}, opts.Mapping, a.Add)
+		// Ctrl-C is how a listening audit ends: it reports what it received.
+		if err != nil {
+			return &exitError{ExitUsage, fmt.Errorf("audit --listen: %w", err)}
+		}
 	}
 	rep := a.Report()
 	rep.Interrupted = interrupted

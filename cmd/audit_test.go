@@ -96,3 +96,30 @@ func TestAuditInterrupted(t *testing.T) {
 		t.Errorf("report %s: interrupted not set (%v)", b, err)
 	}
 }
+
+// TestAuditListenUsage: --listen takes a loopback address only, and --duration and --idle need
+// it; each mistake is exit 2 before anything listens.
+func TestAuditListenUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--listen", "0.0.0.0:4318"},
+		{"--listen", ":4318"},
+		{"--listen", "nohost"},
+		{"--duration", "1s"},
+		{"--idle", "1s", "x.jsonl"},
+		{"--listen", "127.0.0.1:0", "--idle", "-1s"},
+	} {
+		io, _, errOut := iostreams.Test()
+		code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, append([]string{"audit"}, args...))
+		if code != ExitUsage || strings.Contains(errOut.String(), "receiving") {
+			t.Errorf("audit %v: exit %d, want 2 before listening (%s)", args, code, errOut)
+		}
+	}
+}
+
+func TestAuditExecutionSpanUsage(t *testing.T) {
+	io, _, errOut := iostreams.Test()
+	if code := Execute(context.Background(), &Factory{IO: io, Version: "test"}, []string{"audit", "--execution-span", "[x", "x.jsonl"}); code != ExitUsage ||
+		!strings.Contains(errOut.String(), "--execution-span") {
+		t.Errorf("exit %d (%s), want 2 naming the flag", code, errOut)
+	}
+}

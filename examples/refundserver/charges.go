@@ -16,6 +16,8 @@ func (s *service) createCharge(ctx context.Context, key string, m map[string]any
 		return problem(http.StatusBadRequest, "invalid_arguments", err.Error())
 	}
 	return s.idempotent(ctx, "create_charge", key, m, func() response {
+		ctx, span := s.executeSpan(ctx, spanChargeExecute, key)
+		defer span.End()
 		c := charge{ChargeID: randomID("ch_"), AccountID: a.AccountID, Amount: a.Amount, Currency: a.Currency, Key: key}
 		if s.cfg.Work > 0 {
 			time.Sleep(s.cfg.Work)
@@ -24,6 +26,9 @@ func (s *service) createCharge(ctx context.Context, key string, m map[string]any
 		if err := s.store.AddCharge(context.WithoutCancel(ctx), c); err != nil {
 			return problem(http.StatusInternalServerError, "store_error", err.Error())
 		}
+		s.mu.Lock()
+		s.stats.Executions++
+		s.mu.Unlock()
 		return jsonResponse(map[string]any{
 			"chargeId": c.ChargeID, "accountId": c.AccountID, "amount": c.Amount, "currency": c.Currency, "status": "succeeded",
 		})

@@ -29,11 +29,13 @@ func (s *service) handler() http.Handler {
 		}
 		tool := r.PathValue("name")
 		key := parseKeyHeader(r.Header.Get("Idempotency-Key"))
-		resp := s.call(r.Context(), tool, key, body)
+		ctx, span := s.httpSpan(r, tool, key)
+		resp := s.call(ctx, tool, key, body)
 		s.logCall(tool, key, resp)
 		if s.cfg.ShapedRefusals {
 			resp = resp.shaped()
 		}
+		endHTTPSpan(span, resp)
 		write(w, resp)
 	}
 	mux.HandleFunc("POST /tools/{name}", tools)
@@ -58,6 +60,12 @@ func (s *service) handler() http.Handler {
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPIDoc)
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		st := s.stats
+		s.mu.Unlock()
+		write(w, jsonResponse(st))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		write(w, jsonResponse(map[string]any{"status": "ok", "mode": s.cfg.Mode}))

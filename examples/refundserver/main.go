@@ -46,7 +46,9 @@ currency?} (needs a key; returns a chargeId), and issue_refund takes chargeId?,
 which must name an existing charge of the account.
 
 HTTP: POST /tools/{name} with the JSON arguments as body and the key in the
-Idempotency-Key header; GET /refunds?accountId=; GET /healthz.
+Idempotency-Key header; GET /refunds?accountId=; GET /stats (keyed calls,
+executions, replays and in-flight conflicts, as the server counts them);
+GET /healthz.
 MCP: streamable HTTP at /mcp, or stdio with --stdio; the key in the
 idempotencyKey argument or the idempotencyKey entry of _meta.
 
@@ -61,6 +63,11 @@ idempotencyKey argument or the idempotencyKey entry of _meta.
           request") instead of answered: safe, yet the agent never learns
           the outcome
 The broken modes exist so idemtest's tests and demos can show what it catches.
+
+--otel-file and --otel-endpoint export OpenTelemetry spans (the official Go SDK):
+an http.server span per HTTP tool call, a tools/call span per MCP call, and a
+refund.execute (charge.execute) child span per real execution, with the trace
+context of the caller's traceparent (over MCP, params._meta.traceparent).
 
 --refusals shaped answers every refusal (400, 409, 422) as a success whose body
 says error: HTTP 200, or an MCP result without isError, holding
@@ -91,6 +98,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	charges := fs.Bool("charges", false, "also serve create_charge, and accept issue_refund's chargeId (a multi-step session's example)")
 	keyFormat := fs.String("key-format", "any", "any, or uuid: refuse keys that are not UUIDs with 500 \"invalid idempotency key\" (as libraries that parse keys do)")
 	traceChecks := fs.Bool("trace-checks", false, `print "check KEY UNIXNANO" to stderr at every key check (for benchmarks)`)
+	otelFile := fs.String("otel-file", "", "append OpenTelemetry spans to `PATH` as OTLP JSON, one ExportTraceServiceRequest per line (what idemtest audit reads)")
+	otelEndpoint := fs.String("otel-endpoint", "", "export OpenTelemetry spans over OTLP/HTTP to `URL` (e.g. http://127.0.0.1:4318/v1/traces, or idemtest audit --listen)")
 	logLevel := fs.String("log-level", envOr("LOG_LEVEL", "warn"), "debug, info (a line per request), warn or error (env LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -124,6 +133,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
+	tracer, shutdownTracing, err := setupTracing(*otelFile, *otelEndpoint)
+	if err != nil {
+		fmt.Fprintf(stderr, "refundserver: %v\n", err)
+		return 2
+	}
+	defer func() {
+		// Every span of a finished call is exported before the server exits.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := shutdownTracing(flushCtx); err != nil {
+			fmt.Fprintf(stderr, "refundserver: export spans: %v\n", err)
+		}
+	}()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := openStore(ctx, *storeName, *redisAddr, *redisPrefix, *dbURL, *sqlitePath)
@@ -141,6 +163,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cfg.TraceChecks = stderr
 	}
 	svc := newService(cfg, st, log)
+	svc.tracer = tracer
 
 	serveHTTP := !*stdio || flagSet(fs, "addr")
 	errc := make(chan error, 2)

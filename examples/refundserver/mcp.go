@@ -75,6 +75,11 @@ func (s *service) mcpHandler(tool string) mcp.ToolHandler {
 		if k, ok := req.Params.Meta[keyArg].(string); ok {
 			key = k
 		}
+		sessionID := ""
+		if req.Session != nil {
+			sessionID = req.Session.ID()
+		}
+		ctx, span := s.mcpSpan(ctx, req.Params.Meta, tool, sessionID, req.Params.Arguments, key)
 		resp := s.call(ctx, tool, key, req.Params.Arguments)
 		s.logCall(tool, key, resp)
 		if s.cfg.ShapedRefusals {
@@ -82,6 +87,7 @@ func (s *service) mcpHandler(tool string) mcp.ToolHandler {
 		}
 		var structured any
 		if err := json.Unmarshal(resp.Body, &structured); err != nil {
+			endMCPSpan(span, resp, true)
 			return nil, fmt.Errorf("encode %s result: %w", tool, err)
 		}
 		res := &mcp.CallToolResult{StructuredContent: structured}
@@ -99,6 +105,7 @@ func (s *service) mcpHandler(tool string) mcp.ToolHandler {
 		if resp.Replayed {
 			res.Meta = mcp.Meta{replayedMeta: true}
 		}
+		endMCPSpan(span, resp, res.IsError)
 		return res, nil
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"regexp"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Idempotency modes. Only "locked" is correct; the others exist so idemtest can show what it
@@ -68,9 +71,21 @@ type service struct {
 	store  store
 	log    *slog.Logger
 	client *http.Client
+	// tracer records the spans of --otel-file and --otel-endpoint (a no-op without them).
+	tracer trace.Tracer
 
 	mu       sync.Mutex
 	accounts map[string]string
+	stats    stats
+}
+
+// stats are the server's own counts of keyed calls of mutating tools, served at GET /stats: the
+// truth an audit of the server's telemetry is compared with.
+type stats struct {
+	Keyed      int `json:"keyed"`
+	Executions int `json:"executions"`
+	Replays    int `json:"replays"`
+	Conflicts  int `json:"conflicts"`
 }
 
 // response is a tool's answer in HTTP terms; the MCP layer maps it onto a CallToolResult.
@@ -105,6 +120,20 @@ func newService(cfg config, st store, log *slog.Logger) *service {
 		log:      log,
 		client:   &http.Client{Timeout: cfg.DownstreamTimeout},
 		accounts: map[string]string{},
+		tracer:   noop.NewTracerProvider().Tracer(""),
+	}
+}
+
+// count adds a keyed call of a mutating tool to the statistics.
+func (s *service) count(resp response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Keyed++
+	switch {
+	case resp.Replayed:
+		s.stats.Replays++
+	case resp.Status == http.StatusConflict && bytes.Contains(resp.Body, []byte("idempotency_key_in_progress")):
+		s.stats.Conflicts++
 	}
 }
 
@@ -254,12 +283,24 @@ func (s *service) issueRefund(ctx context.Context, key string, m map[string]any)
 			return resp
 		}
 	}
-	return s.idempotent(ctx, "issue_refund", key, m, func() response { return s.execute(ctx, key, a) })
+	return s.idempotent(ctx, "issue_refund", key, m, func() response {
+		ctx, span := s.executeSpan(ctx, spanRefundExecute, key)
+		defer span.End()
+		return s.execute(ctx, key, a)
+	})
 }
 
 // idempotent runs exec, a mutating tool's side effect, at most once per key in the configured
 // mode; m is the tool's arguments without the key (their fingerprint guards against reuse).
 func (s *service) idempotent(ctx context.Context, tool, key string, m map[string]any, exec func() response) response {
+	resp := s.idempotentCall(ctx, tool, key, m, exec)
+	if key != "" {
+		s.count(resp)
+	}
+	return resp
+}
+
+func (s *service) idempotentCall(ctx context.Context, tool, key string, m map[string]any, exec func() response) response {
 	if s.cfg.Mode == modeNone {
 		return exec()
 	}
@@ -370,6 +411,9 @@ func (s *service) execute(ctx context.Context, key string, a refundArgs) respons
 	if err := s.store.AddRefund(ctx, r); err != nil {
 		return problem(http.StatusInternalServerError, "store_error", err.Error())
 	}
+	s.mu.Lock()
+	s.stats.Executions++
+	s.mu.Unlock()
 	out := map[string]any{
 		"refundId":  r.RefundID,
 		"accountId": r.AccountID,

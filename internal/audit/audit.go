@@ -31,6 +31,10 @@ type Call struct {
 	Hidden bool
 	// ArgsKnown says whether the span carried the call's arguments (HTTP server spans do not).
 	ArgsKnown bool
+	// ExecKnown says that Executions counts the call's execution spans (Mapping.ExecutionSpan):
+	// the call executed that many times whatever its answer; otherwise its answer decides.
+	ExecKnown  bool
+	Executions int
 }
 
 // Kind names one kind of finding; the ids are stable (JSON, JUnit).
@@ -299,18 +303,39 @@ func (a *Auditor) judgeKey(t *ToolStats, m *Minute, c Call, args string) {
 		a.add(t, Finding{Kind: KeySharedArgs, Tool: c.Tool, Key: c.Key, Count: 2, Calls: []Ref{ref(c)},
 			Message: fmt.Sprintf("key %q of %s covers two different argument sets: %s and %s; the server must refuse the second (422), never execute or replay it", c.Key, c.Tool, clip(ks.args), clip(args))})
 	}
-	if c.Outcome != outcome.OK {
-		return
-	}
 	res := uint64(0)
 	if len(c.Result) > 0 {
 		res = hash(canonResult(c.Result))
+	}
+	if c.ExecKnown {
+		// The execution spans decide: an ok answer without one is a replay; each one is an
+		// execution, also under a failed answer (it charged, then failed).
+		if c.Executions == 0 {
+			if c.Outcome == outcome.OK {
+				t.Replays++
+				m.Replays++
+			}
+			return
+		}
+		for range c.Executions {
+			a.execution(t, c, ks, res)
+		}
+		return
+	}
+	if c.Outcome != outcome.OK {
+		return
 	}
 	if c.Replayed || ks.first != nil && res != 0 && res == ks.firstRes && ks.execs > 0 {
 		t.Replays++
 		m.Replays++
 		return
 	}
+	a.execution(t, c, ks, res)
+}
+
+// execution counts one execution of c's key: a second within the key's lifetime is a double
+// execution, one later than it an expiry collision.
+func (a *Auditor) execution(t *ToolStats, c Call, ks *keyState, res uint64) {
 	t.Executions++
 	r := ref(c)
 	if ks.first == nil {

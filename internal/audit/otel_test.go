@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/idemtest/idemtest/cmd"
+	"github.com/idemtest/idemtest/internal/audit"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 )
@@ -352,4 +353,74 @@ func TestAuditOTelSDK(t *testing.T) {
 			t.Errorf("exit %d, report %v; want 2 and no report", code, rep != nil)
 		}
 	})
+}
+
+// TestExecutionSpan: with --execution-span, a call executed once per matching child span that
+// did not fail, whatever its answer: a charge that executed and then answered 502, retried under
+// its key and executed again, is a double execution the answers alone cannot show. Each span is
+// exported in a request of its own, the child before its parent, as the SDK's batches order them.
+func TestExecutionSpan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := &fileExporter{out: f}
+	recv := httptest.NewServer(fe)
+	defer recv.Close()
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(recv.URL+"/v1/traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithMaxExportBatchSize(1)))
+	tr := tp.Tracer("test")
+	call := func(key string, status int, replayed bool, exec string) {
+		cctx, sp := tr.Start(ctx, "POST /charges", trace.WithSpanKind(trace.SpanKindServer))
+		sp.SetAttributes(attribute.String("http.request.method", "POST"), attribute.String("http.route", "/charges"),
+			attribute.StringSlice("http.request.header.idempotency-key", []string{key}), attribute.Int("http.response.status_code", status))
+		if replayed {
+			sp.SetAttributes(attribute.StringSlice("http.response.header.idempotent-replayed", []string{"true"}))
+		}
+		if exec != "" {
+			_, child := tr.Start(cctx, "charge.execute")
+			if exec == "failed" {
+				child.SetStatus(codes.Error, "insert failed")
+			}
+			child.End()
+		}
+		sp.End()
+	}
+	call("k1", 502, false, "ok")     // charged, then the answer failed
+	call("k1", 200, false, "ok")     // the retry charged again
+	call("k2", 200, false, "ok")     // charged once
+	call("k2", 200, true, "")        // and replayed
+	call("k3", 500, false, "failed") // the charge itself failed: nothing executed
+	call("k3", 200, false, "ok")     // the retry charged
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	judge := func(m audit.Mapping) *audit.Report {
+		a := audit.New(audit.Options{MaxHitRate: -1, MaxConflictRate: -1})
+		if err := audit.ReadFile(ctx, path, m, a.Add); err != nil {
+			t.Fatal(err)
+		}
+		return a.Report()
+	}
+	// The answers alone: k1's first answer failed, so one execution each.
+	if rep := judge(audit.Mapping{}); rep.Executions != 3 || rep.Violations != 0 {
+		t.Errorf("default rule: %d executions, %d violations; want 3 and 0", rep.Executions, rep.Violations)
+	}
+	rep := judge(audit.Mapping{ExecutionSpan: "*.execute"})
+	if rep.Executions != 4 || rep.Replays != 1 || rep.Violations != 1 {
+		t.Fatalf("execution spans: %d executions, %d replays, %d violations; want 4, 1, 1: %+v", rep.Executions, rep.Replays, rep.Violations, rep.Findings)
+	}
+	if f := rep.Findings[0]; f.Kind != audit.DoubleExecution || f.Key != "k1" || f.Count != 2 {
+		t.Errorf("finding %+v: want k1 executed twice", f)
+	}
+	if err := audit.CheckExecutionSpan("[x"); err == nil {
+		t.Error("a malformed --execution-span glob was accepted")
+	}
 }

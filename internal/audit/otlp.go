@@ -32,6 +32,11 @@ type Mapping struct {
 	SessionAttrs []string
 	// ReplayAttrs are attributes whose true value marks an answer as a replay.
 	ReplayAttrs []string
+	// ExecutionSpan, when set, is a glob (path.Match) of span names: a call executed once per
+	// child span of its that matches and did not end in error (the payment processor's client
+	// span, an INSERT), whatever its answer said; a call without one did not execute. "" keeps
+	// the default: an ok answer that is no replay is an execution.
+	ExecutionSpan string
 }
 
 // The defaults of a Mapping.
@@ -50,7 +55,8 @@ func (m Mapping) withDefaults() Mapping {
 		return v
 	}
 	return Mapping{KeyArgs: or(m.KeyArgs, DefaultKeyArgs), KeyAttrs: or(m.KeyAttrs, DefaultKeyAttrs),
-		SessionAttrs: or(m.SessionAttrs, DefaultSessionAttrs), ReplayAttrs: or(m.ReplayAttrs, DefaultReplayAttrs)}
+		SessionAttrs: or(m.SessionAttrs, DefaultSessionAttrs), ReplayAttrs: or(m.ReplayAttrs, DefaultReplayAttrs),
+		ExecutionSpan: m.ExecutionSpan}
 }
 
 // unmarshalOTLP decodes one line of the Collector's file exporter: an ExportTraceServiceRequest

@@ -9,10 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/outcome"
@@ -92,6 +96,7 @@ func isTrace(br *bufio.Reader) bool {
 // readOTLP reads OTLP JSON lines, at most MaxLine bytes each.
 func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add func(Call) error) error {
 	var buf []byte
+	ex := newExecIndex(m)
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -118,26 +123,80 @@ func readOTLP(ctx context.Context, name string, br *bufio.Reader, m Mapping, add
 			if err != nil {
 				return &InputError{Path: name, Line: n, Col: protoCol(err), Msg: "not an OTLP JSON ExportTraceServiceRequest: " + err.Error()}
 			}
-			where := name + ":" + strconv.Itoa(n)
-			for _, rs := range req.GetResourceSpans() {
-				for _, ss := range rs.GetScopeSpans() {
-					for _, sp := range ss.GetSpans() {
-						c, ok := spanCall(sp, m)
-						if !ok {
-							continue
-						}
-						c.Where = where
-						if err := add(c); err != nil {
-							return err
-						}
-					}
-				}
+			if err := addRequest(req, name+":"+strconv.Itoa(n), m, ex, add); err != nil {
+				return err
 			}
 		}
 		if errors.Is(rerr, io.EOF) {
 			return nil
 		}
 	}
+}
+
+// maxPendingExecutions bounds the execution spans remembered until their parent call comes.
+const maxPendingExecutions = 1 << 20
+
+// execIndex counts the execution spans (Mapping.ExecutionSpan) of each parent span until the
+// parent arrives. A child span ends before its parent, so an SDK's batches and the Collector's
+// file export it in the same request or an earlier one.
+type execIndex struct {
+	pattern string
+	pending map[string]int
+}
+
+func newExecIndex(m Mapping) *execIndex {
+	if m.ExecutionSpan == "" {
+		return nil
+	}
+	return &execIndex{pattern: m.ExecutionSpan, pending: map[string]int{}}
+}
+
+// CheckExecutionSpan reports a malformed --execution-span glob.
+func CheckExecutionSpan(pattern string) error {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return fmt.Errorf("--execution-span %q: %v", pattern, err)
+	}
+	return nil
+}
+
+// addRequest hands each tool call of one export request to add; where names the request.
+func addRequest(req *coltracepb.ExportTraceServiceRequest, where string, m Mapping, ex *execIndex, add func(Call) error) error {
+	if ex != nil {
+		for _, rs := range req.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				for _, sp := range ss.GetSpans() {
+					if ok, _ := path.Match(ex.pattern, sp.GetName()); !ok || len(sp.GetParentSpanId()) == 0 ||
+						sp.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+						continue
+					}
+					if len(ex.pending) >= maxPendingExecutions {
+						clear(ex.pending) // parents that never came: forget them rather than grow
+					}
+					ex.pending[string(sp.GetParentSpanId())]++
+				}
+			}
+		}
+	}
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				c, ok := spanCall(sp, m)
+				if !ok {
+					continue
+				}
+				c.Where = where
+				if ex != nil {
+					c.ExecKnown = true
+					c.Executions = ex.pending[string(sp.GetSpanId())]
+					delete(ex.pending, string(sp.GetSpanId()))
+				}
+				if err := add(c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // readTrace reads an idemtest trace: its calls are one session (a run's, one per scenario
@@ -148,7 +207,7 @@ func readTrace(ctx context.Context, name string, br *bufio.Reader, add func(Call
 		started = h.Started
 		return nil
 	}, func(line int, tc trace.Call) error {
-		c := Call{Call: tc, Session: name, Start: started.Add(time.Duration(tc.AtUS) * time.Microsecond).UTC(),
+		c := Call{Call: tc, Session: name, Start: started.Add(time.Duration(tc.AtUS) * time.Microsecond).UTC(), TraceID: tc.TraceID,
 			Where: name + ":" + strconv.Itoa(line), Conflict: tc.Status == 409, ArgsKnown: !tc.ArgsTruncated}
 		if tc.Scenario != "" {
 			c.Session = fmt.Sprintf("%s#%s/%d", name, tc.Scenario, tc.Trial)

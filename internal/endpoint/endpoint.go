@@ -37,6 +37,9 @@ type Result struct {
 	// when nothing was discarded: the agent never heard it, the verdict does.
 	Discarded outcome.Outcome
 	Headers   map[string]string
+	// TraceID is the W3C trace id the call carried in its traceparent ("" when it was not
+	// sent): the server's spans of the call are in this trace.
+	TraceID string
 	// Start is when the call began; Sent when its last byte was handed to the connection (for
 	// a fan-out copy, its release; zero if unknown);
 	// Received when the response was complete.

@@ -67,7 +67,12 @@ func (e *HTTP) singlePacket(ctx context.Context, req Request, n int) (FanoutResu
 	}
 	sent, werr := c.release()
 	c.wait(ctx)
-	return e.collect(ctx, c, req, timeout, start, sent, werr), nil
+	fo := e.collect(ctx, c, req, timeout, start, sent, werr)
+	// The copies of one fan-out share the request, and so its traceparent.
+	for i := range fo.Results {
+		fo.Results[i].TraceID = TraceIDOf(hr.Header.Get(TraceParentHeader))
+	}
+	return fo, nil
 }
 
 // dialH2 connects to the URL's host through the outbound policy; for https:// it negotiates h2

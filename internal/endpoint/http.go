@@ -172,6 +172,7 @@ func (e *HTTP) newRequest(ctx context.Context, req Request) (*http.Request, erro
 	if req.Key != "" && keyHeader != "" {
 		hr.Header.Set(keyHeader, req.Key)
 	}
+	setTraceParent(hr.Header)
 	return hr, nil
 }
 
@@ -205,6 +206,7 @@ func (e *HTTP) Call(ctx context.Context, req Request) Result {
 		answered = time.Now()
 		mu.Unlock()
 	}}
+	res.TraceID = TraceIDOf(hr.Header.Get(TraceParentHeader))
 	hr = hr.WithContext(httptrace.WithClientTrace(ctx, trace))
 	resp, err := e.client.Do(hr)
 	mu.Lock()
@@ -440,7 +442,7 @@ func (p *preparedHTTP) Wait(ctx context.Context) Result {
 	case <-ctx.Done():
 		return Finish(Result{Start: p.start}, outcome.Info, "cancelled")
 	}
-	res := Result{Start: p.start, Sent: p.sentAt}
+	res := Result{Start: p.start, Sent: p.sentAt, TraceID: TraceIDOf(p.req.Header.Get(TraceParentHeader))}
 	if p.sendErr != nil {
 		o := outcome.Info
 		if p.written == 0 && p.split == 0 {

@@ -21,11 +21,16 @@ func History(t *result.Trial) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	// An instance column when the calls went to an endpoint of several instances (DESIGN §11).
 	instances := slices.ContainsFunc(t.Calls, func(c result.Call) bool { return c.Instance != nil })
+	// A trace column when the calls carried a traceparent: the server's own trace of each.
+	traces := slices.ContainsFunc(t.Calls, func(c result.Call) bool { return c.TraceID != "" })
+	head := "step\tcopy\tattempt\tkey\toutcome\tstatus\treplayed\tms\t"
 	if instances {
-		fmt.Fprintln(tw, "step\tcopy\tattempt\tinstance\tkey\toutcome\tstatus\treplayed\tms\terror")
-	} else {
-		fmt.Fprintln(tw, "step\tcopy\tattempt\tkey\toutcome\tstatus\treplayed\tms\terror")
+		head = "step\tcopy\tattempt\tinstance\tkey\toutcome\tstatus\treplayed\tms\t"
 	}
+	if traces {
+		head += "trace\t"
+	}
+	fmt.Fprintln(tw, head+"error")
 	for _, c := range t.Calls {
 		attempt := fmt.Sprint(c.Attempt)
 		if instances {
@@ -50,8 +55,16 @@ func History(t *result.Trial) string {
 		if key == "" {
 			key = "(none)"
 		}
+		errCol := OneLine(c.Error, 80)
+		if traces {
+			tid := Escape(c.TraceID)
+			if tid == "" {
+				tid = "-"
+			}
+			errCol = tid + "\t" + errCol
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%.1f\t%s\n", Escape(c.Step), cp, attempt, Escape(key), c.Outcome, status, c.Replayed,
-			float64(c.Duration.Microseconds())/1000, OneLine(c.Error, 80))
+			float64(c.Duration.Microseconds())/1000, errCol)
 	}
 	tw.Flush()
 	// The answers lose_response discarded: the agent never saw them, the reader should, to

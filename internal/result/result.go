@@ -209,8 +209,10 @@ type Call struct {
 	// Discarded is the outcome of the answer lose_response discarded ("" when none was).
 	Discarded outcome.Outcome `json:"discarded,omitempty"`
 	Error     string          `json:"error,omitempty"`
-	Start     time.Time       `json:"start"`
-	Duration  time.Duration   `json:"duration_ns"`
+	// TraceID is the W3C trace id the call carried (traceparent): the server's own trace of it.
+	TraceID  string        `json:"trace_id,omitempty"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
 	// Sent is when the request's last byte left; Answered when its answer began to arrive.
 	Sent     time.Time `json:"sent,omitzero"`
 	Answered time.Time `json:"answered,omitzero"`

@@ -172,7 +172,7 @@ func (r *runner) record(st *trialState, step *scenario.Step, copy, attempt int, 
 		Step: step.ID, Tool: step.Tool, Endpoint: step.Endpoint, Instance: inst, Copy: copy, Attempt: attempt, Key: key,
 		Outcome: res.Outcome, Status: res.Status, Replayed: res.Replayed, Conflict: res.Conflict,
 		Error: res.Error, Start: res.Start, Duration: res.Duration, Lost: res.Lost,
-		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: res.Discarded,
+		Sent: res.Sent, Answered: res.Answered, Result: res.Result, Discarded: res.Discarded, TraceID: res.TraceID,
 		Args: st.args[step.ID], Mutating: key != "" || step.WithoutKey,
 	}
 	st.mu.Lock()

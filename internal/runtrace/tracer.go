@@ -61,6 +61,7 @@ func Call(ev runner.Event) trace.Call {
 		Tool: c.Tool, Key: c.Key, Mutating: c.Mutating, Outcome: outcome.Outcome(c.Outcome),
 		Status: c.Status, Replayed: c.Replayed, Error: c.Error, DurationUS: c.Duration.Microseconds(),
 		Scenario: ev.Scenario.Name, Trial: ev.Trial, Step: c.Step, Endpoint: c.Endpoint, Instance: c.Instance,
+		TraceID: c.TraceID,
 	}
 	args := c.Args
 	if def := ev.Scenario.Endpoints[c.Endpoint]; def != nil {

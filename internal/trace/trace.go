@@ -95,6 +95,9 @@ type Call struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// Instance is the instance of an endpoint of several that the call went to (DESIGN §11).
 	Instance *endpoint.Instance `json:"instance,omitempty"`
+	// TraceID is the W3C trace id the call carried in its traceparent (idemtest run): the
+	// server's own trace of the call.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Writer appends calls to a trace. It is safe for concurrent use.

@@ -381,6 +381,11 @@ func (e *Endpoint) Call(ctx context.Context, req endpoint.Request) endpoint.Resu
 	if req.LoseResponse {
 		meta[loseMarker] = true
 	}
+	// W3C trace context travels in params._meta (the MCP convention), so that the server's
+	// spans of the call are in the trace the report names.
+	tp := endpoint.NewTraceParent()
+	meta[endpoint.TraceParentHeader] = tp
+	res.TraceID = endpoint.TraceIDOf(tp)
 	n := e.seq.Add(1)
 	meta[callMarker] = n
 	params.Meta = meta

@@ -236,8 +236,10 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 	if n := rec.count("notifications/cancelled"); n != before {
 		t.Errorf("a silently lost response sent %d cancellations", n-before)
 	}
-	if meta := res.Result.(map[string]any)["meta"]; meta != nil {
-		t.Errorf("server saw _meta %v", meta)
+	// Of _meta the server sees the call's traceparent only, with the trace id the result names.
+	meta, _ := res.Result.(map[string]any)["meta"].(map[string]any)
+	if tp, _ := meta[endpoint.TraceParentHeader].(string); len(meta) != 1 || res.TraceID == "" || endpoint.TraceIDOf(tp) != res.TraceID {
+		t.Errorf("server saw _meta %v; want only the traceparent of trace %q", meta, res.TraceID)
 	}
 }
 

@@ -111,6 +111,8 @@ type htmlGroup struct {
 type htmlCall struct {
 	Label, Outcome, Status, Error, Duration string
 	Lost, Replayed, Conflict                bool
+	// TraceID is the W3C trace id the call carried: the server's own trace of it.
+	TraceID string
 	// Offset and Width place the call on its group's axis (percentages); Send, Wait and Recv
 	// split it (percentages of the call): start → release (last byte sent), release → first
 	// byte, first byte → end.
@@ -335,7 +337,7 @@ func htmlGroupOf(calls []result.Call, t0, t1 time.Time) htmlGroup {
 		hc := htmlCall{
 			Label: callLabel(c), Outcome: string(c.Outcome), Status: fmt.Sprint(c.Status), Error: reporters.EscapeText(c.Error),
 			Duration: reporters.FormatDuration(c.Duration), Lost: c.Lost, Replayed: c.Replayed, Conflict: c.Conflict,
-			Offset: pct(c.Start.Sub(t0), total), Width: pct(c.Duration, total),
+			TraceID: reporters.Escape(c.TraceID), Offset: pct(c.Start.Sub(t0), total), Width: pct(c.Duration, total),
 			Send: pct(rel.Sub(c.Start), c.Duration), Wait: pct(fb.Sub(rel), c.Duration), Recv: pct(end.Sub(fb), c.Duration),
 		}
 		if c.Status == 0 {

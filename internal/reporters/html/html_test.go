@@ -3,6 +3,8 @@ package html
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,4 +133,40 @@ func TestVerdictAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTMLTraceIDs: a call that carried a traceparent shows its trace id, to look the server's
+// own trace up; a report without trace ids shows none.
+func TestHTMLTraceIDs(t *testing.T) {
+	rep := reporterstest.SampleReport()
+	var plain bytes.Buffer
+	if err := Write(&plain, rep, "v0.0.0-test"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "trace <code>") {
+		t.Error("a report without trace ids shows one")
+	}
+	n := 0
+	for _, s := range rep.Scenarios {
+		for _, tr := range []*result.Trial{s.Trial1, s.FailedTrial} {
+			for i := range len(calls(tr)) {
+				n++
+				tr.Calls[i].TraceID = fmt.Sprintf("%032x", n)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, rep, "v0.0.0-test"); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`trace <code>[0-9a-f]{32}</code>`).MatchString(buf.String()) {
+		t.Errorf("the page shows no trace id of the %d calls", n)
+	}
+}
+
+func calls(t *result.Trial) []result.Call {
+	if t == nil {
+		return nil
+	}
+	return t.Calls
 }

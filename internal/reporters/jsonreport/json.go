@@ -159,6 +159,8 @@ type JSONCall struct {
 	// Discarded is the outcome the answer lose_response discarded had (ok when it executed).
 	Discarded outcome.Outcome `json:"discarded,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	// TraceID is the W3C trace id the call carried (traceparent): the server's trace of it.
+	TraceID string `json:"trace_id,omitempty"`
 	// Answer is the decoded answer (JSON body, MCP structured or text content), also when
 	// lose_response discarded it; AnswerBytes is set when it was cut to MaxJSONAnswer.
 	Answer      any      `json:"answer,omitempty"`
@@ -212,7 +214,7 @@ func jsonTrial(t *result.Trial, cut bool) JSONTrial {
 	for _, c := range t.Calls {
 		jc := JSONCall{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Instance: c.Instance, Copy: c.Copy, Attempt: c.Attempt, Key: c.Key,
 			Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
-			Discarded: c.Discarded, Error: c.Error, StartUS: us(c.Start.Sub(t0)), SentUS: at(c.Sent), AnsweredUS: at(c.Answered), DurationUS: us(c.Duration)}
+			Discarded: c.Discarded, Error: c.Error, TraceID: c.TraceID, StartUS: us(c.Start.Sub(t0)), SentUS: at(c.Sent), AnsweredUS: at(c.Answered), DurationUS: us(c.Duration)}
 		if jc.Args == nil {
 			jc.Args = map[string]any{}
 		}
@@ -418,7 +420,7 @@ func runnerTrial(jt JSONTrial) *result.Trial {
 		}
 		t.Calls = append(t.Calls, result.Call{Step: c.Step, Tool: c.Tool, Endpoint: c.Endpoint, Instance: c.Instance, Copy: c.Copy, Attempt: c.Attempt,
 			Key: c.Key, Args: c.Args, Outcome: c.Outcome, Status: c.Status, Replayed: c.Replayed, Conflict: c.Conflict, Lost: c.Lost,
-			Discarded: c.Discarded, Error: c.Error, Start: jt.Start.Add(fromUS(c.StartUS)), Duration: fromUS(c.DurationUS), Sent: at(c.SentUS),
+			Discarded: c.Discarded, Error: c.Error, TraceID: c.TraceID, Start: jt.Start.Add(fromUS(c.StartUS)), Duration: fromUS(c.DurationUS), Sent: at(c.SentUS),
 			Answered: at(c.AnsweredUS), Result: c.Answer})
 	}
 	return t
