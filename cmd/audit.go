@@ -34,6 +34,9 @@ type AuditOptions struct {
 	MaxConflictRate string
 	Mutating        []string
 	Mapping         audit.Mapping
+	// AgentTraces are idemtest traces of the agent's side (proxy --record): not audited as
+	// calls, they say which answers never reached the agent, by trace id.
+	AgentTraces []string
 
 	// Listen is the loopback address that receives OTLP/HTTP exports ("": none); Duration and
 	// Idle end the listening (0: until interrupted).
@@ -103,6 +106,7 @@ are named; no report is written), 130 interrupted.`,
 	fl.StringVar(&opts.Listen, "listen", "", "receive OTLP/HTTP trace exports at `ADDR` (loopback only, e.g. 127.0.0.1:4318)")
 	fl.DurationVar(&opts.Duration, "duration", 0, "with --listen: stop receiving after this long (0: until Ctrl-C)")
 	fl.DurationVar(&opts.Idle, "idle", 0, "with --listen: stop once no export came for this long, after the first (0: off)")
+	fl.StringSliceVar(&opts.AgentTraces, "agent-trace", nil, "idemtest `TRACE` of the agent's side (proxy --record): a call whose answer never reached the agent marks the server's span in the same trace, so its retry under a fresh key is found")
 	fl.StringSliceVar(&opts.Mutating, "mutating", nil, "`TOOL`s that must carry a key even when none of their calls has one")
 	fl.StringSliceVar(&opts.Mapping.KeyArgs, "key-arg", nil, "argument `NAME`s that hold the key (default "+strings.Join(audit.DefaultKeyArgs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.KeyAttrs, "key-attr", nil, "span `ATTRIBUTE`s that hold the key (default "+strings.Join(audit.DefaultKeyAttrs, ",")+")")
@@ -171,9 +175,13 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 		return &exitError{ExitUsage, errors.New("- (standard input) given twice")}
 	}
 	a := audit.New(audit.Options{TTL: opts.TTL, Window: opts.Window, MaxHitRate: hit, MaxConflictRate: conflict, Mutating: opts.Mutating})
+	add, err := withAgentView(ctx, opts, a.Add)
+	if err != nil {
+		return err
+	}
 	interrupted := false
 	for _, p := range opts.Paths {
-		err := opts.Read(ctx, p, opts.Mapping, a.Add)
+		err := opts.Read(ctx, p, opts.Mapping, add)
 		if err == nil {
 			continue
 		}
@@ -191,7 +199,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 		err := audit.Listen(ctx, audit.ListenOptions{Addr: opts.Listen, Duration: opts.Duration, Idle: opts.Idle, Log: opts.IO.ErrOut,
 			Ready: func(addr string) {
 				fmt.Fprintf(opts.IO.ErrOut, "audit: receiving OTLP/HTTP traces at http://%s/v1/traces (Ctrl-C ends)\n", addr)
-			}}, opts.Mapping, a.Add)
+			}}, opts.Mapping, add)
 		// Ctrl-C is how a listening audit ends: it reports what it received.
 		if err != nil {
 			return &exitError{ExitUsage, fmt.Errorf("audit --listen: %w", err)}
@@ -211,4 +219,37 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 		JSON:  func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) },
 	}, redact.New(), opts.IO.Out))
 	return reportExit(opts.IO, interrupted, rep.Failed(), werr)
+}
+
+// maxAgentCalls bounds the hidden answers --agent-trace remembers.
+const maxAgentCalls = 1 << 20
+
+// withAgentView reads the --agent-trace files and returns add marking as hidden each call in
+// the trace of a call whose answer the agent never saw: the server answered, the agent did not
+// learn it, and a retry of it must reuse its key.
+func withAgentView(ctx context.Context, opts *AuditOptions, add func(audit.Call) error) (func(audit.Call) error, error) {
+	if len(opts.AgentTraces) == 0 {
+		return add, nil
+	}
+	hidden := map[string]bool{}
+	for _, p := range opts.AgentTraces {
+		err := opts.Read(ctx, p, opts.Mapping, func(c audit.Call) error {
+			if c.Hidden && c.TraceID != "" {
+				if len(hidden) >= maxAgentCalls {
+					return fmt.Errorf("over %d hidden answers: split the agent's trace", maxAgentCalls)
+				}
+				hidden[c.TraceID] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, &exitError{ExitUsage, fmt.Errorf("--agent-trace %s: %w; no report was written", p, err)}
+		}
+	}
+	return func(c audit.Call) error {
+		if hidden[c.TraceID] {
+			c.Hidden = true
+		}
+		return add(c)
+	}, nil
 }

@@ -241,7 +241,12 @@ func (h *httpProxy) servePlain(w http.ResponseWriter, r *http.Request) {
 	if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
 		args, _ = json.Marshal(string(body))
 	}
+	// The server's spans join the agent's trace, or one the proxy starts for the call.
+	if r.Header.Get(endpoint.TraceParentHeader) == "" {
+		r.Header.Set(endpoint.TraceParentHeader, endpoint.NewTraceParent())
+	}
 	p := h.rec.Begin(path.Base(r.URL.Path), args, r.Header.Get(h.rec.opts.Key.Header))
+	h.rec.SetTraceID(p, endpoint.TraceIDOf(r.Header.Get(endpoint.TraceParentHeader)))
 	if p.Fault.Kind == fault.Error {
 		msg := fmt.Sprintf("idemtest injected fault: %s (the call was not forwarded)", p.Fault)
 		oc, _ := endpoint.ClassifyStatus(p.Fault.Status)
@@ -335,6 +340,9 @@ func (h *httpProxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.rec.SeeHeaders(r.Header)
 	act := h.mcp.fromAgent(body)
+	if act.forward != nil {
+		body = act.forward
+	}
 	if act.then != nil {
 		// The proxy's own tools/list goes first, on the agent's session, so that the call's
 		// tool is known when its answer comes.

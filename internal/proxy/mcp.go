@@ -256,6 +256,9 @@ type agentAction struct {
 	// watch is the id of a call whose answer a fault keeps from the agent: after
 	// Options.Hold, the transport calls expire with it.
 	watch string
+	// forward, when set, is the message to send in place of the agent's: a tools/call given
+	// a traceparent in params._meta.
+	forward []byte
 }
 
 // fromAgent inspects a message the agent sent.
@@ -290,6 +293,23 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		}
 		_ = json.Unmarshal(m.Params, &params)
 		p := s.rec.Begin(params.Name, params.Arguments, s.key(params.Arguments, params.Meta))
+		var tp string
+		_ = json.Unmarshal(params.Meta[endpoint.TraceParentHeader], &tp)
+		var forward []byte
+		if tp == "" {
+			// The server's spans join a trace the proxy starts for the call; an agent's own
+			// traceparent is kept.
+			tp = endpoint.NewTraceParent()
+			if b, ok := withTraceParent(raw, tp); ok {
+				if bytes.HasSuffix(raw, []byte("\n")) {
+					b = append(b, '\n') // stdio frames messages by line
+				}
+				raw, forward = b, b
+			} else {
+				tp = ""
+			}
+		}
+		s.rec.SetTraceID(p, endpoint.TraceIDOf(tp))
 		var then []byte
 		s.mu.Lock()
 		ask := !s.seen && s.rec.NeedsTools()
@@ -316,7 +336,9 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 				"error": map[string]any{"code": -32000, "message": msg, "data": map[string]any{"status": p.Fault.Status}}})
 			return agentAction{reply: append(reply, '\n'), then: then}
 		}
-		return s.track(id, m.ID, raw, p, then)
+		act := s.track(id, m.ID, raw, p, then)
+		act.forward = forward
+		return act
 	case m.Method == "notifications/cancelled":
 		var params struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -335,6 +357,28 @@ func (s *mcpSession) fromAgent(raw []byte) agentAction {
 		}
 	}
 	return agentAction{}
+}
+
+// withTraceParent is a JSON-RPC request with traceparent set in params._meta; ok is false when
+// the message's params are no object.
+func withTraceParent(raw []byte, tp string) ([]byte, bool) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(raw, &msg) != nil {
+		return nil, false
+	}
+	params := map[string]json.RawMessage{}
+	if p, ok := msg["params"]; ok && json.Unmarshal(p, &params) != nil {
+		return nil, false
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := params["_meta"]; ok && string(bytes.TrimSpace(m)) != "null" && json.Unmarshal(m, &meta) != nil {
+		return nil, false
+	}
+	meta[endpoint.TraceParentHeader], _ = json.Marshal(tp)
+	params["_meta"], _ = json.Marshal(meta)
+	msg["params"], _ = json.Marshal(params)
+	b, err := json.Marshal(msg)
+	return b, err == nil
 }
 
 // track notes a forwarded (or, for a timeout fault, held) tools/call.

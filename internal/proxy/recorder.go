@@ -245,6 +245,14 @@ func (r *Recorder) Cancel(p *Pending) {
 	p.Cancelled = true
 }
 
+// SetTraceID records the W3C trace id the call carries upstream (the agent's traceparent, or
+// the one the proxy gave it), so that the trace names the server's own trace of the call.
+func (r *Recorder) SetTraceID(p *Pending, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p.call.TraceID = id
+}
+
 // Finish records a call's answer and writes the call to the trace. A fault that hid the answer
 // makes the outcome info; the server's answer is kept in the trace.
 func (r *Recorder) Finish(p *Pending, a Answer) { r.finish(p, a, true) }

@@ -260,6 +260,9 @@ func (p *stdioProxy) serverDropped(d dropped) {
 
 func (p *stdioProxy) fromAgent(line []byte) {
 	act := p.s.fromAgent(line)
+	if act.forward != nil {
+		line = act.forward
+	}
 	switch {
 	case act.reply != nil:
 		_ = p.toAgent(act.reply)
