@@ -72,6 +72,11 @@ reports per tool, each finding with its trace and span ids:
   hit-rate             replays over keyed calls above --max-hit-rate (fails)
   conflict-rate        duplicates refused in flight above --max-conflict-rate (fails)
 
+A lost answer leaves no mark in the server's spans; --agent-trace gives the agent's side
+(idemtest proxy --record, whose calls carry the traceparent the proxy sent): the server
+spans in the trace of a call whose answer never reached the agent are judged as such, and a
+retry of it under a fresh key is found with both span ids.
+
 With --listen it also receives OTLP/HTTP exports (POST /v1/traces, protobuf or JSON,
 gzip accepted) on a loopback address, from a live exporter (OTEL_EXPORTER_OTLP_ENDPOINT) in
 a local session or a test, until Ctrl-C, --duration or --idle; then it reports as for files.
@@ -83,6 +88,7 @@ are named; no report is written), 130 interrupted.`,
 		Example: `  idemtest audit traces.jsonl --ttl 24h --json audit.json
   idemtest audit export.jsonl.gz --max-hit-rate 5% --max-conflict-rate 1%
   idemtest audit session.trace --junit audit.xml
+  idemtest audit spans.jsonl --agent-trace proxy.trace
   idemtest audit --listen 127.0.0.1:4318 --idle 30s`,
 		Args: reportArgs(cobra.ArbitraryArgs, &opts.JUnit, &opts.JSON),
 		RunE: func(c *cobra.Command, args []string) error {
