@@ -19,6 +19,8 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
 	"github.com/idemtest/idemtest/internal/reportfile"
+	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/scenario/load"
 )
 
 // AuditOptions are the inputs of idemtest audit.
@@ -43,13 +45,21 @@ type AuditOptions struct {
 	Listen         string
 	Duration, Idle time.Duration
 
+	// Config is the idemtest.yaml whose audit: section sets what no flag does ("": the one
+	// found here or above, if any).
+	Config string
+	// flagSet says whether a flag was given on the command line (it then wins over audit:).
+	flagSet func(name string) bool
+
 	// Read reads one input file and hands each call to add (audit.ReadFile; a fake in tests).
 	Read func(ctx context.Context, path string, m audit.Mapping, add func(audit.Call) error) error
+	// LoadConfig loads the config (load.ConfigContext).
+	LoadConfig func(ctx context.Context, dir string, opts load.Options) (*scenario.Scenario, error)
 }
 
 // NewCmdAudit builds idemtest audit; runF replaces the action in tests.
 func NewCmdAudit(f *Factory, runF func(context.Context, *AuditOptions) error) *cobra.Command {
-	opts := &AuditOptions{IO: f.IO, Version: f.Version, Read: audit.ReadFile}
+	opts := &AuditOptions{IO: f.IO, Version: f.Version, Read: audit.ReadFile, LoadConfig: f.seams().LoadConfig}
 	c := &cobra.Command{
 		Use:   "audit [FILE...|-]",
 		Short: "Judge production traces: double executions, fresh-key retries, keyless calls, hit and conflict rates",
@@ -77,6 +87,10 @@ A lost answer leaves no mark in the server's spans; --agent-trace gives the agen
 spans in the trace of a call whose answer never reached the agent are judged as such, and a
 retry of it under a fresh key is found with both span ids.
 
+The audit: section of idemtest.yaml (--config, or the one here or above) sets the mapping
+and thresholds no flag gives: key_args, key_attrs, session_attrs, replay_attrs,
+execution_span, ttl, window, max_hit_rate, max_conflict_rate, mutating.
+
 With --listen it also receives OTLP/HTTP exports (POST /v1/traces, protobuf or JSON,
 gzip accepted) on a loopback address, from a live exporter (OTEL_EXPORTER_OTLP_ENDPOINT) in
 a local session or a test, until Ctrl-C, --duration or --idle; then it reports as for files.
@@ -93,6 +107,7 @@ are named; no report is written), 130 interrupted.`,
 		Args: reportArgs(cobra.ArbitraryArgs, &opts.JUnit, &opts.JSON),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
+			opts.flagSet = c.Flags().Changed
 			if len(args) == 0 && opts.Listen == "" {
 				opts.Paths = []string{"-"}
 			}
@@ -105,6 +120,7 @@ are named; no report is written), 130 interrupted.`,
 	fl := c.Flags()
 	fl.StringVar(&opts.JUnit, "junit", "", "write the JUnit XML report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.JSON, "json", "", "write the JSON report to `FILE` (- for standard output)")
+	fl.StringVar(&opts.Config, "config", "", "config `FILE` whose audit: section sets the mapping and thresholds no flag gives (default: idemtest.yaml here or above, if any)")
 	fl.DurationVar(&opts.TTL, "ttl", 0, "the keys' lifetime: a key executed again later than it is an expiry collision (0: keys never expire)")
 	fl.DurationVar(&opts.Window, "window", 0, "how long a key is remembered after its last call (default twice --ttl; without either, every key)")
 	fl.StringVar(&opts.MaxHitRate, "max-hit-rate", "5%", "fail when more than `RATE` of the keyed calls are replays (off to turn it off)")
@@ -139,6 +155,9 @@ func parseRate(flag, s string) (float64, error) {
 }
 
 func runAudit(ctx context.Context, opts *AuditOptions) error {
+	if err := applyAuditConfig(ctx, opts); err != nil {
+		return err
+	}
 	hit, err := parseRate("--max-hit-rate", opts.MaxHitRate)
 	if err != nil {
 		return &exitError{ExitUsage, err}
@@ -258,4 +277,55 @@ func withAgentView(ctx context.Context, opts *AuditOptions, add func(audit.Call)
 		}
 		return add(c)
 	}, nil
+}
+
+// applyAuditConfig sets from the config's audit: section each setting no flag gave.
+func applyAuditConfig(ctx context.Context, opts *AuditOptions) error {
+	if opts.LoadConfig == nil {
+		return nil
+	}
+	sc, err := opts.LoadConfig(ctx, ".", load.Options{Config: opts.Config})
+	if err != nil {
+		return err
+	}
+	a := sc.Audit
+	if a == nil {
+		return nil
+	}
+	given := opts.flagSet
+	if given == nil {
+		given = func(string) bool { return false }
+	}
+	strs := func(flag string, dst *[]string, v []string) {
+		if !given(flag) && len(v) > 0 {
+			*dst = v
+		}
+	}
+	strs("key-arg", &opts.Mapping.KeyArgs, a.KeyArgs)
+	strs("key-attr", &opts.Mapping.KeyAttrs, a.KeyAttrs)
+	strs("session-attr", &opts.Mapping.SessionAttrs, a.SessionAttrs)
+	strs("replay-attr", &opts.Mapping.ReplayAttrs, a.ReplayAttrs)
+	strs("mutating", &opts.Mutating, a.Mutating)
+	if !given("execution-span") && a.ExecutionSpan != "" {
+		opts.Mapping.ExecutionSpan = a.ExecutionSpan
+	}
+	if !given("ttl") && a.TTL != 0 {
+		opts.TTL = a.TTL
+	}
+	if !given("window") && a.Window != 0 {
+		opts.Window = a.Window
+	}
+	rate := func(r float64) string {
+		if r < 0 {
+			return "off"
+		}
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	if !given("max-hit-rate") && a.MaxHitRateSet {
+		opts.MaxHitRate = rate(a.MaxHitRate)
+	}
+	if !given("max-conflict-rate") && a.MaxConflictRateSet {
+		opts.MaxConflictRate = rate(a.MaxConflictRate)
+	}
+	return nil
 }

@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
@@ -27,6 +31,35 @@ type CheckConfig struct {
 	// Snapshot lists the read-only calls whose answers are the server's state, read before and
 	// after each retry; when set they replace the read-only tools found by listing.
 	Snapshot []*CheckSnapshot
+}
+
+// AuditConfig is the config's audit: section: idemtest audit's mapping of spans to calls and
+// its thresholds; its flags override each.
+type AuditConfig struct {
+	Pos                                          Pos
+	KeyArgs, KeyAttrs, SessionAttrs, ReplayAttrs []string
+	ExecutionSpan                                string
+	TTL, Window                                  time.Duration
+	// MaxHitRate and MaxConflictRate are fractions; -1 is off; Set says which were written.
+	MaxHitRate, MaxConflictRate       float64
+	MaxHitRateSet, MaxConflictRateSet bool
+	Mutating                          []string
+}
+
+// ParseRate reads a threshold: "5%", "0.05", or "off" (-1).
+func ParseRate(s string) (float64, error) {
+	if s == "off" {
+		return -1, nil
+	}
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || v < 0 || v > 1 || math.IsNaN(v) {
+		return 0, fmt.Errorf("%q is no rate: want 5%%, 0.05 or off", s)
+	}
+	return v, nil
 }
 
 // CoverageConfig is the config's coverage: section: the mutating tools --require-coverage does

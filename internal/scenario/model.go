@@ -39,6 +39,8 @@ type Scenario struct {
 	Check *CheckConfig
 	// Coverage is the config's coverage: section (nil when it has none).
 	Coverage *CoverageConfig
+	// Audit is the config's audit: section (nil when it has none).
+	Audit *AuditConfig
 	// Secrets are what reports must not show, of the scenario and its config: URL and DSN
 	// passwords, credential header values, and the values of variables named like secrets or
 	// listed under secrets: (see package redact). Ordinary values are not among them.

@@ -1,10 +1,10 @@
 package decode
 
 import (
-	"strings"
-
 	"fmt"
+	"path"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v4"
 
@@ -153,4 +153,58 @@ func (f *file) coverageSection(n *yaml.Node) *scenario.CoverageConfig {
 		}
 	}
 	return c
+}
+
+// auditSection decodes the config's audit: section. A rate is 5%, 0.05 or off; execution_span
+// is a glob of span names.
+func (f *file) auditSection(n *yaml.Node) *scenario.AuditConfig {
+	m, ok := f.fields(n, "audit", schema.Audit)
+	if !ok {
+		return nil
+	}
+	a := &scenario.AuditConfig{Pos: f.Pos(n)}
+	names := func(v *yaml.Node, name string) []string {
+		if v == nil {
+			return nil
+		}
+		out := f.Strings(v, "audit."+name)
+		if len(out) == 0 && v.Kind == yaml.SequenceNode {
+			f.Errf(v, "name one or more, or leave audit."+name+" out for the default", "audit.%s is empty", name)
+		}
+		return out
+	}
+	a.KeyArgs = names(m["key_args"], "key_args")
+	a.KeyAttrs = names(m["key_attrs"], "key_attrs")
+	a.SessionAttrs = names(m["session_attrs"], "session_attrs")
+	a.ReplayAttrs = names(m["replay_attrs"], "replay_attrs")
+	a.Mutating = names(m["mutating"], "mutating")
+	if v := m["execution_span"]; v != nil {
+		a.ExecutionSpan = f.Str(v, "audit.execution_span")
+		if _, err := path.Match(a.ExecutionSpan, ""); err != nil {
+			f.Errf(v, "a glob of span names, such as refund.execute or db.*", "audit.execution_span %q: %v", a.ExecutionSpan, err)
+		}
+	}
+	if v := m["ttl"]; v != nil {
+		a.TTL = f.Duration(v, "audit.ttl")
+	}
+	if v := m["window"]; v != nil {
+		a.Window = f.Duration(v, "audit.window")
+		if a.TTL > 0 && a.Window > 0 && a.Window < a.TTL {
+			f.Errf(v, "make it at least audit.ttl: a key must be remembered while it lives", "audit.window %s is shorter than audit.ttl %s", a.Window, a.TTL)
+		}
+	}
+	rate := func(v *yaml.Node, name string) (float64, bool) {
+		if v == nil {
+			return 0, false
+		}
+		r, err := scenario.ParseRate(f.Str(v, "audit."+name))
+		if err != nil {
+			f.Errf(v, "write a share such as 5% or 0.05, or off", "audit.%s: %v", name, err)
+			return 0, false
+		}
+		return r, true
+	}
+	a.MaxHitRate, a.MaxHitRateSet = rate(m["max_hit_rate"], "max_hit_rate")
+	a.MaxConflictRate, a.MaxConflictRateSet = rate(m["max_conflict_rate"], "max_conflict_rate")
+	return a
 }

@@ -163,3 +163,49 @@ func TestCoverageSection(t *testing.T) {
 		t.Errorf("coverage %+v", c.Coverage)
 	}
 }
+
+// TestAuditSectionPositions: the audit: section's errors, at the value each is about.
+func TestAuditSectionPositions(t *testing.T) {
+	checkBad(t, []badCase{
+		{name: "unknown field", src: "audit: {execution_spam: refund.execute}\n",
+			want: []string{`1:9: unknown field "execution_spam" in audit (did you mean "execution_span"?)`}},
+		{name: "bad rate", src: "audit: {max_hit_rate: lots}\n",
+			want: []string{`1:23: audit.max_hit_rate: "lots" is no rate: want 5%, 0.05 or off`}},
+		{name: "rate over 100%", src: "audit: {max_conflict_rate: 120%}\n",
+			want: []string{`1:28: audit.max_conflict_rate: "120%" is no rate: want 5%, 0.05 or off`}},
+		{name: "bad glob", src: "audit: {execution_span: \"refund[\"}\n",
+			want: []string{`1:25: audit.execution_span "refund[": syntax error in pattern`}},
+		{name: "empty list", src: "audit:\n  key_attrs: []\n",
+			want: []string{"2:14: audit.key_attrs is empty"}},
+		{name: "window shorter than ttl", src: "audit: {ttl: 24h, window: 1h}\n",
+			want: []string{"1:27: audit.window 1h0m0s is shorter than audit.ttl 24h0m0s"}},
+	}, configErrors)
+}
+
+// TestAuditSection decodes every field of audit:.
+func TestAuditSection(t *testing.T) {
+	c, errs := configOf(t, `audit:
+  key_args: [token]
+  key_attrs: [app.key]
+  session_attrs: [app.session]
+  replay_attrs: [app.replayed]
+  execution_span: "db.*"
+  ttl: 24h
+  window: 72h
+  max_hit_rate: 10%
+  max_conflict_rate: 0.02
+  mutating: [issue_refund]
+`)
+	if len(errs) > 0 {
+		t.Fatal(strings.Join(errs, "\n"))
+	}
+	a := c.Audit
+	if a == nil || a.Pos.Line != 2 || a.KeyArgs[0] != "token" || a.KeyAttrs[0] != "app.key" || a.SessionAttrs[0] != "app.session" ||
+		a.ReplayAttrs[0] != "app.replayed" || a.ExecutionSpan != "db.*" || a.TTL != 24*time.Hour || a.Window != 72*time.Hour ||
+		!a.MaxHitRateSet || a.MaxHitRate != 0.1 || !a.MaxConflictRateSet || a.MaxConflictRate != 0.02 || a.Mutating[0] != "issue_refund" {
+		t.Errorf("audit %+v", a)
+	}
+	if c, _ := configOf(t, "audit: {max_hit_rate: off}\n"); c.Audit.MaxHitRate != -1 || !c.Audit.MaxHitRateSet {
+		t.Errorf("max_hit_rate off: %+v", c.Audit)
+	}
+}

@@ -67,6 +67,7 @@ type ConfigFile struct {
 	AllowHosts  []string
 	Check       *scenario.CheckConfig
 	Coverage    *scenario.CoverageConfig
+	Audit       *scenario.AuditConfig
 	// Secrets are the secrets the file holds (see yamlfile.File.Secrets).
 	Secrets *redact.Secrets
 }
@@ -97,6 +98,9 @@ func ConfigContext(ctx context.Context, yf *yamlfile.File, root *yaml.Node) *Con
 	}
 	if n := m["coverage"]; n != nil {
 		c.Coverage = f.coverageSection(n)
+	}
+	if n := m["audit"]; n != nil {
+		c.Audit = f.auditSection(n)
 	}
 	f.checkRefs(c.Services, c.Sinks)
 	return c
@@ -187,7 +191,7 @@ func Stepless(c *ConfigFile, allowHosts []string) *scenario.Scenario {
 		s.Config, s.File = c.Path, c.Path
 		s.Endpoints, s.Services = merge(c.Endpoints, nil), merge(c.Services, nil)
 		s.Sinks, s.Probes, s.Check = merge(c.Sinks, nil), merge(c.Probes, nil), c.Check
-		s.Coverage = c.Coverage
+		s.Coverage, s.Audit = c.Coverage, c.Audit
 		s.AllowHosts = append(s.AllowHosts, c.AllowHosts...)
 	}
 	return s

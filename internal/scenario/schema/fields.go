@@ -72,6 +72,7 @@ var (
 	positive        = p{"minimum": 1}
 	keyFormat       = p{"anyOf": []any{p{"enum": []any{"uuid", "uuidv7", "ulid"}}, p{"pattern": `\{(random|index)\}`}}}
 	keyLength       = p{"minimum": 1, "maximum": 255}
+	rate            = p{"pattern": `^(off|[0-9]+(\.[0-9]+)?%?)$`}
 )
 
 func enum(values ...any) p { return p{"enum": values} }
@@ -108,6 +109,7 @@ var (
 		probesField,
 		{"check", kMapping, false, "", ref("check")},
 		{"coverage", kMapping, false, "", ref("coverage")},
+		{"audit", kMapping, false, "", ref("audit")},
 	}}
 	Scenario = Section{def: "scenario", doc: "a scenario: steps that call tools and assert on what they did", fields: []field{
 		{"name", kString, true, "", nil},
@@ -246,6 +248,18 @@ var (
 	Coverage = Section{def: "coverage", doc: "what --require-coverage (run, check) does not ask to be tested", fields: []field{
 		{"exempt", kStringMap, false, "mutating tools that --require-coverage does not ask a scenario or check for, each with the reason, which reports print: {create_charge: tested by the payments suite}", nil},
 	}}
+	Audit = Section{def: "audit", doc: "settings of idemtest audit: where spans carry what it reads, and its thresholds (its flags override them)", fields: []field{
+		{"key_args", kList, false, "argument names that hold the idempotency key (default idempotencyKey, idempotency_key, idempotency-key, idempotentKey)", nonEmptyStrings},
+		{"key_attrs", kList, false, "span attributes that hold the key (default idempotency.key, http.request.header.idempotency-key)", nonEmptyStrings},
+		{"session_attrs", kList, false, "span attributes that name the session (default gen_ai.conversation.id, mcp.session.id, session.id)", nonEmptyStrings},
+		{"replay_attrs", kList, false, "span attributes whose true value marks a replay (default idempotency.replayed, http.response.header.idempotent-replayed)", nonEmptyStrings},
+		{"execution_span", kString, false, "a glob of span names: a call executed once per child span matching it that did not fail (e.g. refund.execute); default: an ok answer that is no replay", nil},
+		{"ttl", kDuration, false, "the keys' lifetime: a key executed again later than it is an expiry collision", nil},
+		{"window", kDuration, false, "how long a key is remembered after its last call (default twice ttl)", nil},
+		{"max_hit_rate", kString, false, "fail when more than this share of the keyed calls are replays: 5% or 0.05, or off (default 5%)", rate},
+		{"max_conflict_rate", kString, false, "fail when more than this share of the keyed calls are refused in flight: 1% or 0.01, or off (default off)", rate},
+		{"mutating", kList, false, "tools that must carry a key even when none of their calls has one", nonEmptyStrings},
+	}}
 	CheckSnapshot = Section{def: "checkSnapshot", doc: "a read-only call whose answer is the server's state", fields: []field{
 		{"tool", kString, true, "a read-only tool of the endpoint", nil},
 		{"args", kMapping, false, "its arguments; {{ session }} is the trial's session", nil},
@@ -326,6 +340,6 @@ var sections = map[string]Section{
 	"Service": Service, "Ready": Ready,
 	"Sink": Sink, "Route": Route, "Respond": Respond,
 	"Probe": Probe, "HTTPProbe": HTTPProbe, "SQLProbe": SQLProbe, "RedisProbe": RedisProbe, "FileProbe": FileProbe,
-	"Check": Check, "Coverage": Coverage, "CheckTool": CheckTool, "CheckSnapshot": CheckSnapshot, "CheckKey": CheckKey,
+	"Check": Check, "Coverage": Coverage, "Audit": Audit, "CheckTool": CheckTool, "CheckSnapshot": CheckSnapshot, "CheckKey": CheckKey,
 	"CallStep": CallStep, "Retry": Retry, "AssertStep": AssertStep, "SleepStep": SleepStep, "SeedStep": SeedStep,
 }
