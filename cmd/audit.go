@@ -15,6 +15,7 @@ import (
 	"github.com/idemtest/idemtest/internal/audit"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
+	"github.com/idemtest/idemtest/internal/reporters/github"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
@@ -243,6 +244,12 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 		JUnit: func(w io.Writer) error { return junit.WriteAudit(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) },
 	}, redact.New(), opts.IO.Out))
+	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		// As for run: a summary that cannot be written is a warning; the verdict stands.
+		if err := reportfile.Append(path, redact.New(), func(w io.Writer) error { return github.AuditSummary(w, rep) }); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: GITHUB_STEP_SUMMARY %s: %v\n", path, err)
+		}
+	}
 	return reportExit(opts.IO, interrupted, rep.Failed(), werr)
 }
 
