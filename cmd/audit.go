@@ -16,6 +16,7 @@ import (
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/github"
+	"github.com/idemtest/idemtest/internal/reporters/html"
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/reporters/junit"
 	"github.com/idemtest/idemtest/internal/reporters/terminal"
@@ -31,6 +32,7 @@ type AuditOptions struct {
 	Paths   []string
 	JUnit   string
 	JSON    string
+	HTML    string
 
 	TTL, Window     time.Duration
 	MaxHitRate      string
@@ -121,6 +123,7 @@ are named; no report is written), 130 interrupted.`,
 	fl := c.Flags()
 	fl.StringVar(&opts.JUnit, "junit", "", "write the JUnit XML report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.JSON, "json", "", "write the JSON report to `FILE` (- for standard output)")
+	fl.StringVar(&opts.HTML, "html", "", "write the HTML report, with the rates plotted per minute, to `FILE` (- for standard output)")
 	fl.StringVar(&opts.Config, "config", "", "config `FILE` whose audit: section sets the mapping and thresholds no flag gives (default: idemtest.yaml here or above, if any)")
 	fl.DurationVar(&opts.TTL, "ttl", 0, "the keys' lifetime: a key executed again later than it is an expiry collision (0: keys never expire)")
 	fl.DurationVar(&opts.Window, "window", 0, "how long a key is remembered after its last call (default twice --ttl; without either, every key)")
@@ -191,7 +194,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 		if p == "-" {
 			stdin++
 		}
-		for _, r := range []string{opts.JSON, opts.JUnit} {
+		for _, r := range []string{opts.JSON, opts.JUnit, opts.HTML} {
 			if r != "" && r != "-" && p != "-" && filepath.Clean(r) == filepath.Clean(p) {
 				return &exitError{ExitUsage, fmt.Errorf("report %s is also an input: a report never overwrites its input", r)}
 			}
@@ -233,7 +236,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	}
 	rep := a.Report()
 	rep.Interrupted = interrupted
-	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, "", opts.Paths...)
+	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML, opts.Paths...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
@@ -243,6 +246,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	werr = errors.Join(werr, reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteAudit(w, rep) },
 		JSON:  func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) },
+		HTML:  func(w io.Writer) error { return html.WriteAudit(w, rep, opts.Version) },
 	}, redact.New(), opts.IO.Out))
 	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		// As for run: a summary that cannot be written is a warning; the verdict stands.
