@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemtest/idemtest/internal/audit"
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters/github"
@@ -47,6 +48,10 @@ type AuditOptions struct {
 	// Idle end the listening (0: until interrupted).
 	Listen         string
 	Duration, Idle time.Duration
+
+	// GateOptions are the baseline flags: a committed audit --json report of known violations
+	// (a tool and a kind of finding), so that only new ones fail.
+	GateOptions
 
 	// Config is the idemtest.yaml whose audit: section sets what no flag does ("": the one
 	// found here or above, if any).
@@ -124,6 +129,7 @@ are named; no report is written), 130 interrupted.`,
 	fl.StringVar(&opts.JUnit, "junit", "", "write the JUnit XML report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.JSON, "json", "", "write the JSON report to `FILE` (- for standard output)")
 	fl.StringVar(&opts.HTML, "html", "", "write the HTML report, with the rates plotted per minute, to `FILE` (- for standard output)")
+	opts.gateFlags(c, "")
 	fl.StringVar(&opts.Config, "config", "", "config `FILE` whose audit: section sets the mapping and thresholds no flag gives (default: idemtest.yaml here or above, if any)")
 	fl.DurationVar(&opts.TTL, "ttl", 0, "the keys' lifetime: a key executed again later than it is an expiry collision (0: keys never expire)")
 	fl.DurationVar(&opts.Window, "window", 0, "how long a key is remembered after its last call (default twice --ttl; without either, every key)")
@@ -203,6 +209,9 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	if stdin > 1 {
 		return &exitError{ExitUsage, errors.New("- (standard input) given twice")}
 	}
+	if err := opts.loadBaseline(baseline.Audit); err != nil {
+		return err
+	}
 	a := audit.New(audit.Options{TTL: opts.TTL, Window: opts.Window, MaxHitRate: hit, MaxConflictRate: conflict, Mutating: opts.Mutating})
 	add, err := withAgentView(ctx, opts, a.Add)
 	if err != nil {
@@ -236,6 +245,12 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	}
 	rep := a.Report()
 	rep.Interrupted = interrupted
+	red := redact.New()
+	writeJSON := func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) }
+	res, err := opts.classify(baseline.Audit, red, writeJSON)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
 	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML, opts.Paths...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
@@ -243,18 +258,22 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	defer reports.Close()
 	out, color := humanOut(opts.IO, reports, opts.IO.NoColor)
 	werr := terminal.WriteAudit(out, rep, color)
+	terminal.Gate(out, res, nil, color)
 	werr = errors.Join(werr, reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteAudit(w, rep) },
-		JSON:  func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) },
+		JSON:  writeJSON,
 		HTML:  func(w io.Writer) error { return html.WriteAudit(w, rep, opts.Version) },
-	}, redact.New(), opts.IO.Out))
+	}, red, opts.IO.Out))
+	if !interrupted {
+		werr = errors.Join(werr, opts.updateBaseline(red, writeJSON, opts.IO.ErrOut))
+	}
 	if path := opts.IO.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		// As for run: a summary that cannot be written is a warning; the verdict stands.
 		if err := reportfile.Append(path, redact.New(), func(w io.Writer) error { return github.AuditSummary(w, rep) }); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "idemtest: warning: GITHUB_STEP_SUMMARY %s: %v\n", path, err)
 		}
 	}
-	return reportExit(opts.IO, interrupted, rep.Failed(), werr)
+	return reportExit(opts.IO, interrupted, opts.gateFailed(rep.Failed(), res, nil), werr)
 }
 
 // maxAgentCalls bounds the hidden answers --agent-trace remembers.

@@ -20,6 +20,7 @@ const (
 	Run   Kind = "run"
 	Check Kind = "check"
 	Sweep Kind = "sweep"
+	Audit Kind = "audit"
 )
 
 // Version is the format version of the reports this package reads (the JSON reports' version).
@@ -223,7 +224,7 @@ func Sniff(b []byte, name string) (Kind, error) {
 	}
 	kind := h.kindOf()
 	if kind == "" {
-		return "", fmt.Errorf("%s is %w (the --json FILE of run, check or sweep)", name, ErrNotReport)
+		return "", fmt.Errorf("%s is %w (the --json FILE of run, check, sweep or audit)", name, ErrNotReport)
 	}
 	v := 1 // check and sweep reports written before they carried a version
 	if h.Version != nil {
@@ -274,6 +275,8 @@ func Parse(b []byte, name string, kind Kind) (*Report, error) {
 		rep, err = parseCheck(b)
 	case Sweep:
 		rep, err = parseSweep(b)
+	case Audit:
+		rep, err = parseAudit(b)
 	default:
 		return nil, fmt.Errorf("unknown report kind %q", kind)
 	}
