@@ -14,6 +14,59 @@ import (
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
+// agentThroughProxy runs idemtest proxy in front of s, losing the answer of the first refund,
+// and an agent (the Go MCP SDK client) that retries its refund until it is answered, under a
+// new key each time when fresh. It returns the agent's attempts and MCP session once the proxy
+// has stopped and written its record.
+func agentThroughProxy(t *testing.T, s *instrumented, record string, fresh bool) (attempts int, session string) {
+	t.Helper()
+	ctx, stopProxy := context.WithCancel(context.Background())
+	defer stopProxy()
+	errOut := &listenWriter{addr: make(chan string, 1)}
+	ios, out, _ := iostreams.Test()
+	ios.ErrOut = errOut
+	done := make(chan cmd.ExitCode, 1)
+	go func() {
+		done <- cmd.Execute(ctx, &cmd.Factory{IO: ios, Version: "test"}, []string{"proxy",
+			"--listen", "127.0.0.1:0", "--upstream", s.URL + "/mcp", "--record", record,
+			"--fault", "lose-response:issue_refund#1", "--hold", "50ms"})
+	}()
+	var proxyURL string
+	select {
+	case addr := <-errOut.addr:
+		proxyURL = "http://" + addr
+	case code := <-done:
+		t.Fatalf("proxy exited %d: %s", code, errOut.String())
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: proxyURL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "refund-1"
+	for {
+		attempts++
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "issue_refund",
+			Arguments: map[string]any{"accountId": "acct_agent", "amount": 25, "idempotencyKey": key}})
+		if err == nil && !res.IsError {
+			break
+		}
+		t.Logf("attempt %d under key %s: %v", attempts, key, err)
+		if attempts == 3 {
+			t.Fatal("the refund was never answered")
+		}
+		if fresh {
+			key = fmt.Sprintf("refund-%d", attempts+1)
+		}
+	}
+	session = cs.ID()
+	cs.Close()
+	stopProxy()
+	code := <-done
+	t.Logf("proxy: exit %d\n%s%s", code, out, errOut)
+	return attempts, session
+}
+
 // TestAuditFindsFreshKeyRetryThroughProxy: an agent (the official Go MCP SDK client) calls the
 // instrumented reference server through idemtest proxy, which loses the answer of its first
 // refund. An agent that mints a new key for its retry charges twice: auditing the server's
@@ -26,52 +79,7 @@ func TestAuditFindsFreshKeyRetryThroughProxy(t *testing.T) {
 		t.Run(map[bool]string{true: "fresh key", false: "same key"}[fresh], func(t *testing.T) {
 			s := startInstrumented(t, "--idempotency", "locked")
 			record := filepath.Join(t.TempDir(), "agent.trace")
-			ctx, stopProxy := context.WithCancel(context.Background())
-			defer stopProxy()
-			errOut := &listenWriter{addr: make(chan string, 1)}
-			ios, out, _ := iostreams.Test()
-			ios.ErrOut = errOut
-			done := make(chan cmd.ExitCode, 1)
-			go func() {
-				done <- cmd.Execute(ctx, &cmd.Factory{IO: ios, Version: "test"}, []string{"proxy",
-					"--listen", "127.0.0.1:0", "--upstream", s.URL + "/mcp", "--record", record,
-					"--fault", "lose-response:issue_refund#1", "--hold", "50ms"})
-			}()
-			var proxyURL string
-			select {
-			case addr := <-errOut.addr:
-				proxyURL = "http://" + addr
-			case code := <-done:
-				t.Fatalf("proxy exited %d: %s", code, errOut.String())
-			}
-
-			// The agent: one refund, retried until it is answered.
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
-				Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: proxyURL}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			key, attempts := "refund-1", 0
-			for {
-				attempts++
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "issue_refund",
-					Arguments: map[string]any{"accountId": "acct_agent", "amount": 25, "idempotencyKey": key}})
-				if err == nil && !res.IsError {
-					break
-				}
-				t.Logf("attempt %d under key %s: %v", attempts, key, err)
-				if attempts == 3 {
-					t.Fatal("the refund was never answered")
-				}
-				if fresh {
-					key = fmt.Sprintf("refund-%d", attempts+1)
-				}
-			}
-			session := cs.ID()
-			cs.Close()
-			stopProxy()
-			code := <-done
-			t.Logf("proxy: exit %d\n%s%s", code, out, errOut)
+			attempts, session := agentThroughProxy(t, s, record, fresh)
 			truth := s.ledger(t)
 			s.Stop(t)
 			if attempts != 2 {

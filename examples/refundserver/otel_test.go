@@ -555,6 +555,59 @@ func TestAuditListen(t *testing.T) {
 	}
 }
 
+// runCall is one call of a run's JSON report, as the trace id test reads it.
+type runCall struct {
+	Step     string `json:"step"`
+	Key      string `json:"key"`
+	Outcome  string `json:"outcome"`
+	Replayed bool   `json:"replayed"`
+	TraceID  string `json:"trace_id"`
+}
+
+// runUntilFailed runs the scenario until run fails (at most 20 times) and returns every call
+// of every run, how many of them the last run made, its exit code and its trace file.
+func runUntilFailed(t *testing.T, dir, cfg, scen string) (calls []runCall, lastCalls int, code cmd.ExitCode, traceFile string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		report := filepath.Join(dir, fmt.Sprintf("run%d.json", attempt))
+		traceFile = filepath.Join(dir, fmt.Sprintf("run%d.trace", attempt))
+		ios, out, errOut := iostreams.Test()
+		code = cmd.Execute(context.Background(), &cmd.Factory{IO: ios, Version: "test"},
+			[]string{"run", "--no-color", "--config", cfg, "--json", report, "--trace", traceFile, scen})
+		t.Logf("idemtest run (attempt %d): exit %d\n%s%s", attempt, code, out, errOut)
+		b, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schemacheck.Validate("run", b); err != nil {
+			t.Fatalf("run --json does not validate: %v", err)
+		}
+		var rep struct {
+			Scenarios []struct {
+				History []struct {
+					Calls []runCall `json:"calls"`
+				} `json:"history"`
+			} `json:"scenarios"`
+		}
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		before := len(calls)
+		for _, sc := range rep.Scenarios {
+			for _, tr := range sc.History {
+				calls = append(calls, tr.Calls...)
+			}
+		}
+		lastCalls = len(calls) - before
+		if code != cmd.ExitOK {
+			return calls, lastCalls, code, traceFile
+		}
+		if attempt == 20 {
+			t.Fatal("the naive server never executed a key twice in 20 runs of bursts")
+		}
+	}
+}
+
 func cutAny(s string, seps ...string) (string, string, bool) {
 	for _, sep := range seps {
 		if b, a, ok := strings.Cut(s, sep); ok {
@@ -594,57 +647,9 @@ steps:
     args: {accountId: "acct_{{ session }}", amount: 10}
     fanout: 8
 `), 0o644)
-			type call struct {
-				Step     string `json:"step"`
-				Key      string `json:"key"`
-				Outcome  string `json:"outcome"`
-				Replayed bool   `json:"replayed"`
-				TraceID  string `json:"trace_id"`
-			}
 			// Whether a burst overlaps depends on the machine's pace: runs go on until one
 			// fails on a double execution (bounded), and every call of every run is checked.
-			var calls []call
-			var code cmd.ExitCode
-			var traceFile string
-			lastCalls := 0
-			for attempt := 1; ; attempt++ {
-				report := filepath.Join(dir, fmt.Sprintf("run%d.json", attempt))
-				traceFile = filepath.Join(dir, fmt.Sprintf("run%d.trace", attempt))
-				ios, out, errOut := iostreams.Test()
-				code = cmd.Execute(context.Background(), &cmd.Factory{IO: ios, Version: "test"},
-					[]string{"run", "--no-color", "--config", cfg, "--json", report, "--trace", traceFile, scen})
-				t.Logf("idemtest run (attempt %d): exit %d\n%s%s", attempt, code, out, errOut)
-				b, err := os.ReadFile(report)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := schemacheck.Validate("run", b); err != nil {
-					t.Fatalf("run --json does not validate: %v", err)
-				}
-				var rep struct {
-					Scenarios []struct {
-						History []struct {
-							Calls []call `json:"calls"`
-						} `json:"history"`
-					} `json:"scenarios"`
-				}
-				if err := json.Unmarshal(b, &rep); err != nil {
-					t.Fatal(err)
-				}
-				before := len(calls)
-				for _, sc := range rep.Scenarios {
-					for _, tr := range sc.History {
-						calls = append(calls, tr.Calls...)
-					}
-				}
-				lastCalls = len(calls) - before
-				if code != cmd.ExitOK {
-					break
-				}
-				if attempt == 20 {
-					t.Fatal("the naive server never executed a key twice in 20 runs of bursts")
-				}
-			}
+			calls, lastCalls, code, traceFile := runUntilFailed(t, dir, cfg, scen)
 			s.Stop(t)
 
 			// The server's side: the trace of each call span, and of each execution's child span.

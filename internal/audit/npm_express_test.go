@@ -74,6 +74,85 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// auditListening starts idemtest audit --listen (in process) with args and returns the OTLP
+// endpoint and finish, which ends the audit as Ctrl-C does and returns its exit code and its
+// JSON report, checked against the schema.
+func auditListening(t *testing.T, args ...string) (endpoint string, finish func() (cmd.ExitCode, []byte)) {
+	t.Helper()
+	ctx, interrupt := context.WithCancel(context.Background())
+	t.Cleanup(interrupt)
+	errOut := &syncBuffer{re: regexp.MustCompile(`traces at (http://\S+/v1/traces)`), found: make(chan string, 1)}
+	var out bytes.Buffer
+	ios := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut, Getenv: func(string) string { return "" }}
+	jsonPath := filepath.Join(t.TempDir(), "audit.json")
+	done := make(chan cmd.ExitCode, 1)
+	go func() {
+		done <- cmd.Execute(ctx, &cmd.Factory{IO: ios, Version: "test"}, append([]string{"audit", "--listen", "127.0.0.1:0", "--json", jsonPath}, args...))
+	}()
+	select {
+	case endpoint = <-errOut.found:
+	case code := <-done:
+		t.Fatalf("audit exited %d: %s", code, errOut.String())
+	}
+	return endpoint, func() (cmd.ExitCode, []byte) {
+		interrupt()
+		code := <-done
+		t.Logf("audit --listen: exit %d\n%s%s", code, &out, errOut)
+		b, err := os.ReadFile(jsonPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schemacheck.Validate("audit", b); err != nil {
+			t.Fatal(err)
+		}
+		return code, b
+	}
+}
+
+// startExpressOTel starts testdata/audit/express_otel.js in mode, exporting spans to endpoint
+// and its executions to ledger, and returns its URL and stop, which sends SIGTERM (the SDK
+// flushes its spans, then the server exits) and waits for the exit. It is killed if the test
+// ends first.
+func startExpressOTel(t *testing.T, repo, mode, ledger, endpoint string) (base string, stop func()) {
+	t.Helper()
+	node := exec.Command("node", filepath.Join(repo, "testdata", "audit", "express_otel.js"))
+	node.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(repo, ".cache", "npm", "node_modules"), "MODE="+mode, "LEDGER="+ledger,
+		"WORK_MS=20", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+endpoint, "OTEL_TRACES_SAMPLER=always_on")
+	node.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	nodeErr := &syncBuffer{re: regexp.MustCompile(`listening on (http://\S+)`), found: make(chan string, 1)}
+	node.Stderr = nodeErr
+	if err := node.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- node.Wait() }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = syscall.Kill(-node.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	})
+	select {
+	case base = <-nodeErr.found:
+	case err := <-exited:
+		stopped = true
+		t.Fatalf("the Express server exited (%v) before it listened:\n%s", err, nodeErr.String())
+	}
+	return base, func() {
+		_ = node.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			stopped = true
+			if err != nil {
+				t.Fatalf("the Express server: %v\n%s", err, nodeErr.String())
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("the Express server did not exit within a minute of SIGTERM:\n%s", nodeErr.String())
+		}
+	}
+}
+
 // TestAuditExpressOTelJS audits telemetry from a real npm stack: an Express server instrumented
 // with the OpenTelemetry JS SDK exports over OTLP/HTTP (protobuf) to idemtest audit --listen.
 // Under duplicate bursts, the naive handler executes some keys twice and express-idempotency
@@ -95,53 +174,10 @@ func TestAuditExpressOTelJS(t *testing.T) {
 	}
 	for _, mode := range []string{"naive", "idempotent"} {
 		t.Run(mode, func(t *testing.T) {
-			// idemtest audit --listen, in process, until its context ends.
-			ctx, interrupt := context.WithCancel(context.Background())
-			defer interrupt()
-			errOut := &syncBuffer{re: regexp.MustCompile(`traces at (http://\S+/v1/traces)`), found: make(chan string, 1)}
-			var out bytes.Buffer
-			ios := &iostreams.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: errOut, Getenv: func(string) string { return "" }}
-			jsonPath := filepath.Join(t.TempDir(), "audit.json")
-			done := make(chan cmd.ExitCode, 1)
-			go func() {
-				done <- cmd.Execute(ctx, &cmd.Factory{IO: ios, Version: "test"}, []string{"audit", "--listen", "127.0.0.1:0",
-					"--max-hit-rate", "off", "--execution-span", "refund.execute", "--json", jsonPath})
-			}()
-			var endpoint string
-			select {
-			case endpoint = <-errOut.found:
-			case code := <-done:
-				t.Fatalf("audit exited %d: %s", code, errOut.String())
-			}
-
+			endpoint, finish := auditListening(t, "--max-hit-rate", "off", "--execution-span", "refund.execute")
 			// The Express server, exporting to it.
 			ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
-			node := exec.Command("node", filepath.Join(repo, "testdata", "audit", "express_otel.js"))
-			node.Env = append(os.Environ(), "NODE_PATH="+modules, "MODE="+mode, "LEDGER="+ledger, "WORK_MS=20",
-				"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+endpoint, "OTEL_TRACES_SAMPLER=always_on")
-			node.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			nodeErr := &syncBuffer{re: regexp.MustCompile(`listening on (http://\S+)`), found: make(chan string, 1)}
-			node.Stderr = nodeErr
-			if err := node.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- node.Wait() }()
-			stopped := false
-			t.Cleanup(func() {
-				if !stopped {
-					_ = syscall.Kill(-node.Process.Pid, syscall.SIGKILL)
-					<-exited
-				}
-			})
-			var base string
-			select {
-			case base = <-nodeErr.found:
-			case err := <-exited:
-				stopped = true
-				t.Fatalf("the Express server exited (%v) before it listened:\n%s", err, nodeErr.String())
-			}
-
+			base, stopNode := startExpressOTel(t, repo, mode, ledger, endpoint)
 			var mu sync.Mutex
 			refused := 0 // 409s: duplicates refused in flight, as the client saw them
 			post := func(key string) {
@@ -186,94 +222,81 @@ func TestAuditExpressOTelJS(t *testing.T) {
 				}
 			}
 
-			// SIGTERM: the SDK flushes every span to the audit, then the server exits.
-			_ = node.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-exited:
-				stopped = true
-				if err != nil {
-					t.Fatalf("the Express server: %v\n%s", err, nodeErr.String())
-				}
-			case <-time.After(time.Minute):
-				t.Fatalf("the Express server did not exit within a minute of SIGTERM:\n%s", nodeErr.String())
-			}
-			interrupt()
-			code := <-done
-			t.Logf("audit --listen: exit %d\n%s%s", code, &out, errOut)
-
-			b, err := os.ReadFile(jsonPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := schemacheck.Validate("audit", b); err != nil {
-				t.Fatal(err)
-			}
-			var rep struct {
-				Calls      int `json:"calls"`
-				Keyed      int `json:"keyed"`
-				Executions int `json:"executions"`
-				Conflicts  int `json:"conflicts"`
-				Findings   []struct {
-					Kind  string `json:"kind"`
-					Tool  string `json:"tool"`
-					Key   string `json:"key"`
-					Count int    `json:"count"`
-					Calls []struct {
-						TraceID string `json:"trace_id"`
-						SpanID  string `json:"span_id"`
-					} `json:"calls"`
-				} `json:"findings"`
-			}
-			if err := json.Unmarshal(b, &rep); err != nil {
-				t.Fatal(err)
-			}
-			if rep.Keyed != sent {
-				t.Errorf("audit saw %d keyed calls, the test sent %d", rep.Keyed, sent)
-			}
-			if rep.Conflicts != refused {
-				t.Errorf("audit counted %d conflicts, the client got %d 409s", rep.Conflicts, refused)
-			}
-			total, doubled := 0, 0
-			for _, n := range truth {
-				total += n
-				if n > 1 {
-					doubled++
-				}
-			}
-			if rep.Executions != total {
-				t.Errorf("audit counted %d executions, the ledger has %d", rep.Executions, total)
-			}
-			found := map[string]int{}
-			for _, f := range rep.Findings {
-				if f.Kind != "double-execution" || f.Tool != "POST /tools/:tool" {
-					t.Errorf("unexpected finding %+v", f)
-					continue
-				}
-				found[f.Key] = f.Count
-				for _, c := range f.Calls {
-					if len(c.TraceID) != 32 || len(c.SpanID) != 16 {
-						t.Errorf("finding call without trace and span ids: %+v", c)
-					}
-				}
-			}
-			for k, n := range truth {
-				if (n > 1 || found[k] > 0) && found[k] != n {
-					t.Errorf("key %s executed %d times (ledger); audit says %d", k, n, found[k])
-				}
-			}
-			wantCode := cmd.ExitOK
-			if mode == "naive" {
-				wantCode = cmd.ExitFailed
-				if doubled == 0 {
-					t.Error("the naive server executed no key twice")
-				}
-			} else if doubled != 0 {
-				t.Errorf("express-idempotency executed %d keys more than once: %v", doubled, truth)
-			}
-			if code != wantCode {
-				t.Errorf("audit exit %d, want %d", code, wantCode)
-			}
+			stopNode() // flushes every span to the audit
+			code, b := finish()
+			checkExpressAudit(t, mode, code, b, truth, sent, refused)
 		})
+	}
+}
+
+// checkExpressAudit compares the audit's JSON report b (exit code) with the truth: the ledger's
+// executions per key, the keyed calls sent and the 409s the client got.
+func checkExpressAudit(t *testing.T, mode string, code cmd.ExitCode, b []byte, truth map[string]int, sent, refused int) {
+	t.Helper()
+	var rep struct {
+		Calls      int `json:"calls"`
+		Keyed      int `json:"keyed"`
+		Executions int `json:"executions"`
+		Conflicts  int `json:"conflicts"`
+		Findings   []struct {
+			Kind  string `json:"kind"`
+			Tool  string `json:"tool"`
+			Key   string `json:"key"`
+			Count int    `json:"count"`
+			Calls []struct {
+				TraceID string `json:"trace_id"`
+				SpanID  string `json:"span_id"`
+			} `json:"calls"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Keyed != sent {
+		t.Errorf("audit saw %d keyed calls, the test sent %d", rep.Keyed, sent)
+	}
+	if rep.Conflicts != refused {
+		t.Errorf("audit counted %d conflicts, the client got %d 409s", rep.Conflicts, refused)
+	}
+	total, doubled := 0, 0
+	for _, n := range truth {
+		total += n
+		if n > 1 {
+			doubled++
+		}
+	}
+	if rep.Executions != total {
+		t.Errorf("audit counted %d executions, the ledger has %d", rep.Executions, total)
+	}
+	found := map[string]int{}
+	for _, f := range rep.Findings {
+		if f.Kind != "double-execution" || f.Tool != "POST /tools/:tool" {
+			t.Errorf("unexpected finding %+v", f)
+			continue
+		}
+		found[f.Key] = f.Count
+		for _, c := range f.Calls {
+			if len(c.TraceID) != 32 || len(c.SpanID) != 16 {
+				t.Errorf("finding call without trace and span ids: %+v", c)
+			}
+		}
+	}
+	for k, n := range truth {
+		if (n > 1 || found[k] > 0) && found[k] != n {
+			t.Errorf("key %s executed %d times (ledger); audit says %d", k, n, found[k])
+		}
+	}
+	wantCode := cmd.ExitOK
+	if mode == "naive" {
+		wantCode = cmd.ExitFailed
+		if doubled == 0 {
+			t.Error("the naive server executed no key twice")
+		}
+	} else if doubled != 0 {
+		t.Errorf("express-idempotency executed %d keys more than once: %v", doubled, truth)
+	}
+	if code != wantCode {
+		t.Errorf("audit exit %d, want %d", code, wantCode)
 	}
 }
 
