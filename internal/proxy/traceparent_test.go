@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -111,4 +113,55 @@ func TestProxyTraceParent(t *testing.T) {
 		proxy.terminate(t)
 		check(t, record)
 	})
+}
+
+// TestStdioProxyTraceParent: over stdio too, the proxy gives a tools/call without one a
+// traceparent in params._meta and keeps the agent's; the reference server's exported span of
+// each call is in the trace the proxy's record names.
+func TestStdioProxyTraceParent(t *testing.T) {
+	const agents = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	dir := t.TempDir()
+	record, spans := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "spans.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, c, stderr, err := connectProxy(ctx, t, []string{"--record", record}, refundServer(t), "--stdio", "--otel-file", spans)
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	}
+	for i, tp := range []string{"", agents} {
+		p := &mcp.CallToolParams{Name: "issue_refund", Arguments: map[string]any{"accountId": "acct_tp", "amount": 1, "idempotencyKey": fmt.Sprintf("tp-%d", i)}}
+		if tp != "" {
+			p.Meta = mcp.Meta{"traceparent": tp}
+		}
+		if _, err := cs.CallTool(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs.Close()
+	_ = c.Wait()
+	_, calls, err := trace.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(spans)
+	if err != nil {
+		t.Fatalf("the server exported no spans: %v\n%s", err, stderr)
+	}
+	// The server's spans, in OTLP JSON (ids in hex, the Go SDK's in capitals).
+	exported := strings.ToLower(string(b))
+	var refunds []trace.Call
+	for _, c := range calls {
+		if c.Tool == "issue_refund" {
+			refunds = append(refunds, c)
+		}
+	}
+	if len(refunds) != 2 {
+		t.Fatalf("%d refunds recorded, want 2", len(refunds))
+	}
+	if id := refunds[0].TraceID; len(id) != 32 || id == endpoint.TraceIDOf(agents) || !strings.Contains(exported, `"traceid":"`+id+`"`) {
+		t.Errorf("call without a traceparent: recorded trace %q, not among the server's spans", id)
+	}
+	if id := refunds[1].TraceID; id != endpoint.TraceIDOf(agents) || !strings.Contains(exported, `"traceid":"`+id+`"`) {
+		t.Errorf("call with the agent's traceparent: recorded trace %q, not the agent's among the server's spans", id)
+	}
 }
