@@ -154,7 +154,7 @@ func newExecIndex(m Mapping) *execIndex {
 // CheckExecutionSpan reports a malformed --execution-span glob.
 func CheckExecutionSpan(pattern string) error {
 	if _, err := path.Match(pattern, ""); err != nil {
-		return fmt.Errorf("--execution-span %q: %v", pattern, err)
+		return fmt.Errorf("--execution-span %q: %w", pattern, err)
 	}
 	return nil
 }
