@@ -145,6 +145,7 @@ func TestScripts(t *testing.T) {
 			"echoserve":  cmdEchoServe,
 			"noleak":     cmdNoLeak,
 			"matrix":     cmdMatrix,
+			"ghsummary":  cmdGHSummary,
 		},
 	})
 }
