@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -146,6 +148,7 @@ func TestScripts(t *testing.T) {
 			"noleak":      cmdNoLeak,
 			"matrix":      cmdMatrix,
 			"sweepmatrix": cmdSweepMatrix,
+			"ghsummary":   cmdGHSummary,
 		},
 	})
 }

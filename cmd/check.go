@@ -181,6 +181,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
+	githubMatrix(opts.IO, out, rep.Matrix(), rep.Regressions, rep.Coverage, red)
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },
 		JSON:  writeJSON,

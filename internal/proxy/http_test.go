@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/idemtest/idemtest/internal/proc"
 	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 	"github.com/idemtest/idemtest/internal/trace"
 )
@@ -41,7 +42,7 @@ func startListening(t *testing.T, name string, env []string, args ...string) (*p
 	t.Helper()
 	c := exec.Command(name, args...)
 	c.Env = append(os.Environ(), env...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.Isolate(c)
 	pr, pw := io.Pipe()
 	buf := &lockedBuffer{b: &bytes.Buffer{}}
 	c.Stderr = pw
@@ -51,7 +52,7 @@ func startListening(t *testing.T, name string, env []string, args ...string) (*p
 	p := &process{cmd: c, stderr: buf, done: make(chan struct{})}
 	go func() { _ = c.Wait(); pw.Close(); close(p.done) }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		proc.Kill(c.Process.Pid)
 		<-p.done
 	})
 	addr := make(chan string, 1)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -75,9 +74,7 @@ func TestReadStopsOnCancel(t *testing.T) {
 func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	zero := filepath.Join(dir, "zero.jsonl")
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
