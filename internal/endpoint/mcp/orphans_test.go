@@ -1,3 +1,5 @@
+//go:build linux
+
 package mcp
 
 import (
@@ -20,16 +22,6 @@ import (
 // holdEnv makes TestHoldMCPServer start a stdio MCP server marked with its value and wait to be
 // killed.
 const holdEnv = "IDEMTEST_TEST_HOLD_MCP"
-
-// spawnStubborn, in the test MCP server, starts what a server may leave behind: a shell that
-// ignores SIGTERM, with a child that ignores it too and a daemon that left its session (setsid).
-// Their output goes nowhere, so the MCP stream stays the server's.
-func spawnStubborn() {
-	c := exec.Command("sh", "-c", `trap '' TERM; setsid sh -c "trap '' TERM; sleep 1000; :" & (trap '' TERM; sleep 1000; :) & wait`)
-	if err := c.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "spawn:", err)
-	}
-}
 
 // TestHoldMCPServer is the idemtest that TestMCPServerDiesWithIdemtest kills: it starts a stdio
 // MCP server that spawns stubborn processes, calls a tool, says so and waits.
