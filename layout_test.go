@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// TestImportsPointOneWay holds the layout the README's table and DESIGN §6 describe: the leaf
+// TestImportsPointOneWay holds the layout docs/layout.md's table and DESIGN §6 describe: the leaf
 // packages import nothing of ours beyond what is listed, and only probe (and the reference
 // server's stores) talk to PostgreSQL and Redis.
 func TestImportsPointOneWay(t *testing.T) {

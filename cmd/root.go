@@ -22,7 +22,7 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
-// ExitCode is the process exit status; the codes are part of the CLI contract (README).
+// ExitCode is the process exit status; the codes are part of the CLI contract (docs/command-line.md).
 type ExitCode int
 
 const (
