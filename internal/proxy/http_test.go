@@ -252,7 +252,7 @@ func TestPlainHTTPProxyJudgesRealAgent(t *testing.T) {
 				if !strings.Contains(proxy.stderr.String(), want) {
 					t.Errorf("verdict lacks %q:\n%s", want, proxy.stderr.String())
 				}
-				h, calls, err := trace.ReadFile(tracePath)
+				h, calls, err := trace.ReadFile(context.Background(), tracePath)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -382,7 +382,7 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 					t.Errorf("verdict lacks %q:\n%s", w, stderr)
 				}
 			}
-			h, calls, err := trace.ReadFile(tracePath)
+			h, calls, err := trace.ReadFile(context.Background(), tracePath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -476,7 +476,7 @@ func TestStdioTimeoutReachesServerLate(t *testing.T) {
 	if got := proc.ProcessState.ExitCode(); got != 0 || !strings.Contains(stderr.String(), "(timed out; the server executed it) was never retried") {
 		t.Errorf("exit %d, verdict:\n%s", got, stderr)
 	}
-	_, calls, err := trace.ReadFile(tracePath)
+	_, calls, err := trace.ReadFile(context.Background(), tracePath)
 	if err != nil {
 		t.Fatal(err)
 	}
