@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/decode"
@@ -33,24 +34,18 @@ type Options struct {
 // partially loaded. It gives up when ctx is done (Ctrl-C): it returns ctx's error at once and
 // the decoding it walks away from stops at the next file.
 func Scenarios(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenario, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	type result struct {
 		list []*scenario.Scenario
 		err  error
 	}
-	ch := make(chan result, 1)
-	go func() {
+	r, err := ctxwait.Run(ctx, func() result {
 		list, err := load(ctx, paths, opts)
-		ch <- result{list, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.list, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		return result{list, err}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return r.list, r.err
 }
 
 func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenario, error) {
