@@ -36,6 +36,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/plural":      nil,
 		"internal/safefile":    nil,
 		"internal/regularfile": nil,
+		"internal/ctxwait":     nil,
 		"internal/matrix":      nil,
 		// check and init (scaffold) both read input schemas through synth.
 		"internal/check/synth": nil,

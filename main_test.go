@@ -383,15 +383,8 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	ts.Check(err)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if err := syscall.Kill(pid, 0); err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("process %d is still running", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testenv.Until(time.Minute, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		ts.Fatalf("process %d is still running", pid)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/openapi"
@@ -216,7 +217,7 @@ func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, s
 		cfg *scenario.Scenario
 		err error
 	}
-	l, err := untilDone(ctx, func() loaded {
+	l, err := ctxwait.Run(ctx, func() loaded {
 		cfg, err := o.LoadConfig(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		return loaded{cfg, err}
 	})

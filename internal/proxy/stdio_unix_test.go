@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // TestStdioProxyStopsServerGroup ends the proxy both ways an agent ends it and checks that the
@@ -38,15 +40,14 @@ func TestStdioProxyStopsServerGroup(t *testing.T) {
 			done := make(chan struct{})
 			go func() { _ = c.Wait(); close(done) }()
 			var pid int
-			deadline := time.Now().Add(time.Minute)
-			for pid == 0 {
+			started := testenv.Until(time.Minute, func() bool {
 				if b, err := os.ReadFile(pidFile); err == nil {
 					fmt.Sscan(string(b), &pid)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the server never started its grandchild:\n%s", stderr)
-				}
-				time.Sleep(10 * time.Millisecond)
+				return pid != 0
+			})
+			if !started {
+				t.Fatalf("the server never started its grandchild:\n%s", stderr)
 			}
 			if how == "SIGTERM" {
 				_ = c.Process.Signal(syscall.SIGTERM)
@@ -63,12 +64,9 @@ func TestStdioProxyStopsServerGroup(t *testing.T) {
 			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "nothing judged: the agent made no tool call") {
 				t.Errorf("exit %d, stderr:\n%s", code, stderr)
 			}
-			for alive(pid) {
-				if time.Now().After(deadline) {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					t.Fatalf("grandchild %d outlived the proxy", pid)
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testenv.Until(time.Minute, func() bool { return !alive(pid) }) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("grandchild %d outlived the proxy", pid)
 			}
 		})
 	}

@@ -28,7 +28,7 @@ func syntheticTrace(n int) []trace.Call {
 // benchSweeper is a sweeper planned for calls as Run plans it, with one read-only tool showing
 // the state; nothing is started.
 func benchSweeper(tb testing.TB, calls []trace.Call) *sweeper {
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: "http://127.0.0.1:1/mcp"})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: "http://127.0.0.1:1/mcp"})
 	if err != nil {
 		tb.Fatal(err)
 	}
