@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -364,9 +363,6 @@ func lookPath(pathList, name string) (string, error) {
 	}
 	for _, dir := range filepath.SplitList(pathList) {
 		p := filepath.Join(dir, name)
-		if runtime.GOOS == "windows" {
-			p += ".exe"
-		}
 		if info, err := os.Stat(p); err == nil && !info.IsDir() {
 			return p, nil
 		}

@@ -142,47 +142,54 @@ func TestReleaseMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("%s/%s: %d bytes (%.1f MiB)", goos, goarch, fi.Size(), float64(fi.Size())/(1<<20))
-				if goos == "linux" {
-					f, err := elf.Open(bin)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Close()
-					if f.Section(".symtab") != nil {
-						t.Error("the binary has a symbol table: not stripped (-s)")
-					}
-					for _, p := range f.Progs {
-						if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-							t.Error("the binary is dynamically linked: not static")
-						}
-					}
-				}
-				if goos == "windows" {
-					f, err := pe.Open(bin)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Close()
-					if len(f.Symbols) > 0 {
-						t.Errorf("the binary has %d symbols: not stripped (-s)", len(f.Symbols))
-					}
-				}
-				if goos == runtime.GOOS && goarch == runtime.GOARCH {
-					out, err := exec.Command(bin, "--version").Output()
-					if err != nil {
-						t.Fatalf("--version: %v", err)
-					}
-					if !strings.HasPrefix(string(out), "idemtest "+version) {
-						t.Errorf("--version printed %q, want idemtest %s", out, version)
-					}
-				}
-				if data, err := os.ReadFile(bin); err == nil {
-					repo, _ := os.Getwd()
-					if bytes.Contains(data, []byte(repo)) {
-						t.Errorf("the binary holds the checkout's path %s: not built with -trimpath", repo)
-					}
-				}
+				checkReleaseBinary(t, bin, goos, goarch, version)
 			})
+		}
+	}
+}
+
+// checkReleaseBinary checks what it can of one built release binary: static and stripped (ELF,
+// PE), built with -trimpath, and, for this machine's platform, that it runs and prints version.
+func checkReleaseBinary(t *testing.T, bin, goos, goarch, version string) {
+	t.Helper()
+	if goos == "linux" {
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if f.Section(".symtab") != nil {
+			t.Error("the binary has a symbol table: not stripped (-s)")
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				t.Error("the binary is dynamically linked: not static")
+			}
+		}
+	}
+	if goos == "windows" {
+		f, err := pe.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if len(f.Symbols) > 0 {
+			t.Errorf("the binary has %d symbols: not stripped (-s)", len(f.Symbols))
+		}
+	}
+	if goos == runtime.GOOS && goarch == runtime.GOARCH {
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatalf("--version: %v", err)
+		}
+		if !strings.HasPrefix(string(out), "idemtest "+version) {
+			t.Errorf("--version printed %q, want idemtest %s", out, version)
+		}
+	}
+	if data, err := os.ReadFile(bin); err == nil {
+		repo, _ := os.Getwd()
+		if bytes.Contains(data, []byte(repo)) {
+			t.Errorf("the binary holds the checkout's path %s: not built with -trimpath", repo)
 		}
 	}
 }
