@@ -1,7 +1,10 @@
+//go:build unix
+
 package main
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -270,7 +273,23 @@ func fakeRelease(t *testing.T, tag string, tamper bool) string {
 	}
 	name := fmt.Sprintf("idemtest_%s_%s_%s.tar.gz", strings.TrimPrefix(tag, "v"), runtime.GOOS, runtime.GOARCH)
 	sum := sha256.Sum256(archive.Bytes())
-	sums := fmt.Sprintf("%s  idemtest_%s_windows_amd64.zip\n%s  %s\n", strings.Repeat("0", 64), strings.TrimPrefix(tag, "v"), hex.EncodeToString(sum[:]), name)
+	// The Windows archive is a zip holding idemtest.exe (the same fake: the script runs it on
+	// this machine as a Windows runner would run the real one).
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	hdr := &zip.FileHeader{Name: "idemtest.exe", Method: zip.Deflate}
+	hdr.SetMode(0o755)
+	if w, err := zw.CreateHeader(hdr); err != nil {
+		t.Fatal(err)
+	} else if _, err := w.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	winName := fmt.Sprintf("idemtest_%s_windows_%s.zip", strings.TrimPrefix(tag, "v"), runtime.GOARCH)
+	winSum := sha256.Sum256(zipped.Bytes())
+	sums := fmt.Sprintf("%s  %s\n%s  %s\n", hex.EncodeToString(winSum[:]), winName, hex.EncodeToString(sum[:]), name)
 	data := archive.Bytes()
 	if tamper {
 		data = append(slices.Clone(data), 0)
@@ -278,6 +297,7 @@ func fakeRelease(t *testing.T, tag string, tamper bool) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/"+tag+"/checksums.txt", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(sums)) })
 	mux.HandleFunc("/"+tag+"/"+name, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(data) })
+	mux.HandleFunc("/"+tag+"/"+winName, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(zipped.Bytes()) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -334,6 +354,32 @@ func TestActionGetsIdemtest(t *testing.T) {
 		calls := a.invocations()
 		if len(calls) != 2 || !slices.Equal(calls[0], wantRun(a)) || !slices.Equal(calls[1], wantCheck(a)) {
 			t.Errorf("idemtest ran with\n%q\nwant\n%q\n%q", calls, wantRun(a), wantCheck(a))
+		}
+	})
+
+	// A Windows runner downloads the zip, checks it against checksums.txt and runs idemtest.exe.
+	t.Run("release tag on a Windows runner", func(t *testing.T) {
+		a := newActionEnv(t)
+		maps.Copy(a.env, inputs)
+		a.env["RUNNER_OS"] = "Windows"
+		a.env["IDEMTEST_ACTION_REF"] = "v1.2.3"
+		a.env["IDEMTEST_RELEASE_URL"] = fakeRelease(t, "v1.2.3", false)
+		code, stdout, stderr := a.script("resolve")
+		if code != 0 {
+			t.Fatalf("resolve: exit %d\n%s%s", code, stdout, stderr)
+		}
+		if want := fmt.Sprintf("idemtest_1.2.3_windows_%s.zip: SHA-256 ", runtime.GOARCH); !strings.Contains(stdout, want) {
+			t.Errorf("the Windows archive was not checked:\n%s", stdout)
+		}
+		if _, err := os.Stat(filepath.Join(a.env["RUNNER_TEMP"], "idemtest-action", "idemtest.exe")); err != nil {
+			t.Fatalf("no idemtest.exe unpacked: %v", err)
+		}
+		code, stdout, stderr = a.script("run")
+		if code != 0 || !strings.Contains(stdout, "idemtest v1.2.3 (release)") {
+			t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+		}
+		if calls := a.invocations(); len(calls) != 2 || !slices.Equal(calls[0], wantRun(a)) {
+			t.Errorf("idemtest.exe ran with %q", calls)
 		}
 	})
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -11,7 +13,7 @@ import (
 )
 
 // corpusPackages are the real idempotency libraries (and what their glue servers need) that
-// testdata/script/corpus_*.txtar run idemtest against, at the versions the README's "Tested
+// testdata/script/corpus_*.txtar run idemtest against, at the versions docs/real-software.md's "Tested
 // against real software" table names. .ci/run installs exactly these.
 var corpusPackages = map[string]string{
 	"express":                                  "5.3.0",

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/idemtest/idemtest/internal/reporters/jsonreport"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 var (
@@ -125,17 +128,19 @@ func (r *cliRun) exitCode(limit time.Duration) int {
 // waitFor polls until cond holds or idemtest exits; it fails the test on the limit.
 func (r *cliRun) waitFor(what string, cond func() bool) {
 	r.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
+	held := testenv.Until(time.Minute, func() bool {
+		if cond() {
+			return true
+		}
 		select {
 		case <-r.done:
 			r.t.Fatalf("idemtest exited (%v) before %s; output:\n%s", r.cmd.ProcessState, what, r.out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("gave up waiting for %s; output:\n%s", what, r.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !held {
+		r.t.Fatalf("gave up waiting for %s; output:\n%s", what, r.out.String())
 	}
 }
 

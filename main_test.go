@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -11,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +147,7 @@ func TestScripts(t *testing.T) {
 			"noleak":      cmdNoLeak,
 			"matrix":      cmdMatrix,
 			"sweepmatrix": cmdSweepMatrix,
+			"ghsummary":   cmdGHSummary,
 		},
 	})
 }
@@ -361,9 +363,6 @@ func lookPath(pathList, name string) (string, error) {
 	}
 	for _, dir := range filepath.SplitList(pathList) {
 		p := filepath.Join(dir, name)
-		if runtime.GOOS == "windows" {
-			p += ".exe"
-		}
 		if info, err := os.Stat(p); err == nil && !info.IsDir() {
 			return p, nil
 		}
@@ -380,15 +379,8 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	ts.Check(err)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if err := syscall.Kill(pid, 0); err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("process %d is still running", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testenv.Until(time.Minute, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		ts.Fatalf("process %d is still running", pid)
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -77,7 +79,7 @@ func cmdReadTrace(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: readtrace FILE")
 	}
-	h, calls, err := trace.ReadFile(ts.MkAbs(args[0]))
+	h, calls, err := trace.ReadFile(context.Background(), ts.MkAbs(args[0]))
 	if neg {
 		if err == nil {
 			ts.Fatalf("readtrace %s: read without error", args[0])

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -15,11 +17,12 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// README.md marks each example that a testscript runs with a comment on the line before its
-// fenced block, <!-- test: NAME -->, and each output it shows with <!-- output: SCRIPT/FILE -->,
-// the golden file of testdata/script/SCRIPT that a testscript compares (cmp) with what idemtest
-// printed. Scripts take an example's text from README.md itself, and TestReadmeOutputs checks
-// every output block against its golden file, so neither can drift from what is tested.
+// README.md and the pages of docs/ (the manual) mark each example that a testscript runs with
+// a comment on the line before its fenced block, <!-- test: NAME -->, and each output they show
+// with <!-- output: SCRIPT/FILE -->, the golden file of testdata/script/SCRIPT that a testscript
+// compares (cmp) with what idemtest printed. Scripts take an example's text from the Markdown
+// itself, and TestReadmeOutputs checks every output block against its golden file, so neither
+// can drift from what is tested. A marker is unique across all the files.
 var readmeMarker = regexp.MustCompile(`^<!-- ((?:test|output): [a-z0-9_./-]+) -->$`)
 
 // readmeBlocks returns the marked fenced blocks of a Markdown file by marker ("test: NAME",
@@ -62,21 +65,55 @@ func readmeBlocks(path string) (map[string]string, error) {
 	return blocks, sc.Err()
 }
 
-// cmdReadme writes a file made of README blocks and script files, in order:
-// "readme OUT PART..." where a PART is readme:NAME (the marked block NAME of README.md, as
-// written) or a file of the script's work directory.
+// docFiles returns the Markdown files of the documentation under root: README.md, then
+// docs/*.md in name order.
+func docFiles(root string) ([]string, error) {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(pages)
+	return append([]string{filepath.Join(root, "README.md")}, pages...), nil
+}
+
+// docBlocks returns the marked fenced blocks of README.md and docs/*.md under root by marker,
+// and the file each is in; a marker used in two files is an error naming both.
+func docBlocks(root string) (blocks, where map[string]string, err error) {
+	files, err := docFiles(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	blocks, where = map[string]string{}, map[string]string{}
+	for _, f := range files {
+		bs, err := readmeBlocks(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		for marker, b := range bs {
+			if other, dup := where[marker]; dup {
+				return nil, nil, fmt.Errorf("block %q is marked in both %s and %s: a marker must be unique across README.md and docs/", marker, other, f)
+			}
+			blocks[marker], where[marker] = b, f
+		}
+	}
+	return blocks, where, nil
+}
+
+// cmdReadme writes a file made of documentation blocks and script files, in order:
+// "readme OUT PART..." where a PART is readme:NAME (the block marked NAME in README.md or a
+// page of docs/, as written) or a file of the script's work directory.
 func cmdReadme(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: readme OUT readme:NAME|FILE...")
 	}
-	blocks, err := readmeBlocks(filepath.Join(ts.Getenv("REPO"), "README.md"))
+	blocks, _, err := docBlocks(ts.Getenv("REPO"))
 	ts.Check(err)
 	var out strings.Builder
 	for _, part := range args[1:] {
 		if name, ok := strings.CutPrefix(part, "readme:"); ok {
 			b, ok := blocks["test: "+name]
 			if !ok {
-				ts.Fatalf("README.md has no block marked <!-- test: %s -->", name)
+				ts.Fatalf("neither README.md nor docs/*.md has a block marked <!-- test: %s -->", name)
 			}
 			out.WriteString(b)
 			continue
@@ -115,10 +152,10 @@ func cmdModule(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// TestReadmeMarkersUsed: every README block marked for testing is used by a testscript, so a
-// marker cannot claim a test that does not exist.
+// TestReadmeMarkersUsed: every block of README.md and docs/*.md marked for testing is used by a
+// testscript, so a marker cannot claim a test that does not exist.
 func TestReadmeMarkersUsed(t *testing.T) {
-	blocks, err := readmeBlocks("README.md")
+	blocks, where, err := docBlocks(".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,12 +175,12 @@ func TestReadmeMarkersUsed(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(all.String(), "readme:"+name+" ") && !strings.Contains(all.String(), "readme:"+name+"\n") {
-			unused = append(unused, name)
+			unused = append(unused, where[marker]+": "+name)
 		}
 	}
 	sort.Strings(unused)
 	if len(unused) > 0 {
-		t.Errorf("README blocks marked for testing that no testscript uses: %v", unused)
+		t.Errorf("documentation blocks marked for testing that no testscript uses: %v", unused)
 	}
 }
 
@@ -195,11 +232,11 @@ func cmdNormalize(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(normalizeOutput(text)), 0o644))
 }
 
-// TestReadmeOutputs: every output README.md shows equals the golden file a testscript compares
+// TestReadmeOutputs: every output README.md and docs/*.md show equals the golden file a testscript compares
 // with what idemtest printed, after normalising both; a README line "..." stands for lines left
-// out (the README shows excerpts).
+// out (the documentation shows excerpts).
 func TestReadmeOutputs(t *testing.T) {
-	blocks, err := readmeBlocks("README.md")
+	blocks, where, err := docBlocks(".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,13 +265,13 @@ func TestReadmeOutputs(t *testing.T) {
 			want := strings.Split(strings.TrimRight(normalizeOutput(string(golden.Data)), "\n"), "\n")
 			got := strings.Split(strings.TrimRight(normalizeOutput(block), "\n"), "\n")
 			if !elidedMatch(got, want) {
-				t.Errorf("README.md's output block <!-- output: %s --> is not the golden file (normalised; ... elides lines).\nREADME:\n%s\ngolden:\n%s",
-					ref, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				t.Errorf("%s's output block <!-- output: %s --> is not the golden file (normalised; ... elides lines).\nshown:\n%s\ngolden:\n%s",
+					where[marker], ref, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
 	}
 	if n == 0 {
-		t.Fatal("README.md marks no output block")
+		t.Fatal("README.md and docs/*.md mark no output block")
 	}
 }
 
@@ -253,4 +290,158 @@ func elidedMatch(shown, full []string) bool {
 		return false
 	}
 	return len(full) > 0 && shown[0] == full[0] && elidedMatch(shown[1:], full[1:])
+}
+
+var (
+	reMdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	reCodeSpan  = regexp.MustCompile("`[^`]*`")
+	reHeading   = regexp.MustCompile(`^#{1,6} (.*)$`)
+	reSlugStrip = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+)
+
+// markdownLines calls fn with each line of a Markdown text that is outside fenced blocks and its
+// number.
+func markdownLines(text string, fn func(line int, text string)) {
+	fenced := false
+	for i, l := range strings.Split(text, "\n") {
+		if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			fn(i+1, l)
+		}
+	}
+}
+
+// headingAnchors returns the anchors GitHub gives a Markdown text's headings: the heading
+// lower-cased, without punctuation, spaces as dashes, and -1, -2… after a repeated one.
+func headingAnchors(text string) map[string]bool {
+	anchors, seen := map[string]bool{}, map[string]int{}
+	markdownLines(text, func(_ int, l string) {
+		m := reHeading.FindStringSubmatch(l)
+		if m == nil {
+			return
+		}
+		a := strings.ReplaceAll(reSlugStrip.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), ""), " ", "-")
+		if n := seen[a]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			anchors[a] = true
+		}
+		seen[a]++
+	})
+	return anchors
+}
+
+// brokenLinks returns, as FILE:LINE: TARGET, every relative link of README.md and docs/*.md under
+// root whose file does not exist, or whose #anchor is not a heading of the Markdown file it names.
+func brokenLinks(root string) ([]string, error) {
+	files, err := docFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	var broken []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		markdownLines(string(b), func(line int, l string) {
+			for _, m := range reMdLink.FindAllStringSubmatch(reCodeSpan.ReplaceAllString(l, ""), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				path, anchor, _ := strings.Cut(target, "#")
+				file := f
+				if path != "" {
+					file = filepath.Join(filepath.Dir(f), filepath.FromSlash(path))
+				}
+				rel, _ := filepath.Rel(root, f)
+				text, err := os.ReadFile(file)
+				if err != nil {
+					if _, serr := os.Stat(file); serr != nil {
+						broken = append(broken, fmt.Sprintf("%s:%d: %s (no such file)", rel, line, target))
+						continue
+					}
+				}
+				if anchor != "" && strings.HasSuffix(file, ".md") && !headingAnchors(string(text))[anchor] {
+					broken = append(broken, fmt.Sprintf("%s:%d: %s (no such heading)", rel, line, target))
+				}
+			}
+		})
+	}
+	return broken, nil
+}
+
+// TestDocLinks: every relative link of README.md and docs/*.md names a file of the repository,
+// and a #anchor into Markdown names one of its headings, so moving a section cannot strand a link.
+func TestDocLinks(t *testing.T) {
+	broken, err := brokenLinks(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// TestDocLinksBroken: the link check finds a missing file, a missing heading in another page
+// and in the same page, and passes links that resolve (up to the repository, to a directory, to
+// a heading repeated).
+func TestDocLinksBroken(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("examples/a.yaml", "steps: []\n")
+	write("README.md", "# Tool\n\n[ok](docs/ci.md#the-action-v2) [ok](examples/) [gone](docs/nope.md)\n"+
+		"```\n[in a fence](missing.md)\n```\n`[in code](missing.md)` [web](https://example.com/x)\n")
+	write("docs/ci.md", "# CI\n\n## The Action (v2)\n\n## Notes\n\n## Notes\n\n"+
+		"[ok](../examples/a.yaml) [ok](../README.md#tool) [ok](#notes-1) [bad](#notes-2) [bad](../README.md#ci)\n")
+	broken, err := brokenLinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"README.md:3: docs/nope.md (no such file)",
+		"docs/ci.md:9: #notes-2 (no such heading)",
+		"docs/ci.md:9: ../README.md#ci (no such heading)",
+	}
+	if strings.Join(broken, "\n") != strings.Join(want, "\n") {
+		t.Errorf("broken links:\n%s\nwant:\n%s", strings.Join(broken, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDocBlocksUnique: a marker used in README.md and in a page of docs/ is an error naming both.
+func TestDocBlocksUnique(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	block := "<!-- test: twice -->\n```sh\nidemtest run\n```\n"
+	for _, f := range []string{"README.md", "docs/run.md"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(block), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := docBlocks(root)
+	if err == nil || !strings.Contains(err.Error(), "README.md and "+filepath.Join(root, "docs/run.md")) {
+		t.Fatalf("docBlocks = %v, want an error naming README.md and docs/run.md", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs/run.md"), []byte(strings.Replace(block, "twice", "once", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocks, where, err := docBlocks(root)
+	if err != nil || len(blocks) != 2 || where["test: once"] != filepath.Join(root, "docs/run.md") {
+		t.Fatalf("docBlocks = %v, %v, %v; want two blocks, test: once from docs/run.md", blocks, where, err)
+	}
 }

@@ -1,8 +1,11 @@
+//go:build unix
+
 package main
 
 import (
 	"bytes"
 	"debug/elf"
+	"debug/pe"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,7 +67,12 @@ type goreleaserConfig struct {
 		Ldflags []string `yaml:"ldflags"`
 	} `yaml:"builds"`
 	Archives []struct {
-		NameTemplate string `yaml:"name_template"`
+		NameTemplate    string   `yaml:"name_template"`
+		Formats         []string `yaml:"formats"`
+		FormatOverrides []struct {
+			Goos    string   `yaml:"goos"`
+			Formats []string `yaml:"formats"`
+		} `yaml:"format_overrides"`
 	} `yaml:"archives"`
 	Checksum struct {
 		NameTemplate string `yaml:"name_template"`
@@ -85,7 +93,7 @@ type goreleaserConfig struct {
 
 // TestReleaseMatrix builds every release target as .goreleaser.yaml says goreleaser will (the
 // targets, environment and flags are read from it, so the two cannot drift): static, stripped,
-// without local paths, for linux and darwin on amd64 and arm64. It checks what it
+// without local paths, for linux, darwin and windows on amd64 and arm64. It checks what it
 // can of each binary and logs its size (BENCHMARKS.md records them). The configuration is held
 // to the matrix the README promises and to the archive and checksum names the action downloads.
 func TestReleaseMatrix(t *testing.T) {
@@ -134,37 +142,54 @@ func TestReleaseMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("%s/%s: %d bytes (%.1f MiB)", goos, goarch, fi.Size(), float64(fi.Size())/(1<<20))
-				if goos == "linux" {
-					f, err := elf.Open(bin)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Close()
-					if f.Section(".symtab") != nil {
-						t.Error("the binary has a symbol table: not stripped (-s)")
-					}
-					for _, p := range f.Progs {
-						if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-							t.Error("the binary is dynamically linked: not static")
-						}
-					}
-				}
-				if goos == runtime.GOOS && goarch == runtime.GOARCH {
-					out, err := exec.Command(bin, "--version").Output()
-					if err != nil {
-						t.Fatalf("--version: %v", err)
-					}
-					if !strings.HasPrefix(string(out), "idemtest "+version) {
-						t.Errorf("--version printed %q, want idemtest %s", out, version)
-					}
-				}
-				if data, err := os.ReadFile(bin); err == nil {
-					repo, _ := os.Getwd()
-					if bytes.Contains(data, []byte(repo)) {
-						t.Errorf("the binary holds the checkout's path %s: not built with -trimpath", repo)
-					}
-				}
+				checkReleaseBinary(t, bin, goos, goarch, version)
 			})
+		}
+	}
+}
+
+// checkReleaseBinary checks what it can of one built release binary: static and stripped (ELF,
+// PE), built with -trimpath, and, for this machine's platform, that it runs and prints version.
+func checkReleaseBinary(t *testing.T, bin, goos, goarch, version string) {
+	t.Helper()
+	if goos == "linux" {
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if f.Section(".symtab") != nil {
+			t.Error("the binary has a symbol table: not stripped (-s)")
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				t.Error("the binary is dynamically linked: not static")
+			}
+		}
+	}
+	if goos == "windows" {
+		f, err := pe.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if len(f.Symbols) > 0 {
+			t.Errorf("the binary has %d symbols: not stripped (-s)", len(f.Symbols))
+		}
+	}
+	if goos == runtime.GOOS && goarch == runtime.GOARCH {
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatalf("--version: %v", err)
+		}
+		if !strings.HasPrefix(string(out), "idemtest "+version) {
+			t.Errorf("--version printed %q, want idemtest %s", out, version)
+		}
+	}
+	if data, err := os.ReadFile(bin); err == nil {
+		repo, _ := os.Getwd()
+		if bytes.Contains(data, []byte(repo)) {
+			t.Errorf("the binary holds the checkout's path %s: not built with -trimpath", repo)
 		}
 	}
 }
@@ -183,7 +208,7 @@ func releaseConfig(gr, kb []byte) (goreleaserConfig, []string) {
 		return cfg, []string{fmt.Sprintf(".goreleaser.yaml: version %d, project %q, %d builds, %d kos: want version 2, idemtest, one build and one ko image", cfg.Version, cfg.ProjectName, len(cfg.Builds), len(cfg.Kos))}
 	}
 	build := cfg.Builds[0]
-	if got, want := fmt.Sprint(build.Goos, build.Goarch), "[linux darwin] [amd64 arm64]"; got != want {
+	if got, want := fmt.Sprint(build.Goos, build.Goarch), "[linux darwin windows] [amd64 arm64]"; got != want {
 		bad("targets %s, want %s", got, want)
 	}
 	if !slices.Equal(build.Env, []string{"CGO_ENABLED=0"}) || !slices.Equal(build.Flags, []string{"-trimpath"}) ||
@@ -212,9 +237,11 @@ func releaseConfig(gr, kb []byte) (goreleaserConfig, []string) {
 		len(koCfg.Builds[0].Ldflags) != 1 || !strings.HasPrefix(koCfg.Builds[0].Ldflags[0], "-s -w ") {
 		bad(".ko.yaml %+v builds unlike .goreleaser.yaml's kos: %+v", koCfg, ko)
 	}
-	// .github/action/idemtest.sh downloads idemtest_VERSION_OS_ARCH.tar.gz and checks it against
-	// checksums.txt (SHA-256).
+	// .github/action/idemtest.sh downloads idemtest_VERSION_OS_ARCH.tar.gz (.zip on a Windows
+	// runner) and checks it against checksums.txt (SHA-256).
 	if len(cfg.Archives) != 1 || cfg.Archives[0].NameTemplate != "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}" ||
+		!slices.Equal(cfg.Archives[0].Formats, []string{"tar.gz"}) || len(cfg.Archives[0].FormatOverrides) != 1 ||
+		cfg.Archives[0].FormatOverrides[0].Goos != "windows" || !slices.Equal(cfg.Archives[0].FormatOverrides[0].Formats, []string{"zip"}) ||
 		cfg.Checksum.NameTemplate != "checksums.txt" || cfg.Checksum.Algorithm != "sha256" {
 		bad("archives %+v, checksum %+v: not the names the action downloads", cfg.Archives, cfg.Checksum)
 	}
@@ -240,6 +267,8 @@ func TestReleaseConfigDrift(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, file, old, new, want string }{
 		{"a target dropped", ".goreleaser.yaml", "goarch: [amd64, arm64]", "goarch: [amd64]", "targets"},
+		{"Windows dropped", ".goreleaser.yaml", "goos: [linux, darwin, windows]", "goos: [linux, darwin]", "targets"},
+		{"Windows archived as tar.gz", ".goreleaser.yaml", "        formats: [zip]", "        formats: [tar.gz]", "archives"},
 		{"cgo on", ".goreleaser.yaml", "env: [CGO_ENABLED=0]\n    goos", "env: [CGO_ENABLED=1]\n    goos", "build env"},
 		{"not stripped", ".goreleaser.yaml", `ldflags: ["-s -w -X`, `ldflags: ["-X`, "build env"},
 		{"the image unlike the binaries", ".goreleaser.yaml", "    flags: [-trimpath]\n    ldflags: [\"-s -w -X github.com/idemtest/idemtest/cmd.Version={{ .Tag }}\"]\n    env", "    flags: []\n    ldflags: [\"-s -w -X github.com/idemtest/idemtest/cmd.Version={{ .Tag }}\"]\n    env", "ko image"},

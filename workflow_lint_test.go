@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -25,16 +27,29 @@ type lintedWorkflow struct {
 	} `yaml:"jobs"`
 }
 
-// readmeWorkflows returns the README's ```yaml blocks that are GitHub Actions workflows (they
-// name an action, a runner or an expression; GitLab's do not), each with the line it starts on.
+// readmeWorkflows returns the ```yaml blocks of README.md and docs/*.md that are GitHub Actions
+// workflows (they name an action, a runner or an expression; GitLab's do not), each by the file
+// and line it starts on.
 func readmeWorkflows(t *testing.T) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	files, err := docFiles(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := map[string]string{}
-	lines := strings.Split(string(b), "\n")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		workflowBlocks(f, string(b), blocks)
+	}
+	return blocks
+}
+
+// workflowBlocks adds the GitHub Actions workflows of the Markdown text of file to blocks.
+func workflowBlocks(file, text string, blocks map[string]string) {
+	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		if strings.TrimSpace(lines[i]) != "```yaml" {
 			continue
@@ -46,20 +61,19 @@ func readmeWorkflows(t *testing.T) map[string]string {
 		}
 		text := strings.Join(body, "\n") + "\n"
 		if strings.Contains(text, "uses: ") || strings.Contains(text, "runs-on:") || strings.Contains(text, "${{") {
-			blocks[fmt.Sprintf("README.md:%d", start)] = text
+			blocks[fmt.Sprintf("%s:%d", file, start)] = text
 		}
 	}
-	return blocks
 }
 
-// TestWorkflowsLint: every workflow the README shows is a whole file a user can commit as it is,
+// TestWorkflowsLint: every workflow README.md and docs/*.md show is a whole file a user can commit as it is,
 // and it and this repository's own workflows pass actionlint (as a library, pinned in go.mod):
 // a workflow with on:, each job that reads the repository checking it out, Go set up before
 // any go command, and every input given to the idemtest action one that action.yml declares.
 func TestWorkflowsLint(t *testing.T) {
 	files := readmeWorkflows(t)
 	if len(files) < 3 {
-		t.Fatalf("found %d workflows in README.md, want the CI, action and matrix ones", len(files))
+		t.Fatalf("found %d workflows in README.md and docs/*.md, want the CI, action and matrix ones", len(files))
 	}
 	own, err := filepath.Glob(".github/workflows/*.y*ml")
 	if err != nil {

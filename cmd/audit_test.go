@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/iostreams"
-	"github.com/idemtest/idemtest/internal/reportschema/schemacheck"
 )
 
 func TestAuditFlags(t *testing.T) {
@@ -84,16 +82,8 @@ func TestAuditInterrupted(t *testing.T) {
 	if code != ExitInterrupted {
 		t.Errorf("exit %d, want 130", code)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schemacheck.Validate("audit", b); err != nil {
-		t.Fatal(err)
-	}
-	var rep struct{ Interrupted bool }
-	if err := json.Unmarshal(b, &rep); err != nil || !rep.Interrupted {
-		t.Errorf("report %s: interrupted not set (%v)", b, err)
+	if rep := readReport[struct{ Interrupted bool }](t, "audit", out); !rep.Interrupted {
+		t.Errorf("report %+v: interrupted not set", rep)
 	}
 }
 

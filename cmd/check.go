@@ -19,6 +19,7 @@ import (
 	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/check"
 	"github.com/idemtest/idemtest/internal/check/battery"
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/iostreams"
 	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/openapi"
@@ -181,6 +182,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
+	githubMatrix(opts.IO, out, rep.Matrix(), rep.Regressions, rep.Coverage, red)
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },
 		JSON:  writeJSON,
@@ -215,7 +217,7 @@ func (o *CheckOptions) checkEndpoint(ctx context.Context) (*scenario.Scenario, s
 		cfg *scenario.Scenario
 		err error
 	}
-	l, err := untilDone(ctx, func() loaded {
+	l, err := ctxwait.Run(ctx, func() loaded {
 		cfg, err := o.LoadConfig(ctx, ".", load.Options{Config: o.Config, AllowHosts: o.AllowHosts})
 		return loaded{cfg, err}
 	})

@@ -100,7 +100,7 @@ func TestCheckOptions(t *testing.T) {
 			name: "a pass writes --json and --junit where asked", report: func() *check.Report { return fakeReport("refunds", pass) }, code: ExitOK,
 			args: []string{"check", "--endpoint", "refunds", "--json", "{dir}/c.json", "--junit", "{dir}/c.xml"},
 			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, _ ran, dir string) {
-				rep := readCheckJSON(t, filepath.Join(dir, "c.json"))
+				rep := readReport[checkJSON](t, "check", filepath.Join(dir, "c.json"))
 				if rep.Failed || rep.Endpoint != "refunds" || len(rep.Tools) != 1 || rep.Tools[0].Cells[0].Status != "pass" {
 					t.Errorf("report %+v", rep)
 				}
@@ -116,8 +116,7 @@ func TestCheckOptions(t *testing.T) {
 			},
 			args: []string{"check", "--endpoint", "refunds", "--json", "-"},
 			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, r ran, _ string) {
-				var rep checkJSON
-				decodeReport(t, "check", []byte(r.out), &rep)
+				rep := decodeReport[checkJSON](t, "check", []byte(r.out))
 				if !rep.Failed || len(rep.Tools) != 2 || rep.Tools[1].Tool != "issue_refund" || rep.Tools[1].Cells[0].Status != "fail" {
 					t.Errorf("report %+v", rep)
 				}
@@ -130,11 +129,7 @@ func TestCheckOptions(t *testing.T) {
 			},
 			args: []string{"check", "--endpoint", "refunds", "--coverage", "--json", "{dir}/c.json"},
 			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, _ ran, dir string) {
-				b, err := os.ReadFile(filepath.Join(dir, "c.json"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var rep struct {
+				type coverageJSON struct {
 					Coverage []struct {
 						Endpoint  string `json:"endpoint"`
 						Uncovered []struct {
@@ -142,7 +137,7 @@ func TestCheckOptions(t *testing.T) {
 						} `json:"uncovered"`
 					} `json:"coverage"`
 				}
-				decodeReport(t, "check", b, &rep)
+				rep := readReport[coverageJSON](t, "check", filepath.Join(dir, "c.json"))
 				if len(rep.Coverage) != 1 || len(rep.Coverage[0].Uncovered) != 1 || rep.Coverage[0].Uncovered[0].Tool != "cancel" ||
 					rep.Coverage[0].Uncovered[0].Reason != "concurrent skipped: why skip" {
 					t.Errorf("coverage %+v", rep.Coverage)
@@ -165,7 +160,7 @@ func TestCheckOptions(t *testing.T) {
 			},
 			args: []string{"check", "--endpoint", "refunds", "--json", "{dir}/c.json"},
 			check: func(t *testing.T, _ load.Options, _ []scenario.AdHoc, _ check.Options, _ ran, dir string) {
-				if rep := readCheckJSON(t, filepath.Join(dir, "c.json")); !rep.Interrupted {
+				if rep := readReport[checkJSON](t, "check", filepath.Join(dir, "c.json")); !rep.Interrupted {
 					t.Errorf("report %+v, want interrupted", rep)
 				}
 			},
@@ -241,15 +236,4 @@ func TestCheckOptions(t *testing.T) {
 			}
 		})
 	}
-}
-
-func readCheckJSON(t *testing.T, path string) checkJSON {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep checkJSON
-	decodeReport(t, "check", b, &rep)
-	return rep
 }

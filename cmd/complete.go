@@ -15,7 +15,7 @@ import (
 // nothing: completion must never print an error into the shell.
 func completeEndpoints(config *string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		sc, err := load.Config(".", load.Options{Config: *config})
+		sc, err := load.Config(context.Background(), ".", load.Options{Config: *config})
 		if err != nil || sc == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/scaffold"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
@@ -54,7 +55,9 @@ func (o *EndpointOptions) resolve(ctx context.Context) (*scenario.Scenario, stri
 		name string
 		err  error
 	}
-	r, err := untilDone(ctx, func() resolved {
+	// A walked-away resolve reads only bounded input (sizes, a deadline), and the command is
+	// about to exit.
+	r, err := ctxwait.Run(ctx, func() resolved {
 		sc, name, err := o.resolveNow(ctx)
 		return resolved{sc, name, err}
 	})
@@ -62,21 +65,6 @@ func (o *EndpointOptions) resolve(ctx context.Context) (*scenario.Scenario, stri
 		return nil, "", silentExit(ExitInterrupted)
 	}
 	return r.sc, r.name, r.err
-}
-
-// untilDone runs f and returns what it returns, or ctx's error as soon as ctx is done. f is left
-// to finish on its own then: what it reads is bounded (sizes, a deadline), and the command is
-// about to exit.
-func untilDone[T any](ctx context.Context, f func() T) (T, error) {
-	done := make(chan T, 1)
-	go func() { done <- f() }()
-	select {
-	case v := <-done:
-		return v, nil
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
 }
 
 func (o *EndpointOptions) resolveNow(ctx context.Context) (*scenario.Scenario, string, error) {

@@ -27,10 +27,10 @@ type Seams struct {
 	Now func() time.Time
 	// LoadScenarios loads scenario files and directories with their configs (load.Scenarios).
 	LoadScenarios func(ctx context.Context, paths []string, opts load.Options) ([]*scenario.Scenario, error)
-	// LoadConfig loads the config found from dir, or opts.Config (load.ConfigContext).
+	// LoadConfig loads the config found from dir, or opts.Config (load.Config).
 	LoadConfig func(ctx context.Context, dir string, opts load.Options) (*scenario.Scenario, error)
 	// AdHocEndpoint builds the endpoint the command line describes
-	// (scenario.AdHocScenarioContext).
+	// (scenario.AdHocScenario).
 	AdHocEndpoint func(ctx context.Context, a scenario.AdHoc) (*scenario.Scenario, error)
 	// RunScenarios runs scenarios and reports what finished (runner.Run).
 	RunScenarios func(ctx context.Context, list []*scenario.Scenario, opts runner.Options) *result.Report
@@ -38,7 +38,7 @@ type Seams struct {
 	ListTools func(ctx context.Context, sc *scenario.Scenario, endpoint string) ([]toolset.ToolInfo, error)
 	// RunCheck runs the conformance battery (check.Run).
 	RunCheck func(ctx context.Context, base *scenario.Scenario, opts check.Options) (*check.Report, error)
-	// ReadTrace reads a trace file (trace.ReadFileContext).
+	// ReadTrace reads a trace file (trace.ReadFile).
 	ReadTrace func(ctx context.Context, path string) (trace.Header, []trace.Call, error)
 	// RunSweep replays a trace with a fault on each mutating call (sweep.Run).
 	RunSweep func(ctx context.Context, base *scenario.Scenario, tracePath string, calls []trace.Call, opts sweep.Options) (*sweep.Report, error)
@@ -61,10 +61,10 @@ func (f *Factory) seams() Seams {
 		s.LoadScenarios = load.Scenarios
 	}
 	if s.LoadConfig == nil {
-		s.LoadConfig = load.ConfigContext
+		s.LoadConfig = load.Config
 	}
 	if s.AdHocEndpoint == nil {
-		s.AdHocEndpoint = scenario.AdHocScenarioContext
+		s.AdHocEndpoint = scenario.AdHocScenario
 	}
 	if s.RunScenarios == nil {
 		s.RunScenarios = runner.Run
@@ -76,7 +76,7 @@ func (f *Factory) seams() Seams {
 		s.RunCheck = check.Run
 	}
 	if s.ReadTrace == nil {
-		s.ReadTrace = trace.ReadFileContext
+		s.ReadTrace = trace.ReadFile
 	}
 	if s.RunSweep == nil {
 		s.RunSweep = sweep.Run

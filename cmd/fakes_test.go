@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -103,15 +104,28 @@ func (r ran) wantExit(t *testing.T, code ExitCode, want string) {
 }
 
 // decodeReport validates data against the schema of kind, as a consumer of the report reads
-// it, and decodes it into v.
-func decodeReport(t *testing.T, kind string, data []byte, v any) {
+// it, and decodes it into a T.
+func decodeReport[T any](t *testing.T, kind string, data []byte) T {
 	t.Helper()
 	if err := schemacheck.Validate(kind, data); err != nil {
 		t.Fatalf("%s report: %v\n%s", kind, err, data)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatalf("%s report: %v\n%s", kind, err, data)
 	}
+	return v
+}
+
+// readReport reads the report of kind a command wrote to path, validated and decoded like
+// decodeReport.
+func readReport[T any](t *testing.T, kind, path string) T {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeReport[T](t, kind, b)
 }
 
 // calls records what a fake was called with, for the row's check to read after the command.

@@ -56,7 +56,7 @@ func TestHelpFlagsOneMeaning(t *testing.T) {
 		if c.LocalNonPersistentFlags().Lookup("no-color") != nil {
 			t.Errorf("%s defines its own --no-color", c.CommandPath())
 		}
-		if c == root || c.Hidden {
+		if c == root || c.Hidden || c.IsAdditionalHelpTopicCommand() { // a topic is text: no flags
 			continue
 		}
 		io, out, _ := iostreams.Test()

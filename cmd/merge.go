@@ -160,6 +160,7 @@ func mergeCheck(opts *MergeOptions, rep *check.Report) error {
 	gerr := opts.reclassify(baseline.Check, red, writeJSON, &rep.Regressions)
 	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, rep.Coverage, color)
+	githubMatrix(opts.IO, out, rep.Matrix(), rep.Regressions, rep.Coverage, red)
 	werr := reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },
 		JSON:  writeJSON,

@@ -72,8 +72,7 @@ func TestMergeOptions(t *testing.T) {
 				if !slices.Equal(read, []string{"s1.json", "s2.json"}) {
 					t.Errorf("read %q", read)
 				}
-				var rep jsonreport.JSONReport
-				decodeReport(t, "run", []byte(r.out), &rep)
+				rep := decodeReport[jsonreport.JSONReport](t, "run", []byte(r.out))
 				if rep.Summary.Passed != 2 || len(rep.Scenarios) != 2 {
 					t.Errorf("summary %+v", rep.Summary)
 				}
@@ -87,7 +86,7 @@ func TestMergeOptions(t *testing.T) {
 			shards: map[string]shard{"s1.json": {baseline.Run, result.Passed}, "s2.json": {baseline.Run, result.Failed}},
 			args:   []string{"report", "merge", "s1.json", "s2.json", "--json", "{dir}/m.json"},
 			check: func(t *testing.T, _ []string, _ ran, dir string) {
-				if rep := readRunJSON(t, filepath.Join(dir, "m.json")); rep.Summary.Passed != 1 || rep.Summary.Failed != 1 {
+				if rep := readReport[jsonreport.JSONReport](t, "run", filepath.Join(dir, "m.json")); rep.Summary.Passed != 1 || rep.Summary.Failed != 1 {
 					t.Errorf("summary %+v", rep.Summary)
 				}
 			},
@@ -102,8 +101,7 @@ func TestMergeOptions(t *testing.T) {
 			shards: map[string]shard{"c1.json": {baseline.Check, result.Passed}, "c2.json": {baseline.Check, result.Passed}},
 			args:   []string{"report", "merge", "c1.json", "c2.json", "--json", "-"},
 			check: func(t *testing.T, _ []string, r ran, _ string) {
-				var rep checkJSON
-				decodeReport(t, "check", []byte(r.out), &rep)
+				rep := decodeReport[checkJSON](t, "check", []byte(r.out))
 				if rep.Failed || len(rep.Tools) != 2 {
 					t.Errorf("report %+v", rep)
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/load"
 	"github.com/idemtest/idemtest/internal/sweep"
+	"github.com/idemtest/idemtest/internal/testenv"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -20,11 +21,8 @@ import (
 // fixed sleep decides the verdict: only a heartbeat that never comes fails, after a minute).
 func waitFor(t *testing.T, s *syncBuffer, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(s.String(), want); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("no %q on stderr:\n%s", want, s)
-			return
-		}
+	if !testenv.Until(time.Minute, func() bool { return strings.Contains(s.String(), want) }) {
+		t.Errorf("no %q on stderr:\n%s", want, s)
 	}
 }
 

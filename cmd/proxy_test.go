@@ -87,8 +87,7 @@ func TestProxyOptions(t *testing.T) {
 					!slices.Equal(s.Options.RedactHeaders, []string{"X-Token"}) {
 					t.Errorf("session %+v", s)
 				}
-				var v proxyJSON
-				decodeReport(t, "proxy", []byte(r.out), &v)
+				v := decodeReport[proxyJSON](t, "proxy", []byte(r.out))
 				if v.Result != "pass" || v.Calls != 2 || v.Mutating != 2 {
 					t.Errorf("verdict %+v", v)
 				}
@@ -98,7 +97,7 @@ func TestProxyOptions(t *testing.T) {
 			name: "a mutating call without a key exits 1", calls: []trace.Call{agentCall(1, "")}, code: ExitFailed,
 			args: []string{"proxy", "--json", "{dir}/v.json", "--junit", "{dir}/v.xml", "--", "true"},
 			check: func(t *testing.T, _ *proxy.Session, _ ran, dir string) {
-				if v := readProxyJSON(t, filepath.Join(dir, "v.json")); v.Result != "fail" || v.Violations == 0 || len(v.Findings) == 0 || v.Findings[0].Check != "key-present" {
+				if v := readReport[proxyJSON](t, "proxy", filepath.Join(dir, "v.json")); v.Result != "fail" || v.Violations == 0 || len(v.Findings) == 0 || v.Findings[0].Check != "key-present" {
 					t.Errorf("verdict %+v", v)
 				}
 				if _, err := os.Stat(filepath.Join(dir, "v.xml")); err != nil {
@@ -110,7 +109,7 @@ func TestProxyOptions(t *testing.T) {
 			name: "--key-pattern reaches the verdict", calls: []trace.Call{agentCall(1, "k1")}, code: ExitFailed,
 			args: []string{"proxy", "--key-pattern", "^[0-9a-f]{8}$", "--json", "{dir}/v.json", "--", "true"},
 			check: func(t *testing.T, _ *proxy.Session, _ ran, dir string) {
-				if v := readProxyJSON(t, filepath.Join(dir, "v.json")); v.Result != "fail" || len(v.Findings) == 0 || v.Findings[0].Check != "key-pattern" {
+				if v := readReport[proxyJSON](t, "proxy", filepath.Join(dir, "v.json")); v.Result != "fail" || len(v.Findings) == 0 || v.Findings[0].Check != "key-pattern" {
 					t.Errorf("verdict %+v", v)
 				}
 			},
@@ -119,7 +118,7 @@ func TestProxyOptions(t *testing.T) {
 			name: "a session without a mutating call judges nothing", calls: []trace.Call{}, code: ExitOK,
 			args: []string{"proxy", "--json", "{dir}/v.json", "--", "true"},
 			check: func(t *testing.T, _ *proxy.Session, _ ran, dir string) {
-				if v := readProxyJSON(t, filepath.Join(dir, "v.json")); v.Result != "nothing-judged" {
+				if v := readReport[proxyJSON](t, "proxy", filepath.Join(dir, "v.json")); v.Result != "nothing-judged" {
 					t.Errorf("verdict %+v, want nothing judged", v)
 				}
 			},
@@ -129,7 +128,7 @@ func TestProxyOptions(t *testing.T) {
 			upstream: &proxy.UpstreamError{Command: "true", What: "exited while the agent was connected"},
 			args:     []string{"proxy", "--json", "{dir}/v.json", "--", "true"},
 			check: func(t *testing.T, _ *proxy.Session, _ ran, dir string) {
-				if v := readProxyJSON(t, filepath.Join(dir, "v.json")); v.Error == "" || v.Result != "error" {
+				if v := readReport[proxyJSON](t, "proxy", filepath.Join(dir, "v.json")); v.Error == "" || v.Result != "error" {
 					t.Errorf("verdict %+v", v)
 				}
 			},
@@ -176,15 +175,4 @@ func TestProxyOptions(t *testing.T) {
 			}
 		})
 	}
-}
-
-func readProxyJSON(t *testing.T, path string) proxyJSON {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v proxyJSON
-	decodeReport(t, "proxy", b, &v)
-	return v
 }

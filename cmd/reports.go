@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemtest/idemtest/internal/baseline"
 	"github.com/idemtest/idemtest/internal/iostreams"
+	"github.com/idemtest/idemtest/internal/matrix"
 	"github.com/idemtest/idemtest/internal/plural"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/reporters"
@@ -51,6 +53,22 @@ func showRun(s *iostreams.IOStreams, rep *result.Report, red *redact.Redactor, r
 		}
 	}
 	return werr
+}
+
+// githubMatrix is what check, sweep and report merge show GitHub Actions of a matrix, as
+// showRun does of a run: the annotations (to out, beside the matrix) under Actions, and the
+// job summary appended to $GITHUB_STEP_SUMMARY. A summary that cannot be written is a warning.
+func githubMatrix(s *iostreams.IOStreams, out io.Writer, m matrix.Matrix, res *baseline.Result, cov []result.Coverage, red *redact.Redactor) {
+	if s.Getenv("GITHUB_ACTIONS") == "true" {
+		github.AnnotateMatrix(out, m, res)
+	}
+	path := s.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return
+	}
+	if err := reportfile.Append(path, red, func(w io.Writer) error { return github.MatrixSummary(w, m, res, cov) }); err != nil {
+		fmt.Fprintf(s.ErrOut, "idemtest: warning: GITHUB_STEP_SUMMARY %s: %v\n", path, err)
+	}
 }
 
 // matrixReports is how check and sweep start their reports: the streams redact the endpoint's

@@ -22,7 +22,7 @@ import (
 	"github.com/idemtest/idemtest/internal/scenario/yamlfile"
 )
 
-// ExitCode is the process exit status; the codes are part of the CLI contract (README).
+// ExitCode is the process exit status; the codes are part of the CLI contract (docs/command-line.md).
 type ExitCode int
 
 const (
@@ -215,7 +215,8 @@ same idempotency key, fans duplicates out concurrently, discards responses the s
 already committed, and checks that every side effect happened exactly once.
 
 Exit codes: 0 all passed, 1 a scenario failed or errored, 2 bad usage or invalid
-input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
+input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP); see
+"idemtest help exit-codes".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       f.Version,
@@ -229,7 +230,7 @@ input (nothing was sent), 130 interrupted (143 on SIGTERM, 129 on SIGHUP).`,
 	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "plain output without colour")
 	root.AddCommand(NewCmdRun(f, nil), NewCmdValidate(f, nil), NewCmdTools(f, nil), NewCmdInit(f, nil), NewCmdCheck(f, nil), NewCmdSchema(f), NewCmdVersion(f))
 	root.AddCommand(NewCmdProxy(f, nil), NewCmdSweep(f, nil), NewCmdReport(f, nil))
-	root.AddCommand(NewCmdAudit(f, nil))
+	root.AddCommand(NewCmdAudit(f, nil), NewCmdExitCodes(), NewCmdMan(f))
 	root.SetFlagErrorFunc(flagError)
 	strictCompletion(root)
 	return root

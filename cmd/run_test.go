@@ -115,7 +115,7 @@ func TestRunOptions(t *testing.T) {
 			name: "a pass writes --json and --junit where asked", status: result.Passed, code: ExitOK,
 			args: []string{"run", "--json", "{dir}/r.json", "--junit", "{dir}/r.xml", "."},
 			check: func(t *testing.T, _ seen, _ ran, dir string) {
-				rep := readRunJSON(t, filepath.Join(dir, "r.json"))
+				rep := readReport[jsonreport.JSONReport](t, "run", filepath.Join(dir, "r.json"))
 				if rep.Summary.Passed != 2 || rep.Summary.Failed != 0 || rep.Interrupted {
 					t.Errorf("summary %+v", rep.Summary)
 				}
@@ -136,8 +136,7 @@ func TestRunOptions(t *testing.T) {
 			name: "a failure exits 1 and the JSON on stdout says so", status: result.Failed, code: ExitFailed,
 			args: []string{"run", "--json", "-", "."},
 			check: func(t *testing.T, _ seen, r ran, _ string) {
-				var rep jsonreport.JSONReport
-				decodeReport(t, "run", []byte(r.out), &rep)
+				rep := decodeReport[jsonreport.JSONReport](t, "run", []byte(r.out))
 				if rep.Summary.Failed != 2 || rep.Scenarios[0].Failure == nil || rep.Scenarios[0].Failure.Pos.Line != 4 {
 					t.Errorf("report %+v", rep)
 				}
@@ -147,8 +146,7 @@ func TestRunOptions(t *testing.T) {
 			name: "a service that did not start exits 1", status: result.Passed, runErr: errors.New("service db did not start"), code: ExitFailed,
 			args: []string{"run", "--json", "-", "."},
 			check: func(t *testing.T, _ seen, r ran, _ string) {
-				var rep jsonreport.JSONReport
-				decodeReport(t, "run", []byte(r.out), &rep)
+				rep := decodeReport[jsonreport.JSONReport](t, "run", []byte(r.out))
 				if rep.Error != "service db did not start" || rep.Summary.Errored != 1 {
 					t.Errorf("report error %q, summary %+v", rep.Error, rep.Summary)
 				}
@@ -158,7 +156,7 @@ func TestRunOptions(t *testing.T) {
 			name: "interrupted while running exits 130 with the report", status: result.Interrupted, code: ExitInterrupted,
 			args: []string{"run", "--json", "{dir}/r.json", "."},
 			check: func(t *testing.T, _ seen, _ ran, dir string) {
-				if rep := readRunJSON(t, filepath.Join(dir, "r.json")); !rep.Interrupted || rep.Summary.Interrupted != 2 {
+				if rep := readReport[jsonreport.JSONReport](t, "run", filepath.Join(dir, "r.json")); !rep.Interrupted || rep.Summary.Interrupted != 2 {
 					t.Errorf("report interrupted %v, summary %+v", rep.Interrupted, rep.Summary)
 				}
 			},
@@ -167,7 +165,7 @@ func TestRunOptions(t *testing.T) {
 			name: "interrupted while loading exits 130 with an empty report", cancel: true, loadErr: context.Canceled, code: ExitInterrupted,
 			args: []string{"run", "--json", "{dir}/r.json", "."},
 			check: func(t *testing.T, _ seen, _ ran, dir string) {
-				rep := readRunJSON(t, filepath.Join(dir, "r.json"))
+				rep := readReport[jsonreport.JSONReport](t, "run", filepath.Join(dir, "r.json"))
 				if !rep.Interrupted || len(rep.Scenarios) != 0 || !rep.Start.Equal(fakeNow) {
 					t.Errorf("report %+v, want interrupted, empty, started at the clock's time", rep)
 				}
@@ -246,17 +244,6 @@ func withDir(args []string, dir string) []string {
 		out[i] = strings.ReplaceAll(a, "{dir}", dir)
 	}
 	return out
-}
-
-func readRunJSON(t *testing.T, path string) jsonreport.JSONReport {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep jsonreport.JSONReport
-	decodeReport(t, "run", b, &rep)
-	return rep
 }
 
 // wantLine fails the test when text has no line equal to line.

@@ -175,6 +175,7 @@ func runSweep(ctx context.Context, opts *SweepOptions) error {
 	}
 	terminal.WriteMatrix(out, rep.Matrix(), color)
 	terminal.Gate(out, rep.Regressions, nil, color)
+	githubMatrix(opts.IO, out, rep.Matrix(), rep.Regressions, nil, red)
 	fmt.Fprintf(opts.IO.ErrOut, "sweep took %s\n", rep.Duration.Round(time.Millisecond))
 	werr := errors.Join(reports.Write(reportfile.Writers{
 		JUnit: func(w io.Writer) error { return junit.WriteMatrix(w, rep.Matrix()) },

@@ -121,8 +121,7 @@ func TestSweepOptions(t *testing.T) {
 			report: func() *sweep.Report { return sweepReport("refunds", matrix.Fail) },
 			args:   []string{"sweep", "session.jsonl", "--endpoint", "refunds", "--json", "-", "--junit", "{dir}/s.xml"},
 			check: func(t *testing.T, _ seen, r ran, dir string) {
-				var rep sweepJSON
-				decodeReport(t, "sweep", []byte(r.out), &rep)
+				rep := decodeReport[sweepJSON](t, "sweep", []byte(r.out))
 				if !rep.Failed || len(rep.Cells) != 3 || rep.Cells[0].Fault != sweep.LostResponse || rep.Cells[0].Status != "fail" {
 					t.Errorf("report %+v", rep)
 				}
@@ -140,12 +139,7 @@ func TestSweepOptions(t *testing.T) {
 			},
 			args: []string{"sweep", "session.jsonl", "--endpoint", "refunds", "--json", "{dir}/s.json"},
 			check: func(t *testing.T, _ seen, _ ran, dir string) {
-				b, err := os.ReadFile(filepath.Join(dir, "s.json"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var rep sweepJSON
-				if decodeReport(t, "sweep", b, &rep); !rep.Interrupted {
+				if rep := readReport[sweepJSON](t, "sweep", filepath.Join(dir, "s.json")); !rep.Interrupted {
 					t.Errorf("report %+v, want interrupted", rep)
 				}
 			},

@@ -66,8 +66,7 @@ func TestToolsOptions(t *testing.T) {
 				if len(s.adhoc) != 1 || s.adhoc[0].MCPURL != "http://127.0.0.1:1/mcp" || s.endpoint != scenario.AdHocName {
 					t.Errorf("ad hoc %+v, listed %q", s.adhoc, s.endpoint)
 				}
-				var list toolsJSON
-				decodeReport(t, "tools", []byte(r.out), &list)
+				list := decodeReport[toolsJSON](t, "tools", []byte(r.out))
 				if len(list) != 2 || list[0].Name != "issue_refund" || !list[0].Mutating || list[1].Mutating {
 					t.Errorf("list %+v", list)
 				}
@@ -80,12 +79,7 @@ func TestToolsOptions(t *testing.T) {
 			name: "tools --json FILE", code: ExitOK,
 			args: []string{"tools", "--endpoint", "refunds", "--json", "{dir}/t.json"},
 			check: func(t *testing.T, _ seen, _ ran, dir string) {
-				b, err := os.ReadFile(filepath.Join(dir, "t.json"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var list toolsJSON
-				if decodeReport(t, "tools", b, &list); len(list) != 2 {
+				if list := readReport[toolsJSON](t, "tools", filepath.Join(dir, "t.json")); len(list) != 2 {
 					t.Errorf("list %+v", list)
 				}
 			},

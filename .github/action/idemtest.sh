@@ -120,15 +120,16 @@ sha256() { # file: its SHA-256 in hex
 # exit 2: a binary that is not the one released never runs.
 download() {
 	local os arch ext base url archive sums want got
+	ext=tar.gz
 	case "${RUNNER_OS:-$(uname -s)}" in
 	Linux) os=linux ;; macOS | Darwin) os=darwin ;;
-	*) fail "no release binary for the runner's OS ${RUNNER_OS:-$(uname -s)}" ;;
+	Windows | MINGW* | MSYS* | CYGWIN*) os=windows ext=zip ;;
+	*) fail "no release binary for the runner's OS ${RUNNER_OS:-$(uname -s)}: releases are built for Linux, macOS and Windows" ;;
 	esac
 	case "${RUNNER_ARCH:-$(uname -m)}" in
 	X64 | x86_64 | amd64) arch=amd64 ;; ARM64 | arm64 | aarch64) arch=arm64 ;;
 	*) fail "no release binary for the runner's architecture ${RUNNER_ARCH:-$(uname -m)}" ;;
 	esac
-	ext=tar.gz
 	base="idemtest_${release#v}_${os}_${arch}.${ext}"
 	url="${IDEMTEST_RELEASE_URL:-https://github.com/${IDEMTEST_ACTION_REPOSITORY:-idemtest/idemtest}/releases/download}/${release}"
 	archive="$dir/$base"

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command openapigen measures the memory of loading a large OpenAPI document. It writes a
 // generated JSON document of -mb megabytes (internal/openapi/openapigen), loads it as idemtest
 // tools --openapi does, and prints the document's size, the bytes allocated while loading, the

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command proxyrss measures the peak resident memory of "idemtest proxy --http" over sessions of
 // 1k, 10k and 100k calls, loopback only: it starts the reference server and the proxy in front
 // of it, sends the calls (each issue_refund with its own key, 4 at a time, keep-alive), stops

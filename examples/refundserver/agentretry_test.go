@@ -91,7 +91,7 @@ func TestAuditFindsFreshKeyRetryThroughProxy(t *testing.T) {
 			}
 
 			// The proxy's record names, per call, the trace the server's span is in.
-			_, recorded, err := trace.ReadFile(record)
+			_, recorded, err := trace.ReadFile(context.Background(), record)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,7 @@ func (s *service) handler() http.Handler {
 		tool := r.PathValue("name")
 		key := parseKeyHeader(r.Header.Get("Idempotency-Key"))
 		ctx, span := s.httpSpan(r, tool, key)
-		resp := s.call(ctx, tool, key, body)
+		resp := s.call(ctx, tool, key, body) //nolint:contextcheck // ctx is r.Context() with the caller's trace (httpSpan)
 		s.logCall(tool, key, resp)
 		if s.cfg.ShapedRefusals {
 			resp = resp.shaped()

@@ -133,14 +133,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
-	tracer, shutdownTracing, err := setupTracing(*otelFile, *otelEndpoint)
+	tracer, shutdownTracing, err := setupTracing(ctx, *otelFile, *otelEndpoint)
 	if err != nil {
 		fmt.Fprintf(stderr, "refundserver: %v\n", err)
 		return 2
 	}
 	defer func() {
 		// Every span of a finished call is exported before the server exits.
-		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := shutdownTracing(flushCtx); err != nil {
 			fmt.Fprintf(stderr, "refundserver: export spans: %v\n", err)

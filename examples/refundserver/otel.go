@@ -45,7 +45,7 @@ var propagator = propagation.TraceContext{}
 
 // setupTracing returns the tracer the service uses and a shutdown that flushes every span; with
 // neither file nor endpoint the tracer records nothing.
-func setupTracing(file, endpoint string) (trace.Tracer, func(context.Context) error, error) {
+func setupTracing(ctx context.Context, file, endpoint string) (trace.Tracer, func(context.Context) error, error) {
 	if file == "" && endpoint == "" {
 		return noop.NewTracerProvider().Tracer(""), func(context.Context) error { return nil }, nil
 	}
@@ -60,7 +60,7 @@ func setupTracing(file, endpoint string) (trace.Tracer, func(context.Context) er
 		// The SDK's own OTLP/HTTP exporter encodes each batch as OTLP JSON; the transport
 		// writes the request body as one line instead of sending it: the Collector's file
 		// exporter format, which idemtest audit reads.
-		exp, err := otlptracehttp.New(context.Background(),
+		exp, err := otlptracehttp.New(ctx,
 			otlptracehttp.WithEndpointURL("http://otel-file.invalid/v1/traces"),
 			otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON),
 			otlptracehttp.WithHTTPClient(&http.Client{Transport: &lineWriter{w: f}}),
@@ -72,7 +72,7 @@ func setupTracing(file, endpoint string) (trace.Tracer, func(context.Context) er
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
 	if endpoint != "" {
-		exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(endpoint))
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
 		if err != nil {
 			for _, c := range closers {
 				_ = c()

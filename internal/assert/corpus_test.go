@@ -79,7 +79,7 @@ const (
 )
 
 // corpus is every expression idiom over every kind of value an expression can name, with its
-// value on the recorded world; the expressions of README.md and examples/ must be among them
+// value on the recorded world; the expressions of README.md, docs/ and examples/ must be among them
 // (TestCorpusCoversExamples).
 var corpus = []struct {
 	src  string
@@ -150,7 +150,7 @@ var corpus = []struct {
 	{`session + "-0" == first.key`, true},
 	{`trial == 0`, true},
 
-	// README.md and examples/ (collected; see TestCorpusCoversExamples).
+	// README.md, docs/ and examples/ (collected; see TestCorpusCoversExamples).
 	{`retry.ok && retry.replayed && retry.result.refundId != ""`, true},
 	{`count(burst.calls, .ok) >= 1 && len(uniq(map(filter(burst.calls, .ok), .result.refundId))) == 1`, true},
 	{`len(listed.result.refunds) == 0`, false},
@@ -224,9 +224,9 @@ func canonical(t *testing.T, v any) string {
 	return string(b)
 }
 
-// TestCorpusCoversExamples collects the expressions of README.md's YAML blocks and of every YAML
-// file under examples/ (assertions, seed-form checks, {{ }} templates in steps, check effects),
-// and requires each to be in the corpus, so a new example is compiled and evaluated here too.
+// TestCorpusCoversExamples collects the expressions of the YAML blocks of README.md and docs/*.md
+// and of every YAML file under examples/ (assertions, seed-form checks, {{ }} templates in steps,
+// check effects), and requires each to be in the corpus, so a new example is compiled and evaluated here too.
 func TestCorpusCoversExamples(t *testing.T) {
 	root := filepath.Join("..", "..")
 	found := map[string]string{} // expression -> where
@@ -249,18 +249,26 @@ func TestCorpusCoversExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := yamlBlock.FindAllStringSubmatch(string(readme), -1)
-	for _, b := range blocks {
-		for _, e := range expressions(t, "README.md", b[1]) {
-			found[e] = "README.md"
+	var blocks [][]string
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, _ := filepath.Rel(root, f)
+		for _, b := range yamlBlock.FindAllStringSubmatch(string(text), -1) {
+			blocks = append(blocks, b)
+			for _, e := range expressions(t, name, b[1]) {
+				found[e] = name
+			}
 		}
 	}
 	if len(found) < 20 || len(blocks) == 0 {
-		t.Fatalf("collected %d expressions from %d README blocks: the walk is broken", len(found), len(blocks))
+		t.Fatalf("collected %d expressions from %d blocks of README.md and docs/: the walk is broken", len(found), len(blocks))
 	}
 	in := map[string]bool{}
 	for _, tc := range corpus {

@@ -63,7 +63,7 @@ func notesServer(t *testing.T) string {
 }
 
 func TestStateCatchesWhatAnswersHide(t *testing.T) {
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: notesServer(t)})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: notesServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func TestKeyChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: keyServer(t, tt.faults)})
+			base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: keyServer(t, tt.faults)})
 			if err != nil {
 				t.Fatal(err)
 			}

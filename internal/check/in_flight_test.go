@@ -117,7 +117,7 @@ func TestInFlightNeedsTheCallInFlight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: race budget: in-flight checks spend their 2s budget against a server slowed to 500ms a call")
 	}
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: droppingServer(t)})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: droppingServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

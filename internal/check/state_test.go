@@ -118,7 +118,7 @@ func toAny(ss []string) []any {
 // move_file.
 func runShop(t *testing.T, opts Options, mutating []string) (map[string]*battery.Cell, map[string]string) {
 	t.Helper()
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: shopServer(t)})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: shopServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/dispatch"
-	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // arrivalServer records when each request's body was complete, and how many handlers are
@@ -73,7 +73,7 @@ func TestLastByteHoldsBackUntilSend(t *testing.T) {
 			}
 			if hold == HoldBody {
 				// The headers are complete: every handler starts and waits for the last byte.
-				endpointtest.WaitFor(t, "4 handlers wait for their body's last byte", func() bool { return srv.started.Load() == 4 })
+				testenv.Eventually(t, time.Minute, func() bool { return srv.started.Load() == 4 }, "4 handlers wait for their body's last byte")
 			} else {
 				// A later request on a connection of its own has been handled: the server has
 				// had every chance to parse the held-back requests' headers.

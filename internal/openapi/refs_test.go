@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -127,9 +126,7 @@ func TestLocalRefs(t *testing.T) {
 func TestFIFORef(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "pipe.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("no FIFOs here: %v", err)
-	}
+	mkfifo(t, fifo)
 	p := filepath.Join(dir, "api.yaml")
 	if err := os.WriteFile(p, []byte(refSpec("pipe.yaml")), 0o644); err != nil {
 		t.Fatal(err)
@@ -217,9 +214,7 @@ func checkRefResult(t *testing.T, s *Spec, err error, ok, refused bool) {
 // is read.
 func TestSpecialMainDocument(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "api.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("no FIFOs here: %v", err)
-	}
+	mkfifo(t, fifo)
 	for _, name := range []string{fifo, "/dev/zero", "/dev/null"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			_, err := Load(context.Background(), name, nil)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/idemtest/idemtest/internal/assert"
@@ -24,9 +23,7 @@ func TestFileProbe(t *testing.T) {
 	write("ledger.jsonl", "{\"id\":\"re_1\"}\n\n{\"id\":\"re_2\"}\n")
 	write("broken.jsonl", "{\"id\":\"re_1\"}\nnot json\n")
 	write("broken.json", `{"refunds": [`)
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(dir, "pipe"))
 	for _, tt := range []struct {
 		name, path, format string
 		optional           bool

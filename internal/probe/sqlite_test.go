@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,9 +74,7 @@ func TestSQLiteProbe(t *testing.T) {
 	// A name SQLite's URI syntax would cut short if the path were not escaped.
 	odd := filepath.Join(dir, "odd ?name#1%.db")
 	openWriter(t, odd, "delete")
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.db"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(dir, "pipe.db"))
 	for _, tt := range []struct {
 		name, path, query string
 		args              []string

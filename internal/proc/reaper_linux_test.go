@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // TestStopChildrenFindsEscapedDescendants starts a process whose child leaves its process group
@@ -61,29 +63,25 @@ func TestStopGroup(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	var child int
-	deadline := time.Now().Add(10 * time.Second)
-	for child == 0 && time.Now().Before(deadline) {
+	testenv.Eventually(t, time.Minute, func() bool {
 		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
 			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if child == 0 {
-		t.Fatal("the child never started")
-	}
+		return child != 0
+	}, "the child started")
 	Stop(cmd.Process.Pid, done, 100*time.Millisecond)
-	for time.Now().Before(deadline) {
+	gone := testenv.Until(time.Minute, func() bool {
 		if syscall.Kill(child, 0) != nil {
-			return
+			return true
 		}
 		// The killed sleep is the shell's child; until the shell's exit hands it to init (or to
 		// a subreaper) and it is reaped, it lingers as a zombie.
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
+		return err == nil && strings.Contains(string(st), ") Z ")
+	})
+	if !gone {
+		t.Errorf("the group's child %d survived Stop", child)
 	}
-	t.Errorf("the group's child %d survived Stop", child)
 }
 
 // TestExited: a child that has exited is told apart from a live one before anyone waits for
@@ -102,11 +100,10 @@ func TestExited(t *testing.T) {
 		t.Fatal(err)
 	}
 	stat := "/proc/" + strconv.Itoa(gone.Process.Pid) + "/stat"
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if b, err := os.ReadFile(stat); err == nil && strings.Contains(string(b), ") Z ") {
-			break
-		}
-	}
+	testenv.Eventually(t, time.Minute, func() bool {
+		b, err := os.ReadFile(stat)
+		return err == nil && strings.Contains(string(b), ") Z ")
+	}, "the exited child is a zombie")
 	if !Exited(gone.Process.Pid) {
 		t.Error("an exited child reads as running")
 	}

@@ -157,7 +157,7 @@ func runStdio(t *testing.T, opts proxy.Options, server ...string) (agent *rpcAge
 		if _, err := rec.Close(); err != nil {
 			t.Fatal(err)
 		}
-		_, calls, err := trace.Read(&buf)
+		_, calls, err := trace.Read(context.Background(), &buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func TestPlainProxyTraceOfAHugeAnswerIsReadable(t *testing.T) {
 	}
 	stop()
 
-	_, calls, err := trace.Read(&rec)
+	_, calls, err := trace.Read(context.Background(), &rec)
 	if err != nil {
 		t.Fatalf("read the trace back: %v", err)
 	}
@@ -361,7 +361,7 @@ func TestPlainProxyHidesEchoedCredentials(t *testing.T) {
 	}
 	calls := stop()
 
-	_, traced, err := trace.Read(bytes.NewReader(rec.Bytes()))
+	_, traced, err := trace.Read(context.Background(), bytes.NewReader(rec.Bytes()))
 	if err != nil || len(traced) != 1 {
 		t.Fatalf("read the trace back: %d calls, %v", len(traced), err)
 	}
@@ -410,7 +410,7 @@ func TestPlainProxyKeepsAKeyHeaderNamedLikeASecret(t *testing.T) {
 	resp.Body.Close()
 	stop()
 
-	_, traced, err := trace.Read(bytes.NewReader(rec.Bytes()))
+	_, traced, err := trace.Read(context.Background(), bytes.NewReader(rec.Bytes()))
 	if err != nil || len(traced) != 1 {
 		t.Fatalf("read the trace back: %d calls, %v", len(traced), err)
 	}

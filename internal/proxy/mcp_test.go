@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -48,7 +49,7 @@ func TestMCPSessionKeyCarriers(t *testing.T) {
 // traced reads the calls a recorder wrote to buf, in the agent's order.
 func traced(t *testing.T, buf *bytes.Buffer) []trace.Call {
 	t.Helper()
-	_, calls, err := trace.Read(buf)
+	_, calls, err := trace.Read(context.Background(), buf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idemtest/idemtest/cmd"
+	"github.com/idemtest/idemtest/internal/testenv"
 	"github.com/idemtest/idemtest/internal/trace"
 )
 
@@ -74,6 +75,12 @@ func proxied(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, *byte
 // exited by the time connectProxy returns.
 func connectProxy(ctx context.Context, t *testing.T, args []string, server ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer, error) {
 	t.Helper()
+	return connectProxyVia(ctx, t, nil, args, server...)
+}
+
+// connectProxyVia is connectProxy with the agent's transport wrapped by wrap (nil: as it is).
+func connectProxyVia(ctx context.Context, t *testing.T, wrap func(mcp.Transport) mcp.Transport, args []string, server ...string) (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer, error) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -84,11 +91,48 @@ func connectProxy(ctx context.Context, t *testing.T, args []string, server ...st
 	stderr := &bytes.Buffer{}
 	c.Stderr = &lockedBuffer{b: stderr}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}, nil)
+	var tr mcp.Transport = &mcp.CommandTransport{Command: c, TerminateDuration: 10 * time.Second}
+	if wrap != nil {
+		tr = wrap(tr)
+	}
+	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil && c.ProcessState == nil && c.Process != nil {
 		_ = c.Wait()
 	}
 	return cs, c, stderr, err
+}
+
+// sentTransport closes sent once the agent has written a tools/call of tool to the proxy's
+// stdin: every message the agent writes after that, the proxy reads after the call.
+type sentTransport struct {
+	mcp.Transport
+	tool string
+	sent chan struct{}
+}
+
+func (s *sentTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := s.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sentConn{Connection: c, t: s}, nil
+}
+
+type sentConn struct {
+	mcp.Connection
+	t    *sentTransport
+	once sync.Once
+}
+
+func (c *sentConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/call" {
+		var p struct{ Name string }
+		if json.Unmarshal(req.Params, &p) == nil && p.Name == c.t.tool {
+			c.once.Do(func() { close(c.t.sent) })
+		}
+	}
+	return err
 }
 
 type lockedBuffer struct {
@@ -189,19 +233,15 @@ func refunds(t *testing.T, cs *mcp.ClientSession, acct string) int {
 	return len(out.Refunds)
 }
 
-// refundsAtLeast polls list_refunds until it shows want refunds or 10 s pass: a call the proxy
-// held (the timeout fault) reaches the server only once the agent has given up, so it may still
-// be executing when the agent's loop returns. It returns the last count.
+// refundsAtLeast polls list_refunds until it shows want refunds (or a minute, which only bounds
+// a hang, passes): a call the proxy held (the timeout fault) reaches the server only once the
+// agent has given up, so it may still be executing when the agent's loop returns. It returns
+// the last count.
 func refundsAtLeast(t *testing.T, cs *mcp.ClientSession, acct string, want int) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := refunds(t, cs, acct)
-		if got >= want || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var got int
+	testenv.Until(time.Minute, func() bool { got = refunds(t, cs, acct); return got >= want })
+	return got
 }
 
 func TestStdioProxyJudgesRealAgent(t *testing.T) {
@@ -342,7 +382,7 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 					t.Errorf("verdict lacks %q:\n%s", w, stderr)
 				}
 			}
-			h, calls, err := trace.ReadFile(tracePath)
+			h, calls, err := trace.ReadFile(context.Background(), tracePath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,8 +421,18 @@ func TestStdioProxyJudgesRealAgent(t *testing.T) {
 // MCP: the server does not see the call while the agent waits for it, and executes it once the
 // agent gave up (the request arrives late), its answer dropped.
 func TestStdioTimeoutReachesServerLate(t *testing.T) {
-	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
-	cs, proc, stderr := proxied(t, "--fault", "timeout:issue_refund#1", "--record", tracePath)
+	dir := t.TempDir()
+	tracePath, serverIn := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "server-stdin.jsonl")
+	sent := &sentTransport{tool: "issue_refund", sent: make(chan struct{})}
+	connectCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// tee keeps a copy of everything the proxy sends the server, in the order the server reads it.
+	cs, proc, stderr, err := connectProxyVia(connectCtx, t, func(tr mcp.Transport) mcp.Transport { sent.Transport = tr; return sent },
+		[]string{"--fault", "timeout:issue_refund#1", "--record", tracePath},
+		"sh", "-c", `tee "$0" | exec "$1" --stdio`, serverIn, refundServer(t))
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v\n%s", err, stderr)
+	}
 	acct := "acct_late"
 	ctx, giveUp := context.WithCancel(context.Background())
 	answered := make(chan error, 1)
@@ -391,12 +441,24 @@ func TestStdioTimeoutReachesServerLate(t *testing.T) {
 			Arguments: map[string]any{"accountId": acct, "amount": 3, "idempotencyKey": "late-1"}})
 		answered <- err
 	}()
-	// The trace shows below that some of these lists went after the held call.
-	for range 5 {
-		if got := refunds(t, cs, acct); got != 0 {
-			t.Fatalf("the server executed %d refunds while the agent still waited, want 0", got)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Once the held call is on the proxy's stdin, a list written after it is read by the proxy
+	// after it. The server's stdin up to that list shows whether the proxy sent the held call
+	// on: a positive event (the list arrived) decides, not a pause.
+	select {
+	case <-sent.sent:
+	case err := <-answered:
+		t.Fatalf("the held call ended before it was sent: %v", err)
+	}
+	if got := refunds(t, cs, acct); got != 0 {
+		t.Fatalf("the server executed %d refunds while the agent still waited, want 0", got)
+	}
+	var in []byte
+	testenv.Eventually(t, time.Minute, func() bool {
+		in, _ = os.ReadFile(serverIn)
+		return bytes.Contains(in, []byte(`"list_refunds"`))
+	}, "the list reached the server's stdin")
+	if i := bytes.Index(in, []byte(`"list_refunds"`)); bytes.Contains(in[:i], []byte(`"late-1"`)) {
+		t.Fatalf("the proxy sent the held call to the server while the agent still waited:\n%s", in[:i])
 	}
 	select {
 	case err := <-answered:
@@ -407,18 +469,14 @@ func TestStdioTimeoutReachesServerLate(t *testing.T) {
 	if err := <-answered; err == nil {
 		t.Fatal("a cancelled call returned no error")
 	}
-	deadline := time.Now().Add(time.Minute)
-	for refunds(t, cs, acct) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the held call never reached the server after the agent gave up\n%s", stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testenv.Until(time.Minute, func() bool { return refunds(t, cs, acct) == 1 }) {
+		t.Fatalf("the held call never reached the server after the agent gave up\n%s", stderr)
 	}
 	_ = cs.Close()
 	if got := proc.ProcessState.ExitCode(); got != 0 || !strings.Contains(stderr.String(), "(timed out; the server executed it) was never retried") {
 		t.Errorf("exit %d, verdict:\n%s", got, stderr)
 	}
-	_, calls, err := trace.ReadFile(tracePath)
+	_, calls, err := trace.ReadFile(context.Background(), tracePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,80 +501,6 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// TestStdioProxyStopsServerGroup ends the proxy both ways an agent ends it and checks that the
-// server's whole process group is gone, a grandchild included.
-func TestStdioProxyStopsServerGroup(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, how := range []string{"agent disconnects", "SIGTERM"} {
-		t.Run(how, func(t *testing.T) {
-			pidFile := filepath.Join(t.TempDir(), "pid")
-			c := exec.Command(self, "proxy", "--", "sh", "-c", `sleep 300 & echo $! > "$0"; cat >/dev/null`, pidFile)
-			c.Env = append(os.Environ(), "IDEMTEST_PROXY_TEST_MAIN=1")
-			stdin, err := c.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stderr := &lockedBuffer{b: &bytes.Buffer{}}
-			c.Stderr = stderr
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() { _ = c.Wait(); close(done) }()
-			var pid int
-			deadline := time.Now().Add(time.Minute)
-			for pid == 0 {
-				if b, err := os.ReadFile(pidFile); err == nil {
-					fmt.Sscan(string(b), &pid)
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the server never started its grandchild:\n%s", stderr)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if how == "SIGTERM" {
-				_ = c.Process.Signal(syscall.SIGTERM)
-			} else {
-				_ = stdin.Close()
-			}
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				_ = c.Process.Kill()
-				t.Fatalf("the proxy did not exit:\n%s", stderr)
-			}
-			// The agent never said a word: nothing to judge, and no fault of the server's.
-			if code := c.ProcessState.ExitCode(); code != 0 || !strings.Contains(stderr.String(), "nothing judged: the agent made no tool call") {
-				t.Errorf("exit %d, stderr:\n%s", code, stderr)
-			}
-			for alive(pid) {
-				if time.Now().After(deadline) {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					t.Fatalf("grandchild %d outlived the proxy", pid)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		})
-	}
-}
-
-// alive reports whether a process exists and is not a zombie waiting to be reaped by whoever
-// inherited it.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(rest, "Z")
 }
 
 // TestStdioProxyNothingJudged shows that a session in which no key could be judged never passes:

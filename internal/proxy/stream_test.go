@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +18,7 @@ import (
 // lines is the seqs of the trace lines written to buf so far, and whether each is mutating.
 func lines(t *testing.T, buf *bytes.Buffer) (seqs []int, mutating []bool) {
 	t.Helper()
-	_, calls, err := trace.Read(bytes.NewReader(buf.Bytes()))
+	_, calls, err := trace.Read(context.Background(), bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

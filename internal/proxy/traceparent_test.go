@@ -33,7 +33,7 @@ func TestProxyTraceParent(t *testing.T) {
 	}
 	check := func(t *testing.T, record string) {
 		t.Helper()
-		_, calls, err := trace.ReadFile(record)
+		_, calls, err := trace.ReadFile(context.Background(), record)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestStdioProxyTraceParent(t *testing.T) {
 	}
 	cs.Close()
 	_ = c.Wait()
-	_, calls, err := trace.ReadFile(record)
+	_, calls, err := trace.ReadFile(context.Background(), record)
 	if err != nil {
 		t.Fatal(err)
 	}

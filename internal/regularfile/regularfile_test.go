@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -36,9 +35,7 @@ func TestRead(t *testing.T) {
 	}
 	if runtime.GOOS != "windows" {
 		fifo := filepath.Join(dir, "fifo")
-		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mkfifo(t, fifo)
 		tests = append(tests, struct{ name, path, want string }{"a named pipe without a writer is refused at once", fifo, "not a regular file (a named pipe)"})
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package reporters_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -27,7 +28,7 @@ func refund(seq int, key, fault string, outcome outcome.Outcome) trace.Call {
 // TestProxyReportsAreValid: the proxy's verdict on an agent that retried with a new key (a key
 // holding a byte XML cannot carry) is valid JUnit and round-trips as JSON.
 func TestProxyReportsAreValid(t *testing.T) {
-	v := agentverdict.Judge([]trace.Call{refund(1, "s-\x01", "lose-response", outcome.Info), refund(2, "s-2", "", outcome.OK)}, agentverdict.JudgeOptions{})
+	v := judge([]trace.Call{refund(1, "s-\x01", "lose-response", outcome.Info), refund(2, "s-2", "", outcome.OK)}, agentverdict.JudgeOptions{})
 	var x bytes.Buffer
 	if err := junit.WriteProxy(&x, v); err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestProxyReportsAreValid(t *testing.T) {
 // a fault says that no retry was tested.
 func TestProxyReportsOfNothingJudged(t *testing.T) {
 	readOnly := trace.Call{Seq: 1, Tool: "list_refunds", Outcome: outcome.OK}
-	failed := agentverdict.Judge(nil, agentverdict.JudgeOptions{})
+	failed := judge(nil, agentverdict.JudgeOptions{})
 	failed.Error = "tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom"
 	for _, tc := range []struct {
 		name                   string
@@ -63,9 +64,9 @@ func TestProxyReportsOfNothingJudged(t *testing.T) {
 		tests, errors, skipped int
 		result, last           string
 	}{
-		{"no call", agentverdict.Judge(nil, agentverdict.JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no tool call\n"},
-		{"read-only calls", agentverdict.Judge([]trace.Call{readOnly}, agentverdict.JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no mutating tool call (1 read-only)\n"},
-		{"no fault injected", agentverdict.Judge([]trace.Call{refund(1, "s-1", "", outcome.OK)}, agentverdict.JudgeOptions{}), 4, 0, 0, "pass", "PASS: the agent kept its keys (no fault was injected: no retry was tested)\n"},
+		{"no call", judge(nil, agentverdict.JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no tool call\n"},
+		{"read-only calls", judge([]trace.Call{readOnly}, agentverdict.JudgeOptions{}), 4, 0, 4, "nothing-judged", "nothing judged: the agent made no mutating tool call (1 read-only)\n"},
+		{"no fault injected", judge([]trace.Call{refund(1, "s-1", "", outcome.OK)}, agentverdict.JudgeOptions{}), 4, 0, 0, "pass", "PASS: the agent kept its keys (no fault was injected: no retry was tested)\n"},
 		{"a failed tool server", failed, 5, 1, 4, "error", "ERROR: tool server \"sh\" never answered the agent's initialize request; the end of its stderr:\n  boom\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,4 +90,10 @@ func TestProxyReportsOfNothingJudged(t *testing.T) {
 			reporterstest.ValidateJUnit(t, x.Bytes())
 		})
 	}
+}
+
+// judge is agentverdict.Judge with a context that never ends: its error is always nil.
+func judge(calls []trace.Call, opts agentverdict.JudgeOptions) agentverdict.Verdict {
+	v, _ := agentverdict.Judge(context.Background(), calls, opts)
+	return v
 }

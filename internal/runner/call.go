@@ -3,9 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/idemtest/idemtest/internal/assert"
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/jsonvalue"
 	"github.com/idemtest/idemtest/internal/outcome"
@@ -76,10 +76,7 @@ func (r *runner) call(ctx context.Context, st *trialState, step *scenario.Step) 
 			break
 		}
 		backoff := step.Retry.Backoff << (attempts - 1)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
+		_ = ctxwait.Sleep(ctx, backoff) // the loop's test sees ctx end
 	}
 	out := callResult(res, key, attempts)
 	if res.Lost {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package runner
 
 import (
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idemtest/idemtest/internal/result"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // TestServiceDiesDuringTheLastStep: a service that dies while the last step runs, after the
@@ -39,17 +42,12 @@ func TestServiceDiesDuringTheLastStep(t *testing.T) {
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		for _, p := range wait {
-			for {
+			gone := testenv.Until(time.Minute, func() bool {
 				st, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-				if err != nil || strings.Contains(string(st), ") Z ") {
-					break
-				}
-				select {
-				case <-r.Context().Done():
-					return
-				default:
-				}
-				time.Sleep(time.Millisecond)
+				return err != nil || strings.Contains(string(st), ") Z ") || r.Context().Err() != nil
+			})
+			if !gone || r.Context().Err() != nil {
+				return
 			}
 		}
 		json.NewEncoder(w).Encode(map[string]any{"ok": true})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/result"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/verdict"
@@ -75,10 +76,7 @@ func (r *runner) trial(ctx context.Context, sc *scenario.Scenario, idx int, res 
 		case scenario.AssertStep:
 			f = r.assert(ctx, st, step)
 		case scenario.SleepStep:
-			select {
-			case <-ctx.Done():
-			case <-time.After(step.Sleep):
-			}
+			_ = ctxwait.Sleep(ctx, step.Sleep) // the next step sees ctx end
 		}
 		if f != nil {
 			if f.Kind != result.FailError {
@@ -128,15 +126,12 @@ func (r *runner) assert(ctx context.Context, st *trialState, step *scenario.Step
 				}
 			}
 			var ierr error
-			if f.Explanation, ierr = interruptible(ctx, func() []string { return step.Assert.Explain(st.env) }); ierr != nil {
+			if f.Explanation, ierr = ctxwait.Run(ctx, func() []string { return step.Assert.Explain(st.env) }); ierr != nil {
 				return interrupted(step)
 			}
 			return f
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(min(50*time.Millisecond, time.Until(deadline)+time.Millisecond)):
-		}
+		_ = ctxwait.Sleep(ctx, min(50*time.Millisecond, time.Until(deadline)+time.Millisecond))
 	}
 }
 

@@ -96,7 +96,7 @@ func (r *runner) judge(st *trialState) {
 			step := st.step(st.judged[first.First].Step)
 			f := result.StepFailure(result.FailVerdict, step, verdictLine(first))
 			f.Violation, f.Tool = string(first.Kind), first.Tool
-			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:])...), lines...)
+			f.Explanation = append(append(first.Explain(), st.more(j.Violations[1:], false)...), lines...)
 			f.Verdict, f.Violations = said, ids
 			t.Failure, t.Passed = f, false
 			return
@@ -114,7 +114,7 @@ func (r *runner) judge(st *trialState) {
 	t.Failure.Verdict, t.Failure.Violations = said, ids
 	n := len(t.Failure.Explanation)
 	t.Failure.Explanation = append(t.Failure.Explanation, "the exactly-once verdict also failed:")
-	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations)...)
+	t.Failure.Explanation = append(t.Failure.Explanation, st.more(j.Violations, t.Failure.Kind == result.FailAssert)...)
 	t.Failure.Explanation = append(t.Failure.Explanation, lines...)
 	t.Failure.VerdictLines = len(t.Failure.Explanation) - n
 }
@@ -141,7 +141,7 @@ func redacted(v verdict.Violation, red *redact.Redactor) verdict.Violation {
 func verdictLine(v verdict.Violation) string { return v.Message() + " — " + v.Hint() }
 
 // more explains further violations, each under its message and position.
-func (st *trialState) more(vs []verdict.Violation) []string {
+func (st *trialState) more(vs []verdict.Violation, assertFailed bool) []string {
 	var out []string
 	for i, v := range vs {
 		if i == maxVerdictShown {
@@ -150,7 +150,11 @@ func (st *trialState) more(vs []verdict.Violation) []string {
 		}
 		step := st.step(st.judged[v.First].Step)
 		out = append(out, fmt.Sprintf("%s: step %s: %s", step.Pos, step.ID, verdictLine(v)))
-		for _, l := range v.Explain() {
+		explain := v.Explain()
+		if assertFailed {
+			explain = v.ExplainBesideAssertion()
+		}
+		for _, l := range explain {
 			out = append(out, "  "+l)
 		}
 	}

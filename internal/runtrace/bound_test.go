@@ -2,6 +2,7 @@ package runtrace
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestTracerBoundsAHugeResult(t *testing.T) {
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, calls, err := trace.Read(&buf)
+	_, calls, err := trace.Read(context.Background(), &buf)
 	if err != nil {
 		t.Fatalf("read the trace back: %v", err)
 	}

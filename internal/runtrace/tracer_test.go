@@ -2,6 +2,7 @@ package runtrace
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestTracerWritesCallsInOrder(t *testing.T) {
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, calls, err := trace.Read(&buf)
+	_, calls, err := trace.Read(context.Background(), &buf)
 	if err != nil {
 		t.Fatal(err)
 	}

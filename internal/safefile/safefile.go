@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // MaxStem bounds a file name's stem (without the extension) in bytes: a longer name is cut and
@@ -276,7 +275,7 @@ func kind(m fs.FileMode) string {
 
 // create writes a new file; it fails when anything, a dangling link included, is at path.
 func create(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s %w (created meanwhile); pass --force to overwrite it", path, ErrExists)

@@ -28,13 +28,9 @@ type AdHoc struct {
 // AdHocName is the name an ad hoc endpoint gets.
 const AdHocName = "adhoc"
 
-// AdHocScenario returns a step-less scenario with the one endpoint described.
-func AdHocScenario(a AdHoc) (*Scenario, error) {
-	return AdHocScenarioContext(context.Background(), a)
-}
-
-// AdHocScenarioContext is AdHocScenario whose read of an OpenAPI document file ends with ctx.
-func AdHocScenarioContext(ctx context.Context, a AdHoc) (*Scenario, error) {
+// AdHocScenario returns a step-less scenario with the one endpoint described. Its read of an
+// OpenAPI document file ends with ctx.
+func AdHocScenario(ctx context.Context, a AdHoc) (*Scenario, error) {
 	lit := func(s string) *assert.Template {
 		t, _ := assert.CompileTemplate(strings.ReplaceAll(s, "{{", "{ {"), assert.Env{})
 		return t

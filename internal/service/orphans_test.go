@@ -1,3 +1,5 @@
+//go:build unix
+
 package service
 
 import (
@@ -16,6 +18,7 @@ import (
 	"context"
 
 	"github.com/idemtest/idemtest/internal/scenario"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // holdEnv makes TestHoldServices start services marked with its value and wait to be killed.
@@ -100,9 +103,7 @@ func TestServicesDieWithIdemtest(t *testing.T) {
 	// Per replica: the shell, the setsid daemon's shell and sleep, the subshell and its sleep
 	// (and the shepherd): wait until each has started, since the ready line can come first.
 	var before []int
-	for deadline := time.Now().Add(time.Minute); len(before) < 2*5 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		before = marked(marker)
-	}
+	testenv.Until(time.Minute, func() bool { before = marked(marker); return len(before) >= 2*5 })
 	if len(before) < 2*5 {
 		_ = held.Process.Kill()
 		t.Fatalf("%d marked processes before the kill, want at least 10", len(before))
@@ -112,10 +113,8 @@ func TestServicesDieWithIdemtest(t *testing.T) {
 	}
 	_ = held.Wait()
 	var left []int
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if left = marked(marker); len(left) == 0 {
-			return
-		}
+	if testenv.Until(time.Minute, func() bool { left = marked(marker); return len(left) == 0 }) {
+		return
 	}
 	var desc []string
 	for _, pid := range left {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ func syntheticTrace(n int) []trace.Call {
 // benchSweeper is a sweeper planned for calls as Run plans it, with one read-only tool showing
 // the state; nothing is started.
 func benchSweeper(tb testing.TB, calls []trace.Call) *sweeper {
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: "http://127.0.0.1:1/mcp"})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: "http://127.0.0.1:1/mcp"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -90,11 +89,4 @@ func BenchmarkPlan(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-// cpuTime is the user and system time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,6 +6,6 @@
 // final evidence (the exactly-once verdict, every call's outcome, the state shown by read-only
 // tools, the sinks) must equal run 0's.
 //
-//	_, calls, _ := trace.ReadFile("session.jsonl")
+//	_, calls, _ := trace.ReadFile(ctx, "session.jsonl")
 //	rep, err := sweep.Run(ctx, base, "session.jsonl", calls, sweep.Options{Endpoint: "refunds"})
 package sweep

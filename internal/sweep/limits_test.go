@@ -85,7 +85,7 @@ func TestRunRefusesOverMaxRuns(t *testing.T) {
 		http.Error(w, "no", http.StatusTeapot)
 	}))
 	t.Cleanup(srv.Close)
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: srv.URL + "/mcp"})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: srv.URL + "/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -257,7 +257,7 @@ func TestDuplicateNeedsOverlap(t *testing.T) {
 			fmt.Sprintf("the copies never overlapped in %d runs; in the last, copy ", faultTries)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, err := scenario.AdHocScenario(tc.base)
+			base, err := scenario.AdHocScenario(context.Background(), tc.base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func TestTimeoutProvesInFlight(t *testing.T) {
 			fmt.Sprintf("none of the retry's 1 attempt(s) was answered in progress, and it got the stored answer, so the call given up on had finished before the server took the retry (it came too late, or the server takes one request at a time): the run tested a replay, not a duplicate in flight (%d runs, none with the call in flight)", faultTries)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, err := scenario.AdHocScenario(tc.base)
+			base, err := scenario.AdHocScenario(context.Background(), tc.base)
 			if err != nil {
 				t.Fatal(err)
 			}

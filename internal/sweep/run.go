@@ -198,7 +198,7 @@ func (s *sweeper) observe(r run, out *result) {
 		byStep[c.Step] = append(byStep[c.Step], c)
 	}
 	notSent := "not sent"
-	if f := out.res.Failure; f != nil && f.Kind == "error" {
+	if f := out.res.Failure; f != nil && f.Kind == runresult.FailError {
 		notSent = "not sent: " + f.Message
 	}
 	out.calls = map[string]callOutcome{}
@@ -265,7 +265,7 @@ func (s *sweeper) observe(r run, out *result) {
 		if out.res.Metrics.DuplicateExecutions == 0 {
 			out.verdict = []string{"a replay differs from the stored answer"}
 		}
-		if f := out.res.Failure; f != nil && f.Kind == "verdict" {
+		if f := out.res.Failure; f != nil && f.Kind == runresult.FailVerdict {
 			// Its explanation is in the call history's failure lines.
 			out.verdict = []string{f.Message}
 		}

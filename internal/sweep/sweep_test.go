@@ -194,7 +194,7 @@ func TestSweepOrders(t *testing.T) {
 			"2 lost-response": matrix.Fail, "2 duplicate": matrix.Fail, "2 timeout": matrix.Fail}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: ordersServer(t, tc.honour, tc.quiet)})
+			base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: ordersServer(t, tc.honour, tc.quiet)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +308,7 @@ func TestTimeoutNeedsTheCallInFlight(t *testing.T) {
 	calls := []trace.Call{
 		{Seq: 1, Tool: "pay", Args: raw(`{"amount":5,"idempotencyKey":"s-1"}`), Key: "s-1", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: "ok", Result: raw(`{"paymentId":"p_rec","amount":5}`)},
 	}
-	base, err := scenario.AdHocScenario(scenario.AdHoc{MCPURL: payServer(t)})
+	base, err := scenario.AdHocScenario(context.Background(), scenario.AdHoc{MCPURL: payServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

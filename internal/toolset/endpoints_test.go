@@ -30,7 +30,7 @@ services:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarioload.Config(".", scenarioload.Options{Config: cfg})
+	sc, err := scenarioload.Config(context.Background(), ".", scenarioload.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ services:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarioload.Config(".", scenarioload.Options{Config: cfg})
+	sc, err := scenarioload.Config(context.Background(), ".", scenarioload.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestBoundKeepsEveryLineWithinMaxLine(t *testing.T) {
 			if err := w.Write(Bound(tc.c)); err != nil {
 				t.Fatal(err)
 			}
-			_, calls, err := Read(&buf)
+			_, calls, err := Read(context.Background(), &buf)
 			if err != nil || len(calls) != 1 {
 				t.Fatalf("read back: %d calls, %v", len(calls), err)
 			}

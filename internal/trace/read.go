@@ -12,15 +12,10 @@ import (
 	"github.com/idemtest/idemtest/internal/regularfile"
 )
 
-// ReadFile reads the trace in the file at path: ReadFileContext that runs to the end.
-func ReadFile(path string) (Header, []Call, error) {
-	return ReadFileContext(context.Background(), path)
-}
-
-// ReadFileContext reads the trace in the file at path: a regular file, refused before a byte is
+// ReadFile reads the trace in the file at path: a regular file, refused before a byte is
 // read when it is a named pipe, a device, a socket or a directory (so that reading neither
 // blocks nor runs without end). Reading stops when ctx is done.
-func ReadFileContext(ctx context.Context, path string) (Header, []Call, error) {
+func ReadFile(ctx context.Context, path string) (Header, []Call, error) {
 	f, _, err := regularfile.Open(path)
 	var nr *regularfile.NotRegularError
 	if errors.As(err, &nr) {
@@ -30,7 +25,7 @@ func ReadFileContext(ctx context.Context, path string) (Header, []Call, error) {
 		return Header{}, nil, err
 	}
 	defer f.Close()
-	return ReadContext(ctx, f)
+	return Read(ctx, f)
 }
 
 // FileError is a path that is no trace file at all: not a regular file.
@@ -38,19 +33,14 @@ type FileError struct{ Msg string }
 
 func (e *FileError) Error() string { return e.Msg }
 
-// Read reads a whole trace. Errors are *PosError naming the line and column.
-func Read(r io.Reader) (Header, []Call, error) {
-	return ReadContext(context.Background(), r)
-}
-
-// ReadContext reads a whole trace, line by line, holding at most one line of MaxLine bytes at a
+// Read reads a whole trace, line by line, holding at most one line of MaxLine bytes at a
 // time, and stops with ctx's error when ctx is done. Errors in the trace are *PosError naming
 // the line and column.
-func ReadContext(ctx context.Context, r io.Reader) (Header, []Call, error) {
+func Read(ctx context.Context, r io.Reader) (Header, []Call, error) {
 	return read(ctx, r, MaxLine)
 }
 
-// read is ReadContext with the longest line as a parameter, so tests can reach the bound.
+// read is Read with the longest line as a parameter, so tests can reach the bound.
 func read(ctx context.Context, r io.Reader, maxLine int) (Header, []Call, error) {
 	var h Header
 	var calls []Call
@@ -68,7 +58,7 @@ func read(ctx context.Context, r io.Reader, maxLine int) (Header, []Call, error)
 // noHeader is the error of a trace without a header line.
 const noHeader = "empty trace: no header"
 
-// Scan reads a trace line by line as ReadContext does, but hands each call to onCall with its
+// Scan reads a trace line by line as Read does, but hands each call to onCall with its
 // line number as it is read instead of keeping them, so that a reader of a long trace holds
 // one line at a time (idemtest audit). onHeader is called once, before any call. An error from
 // either callback ends the scan and is returned as it is.

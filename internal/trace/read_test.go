@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -51,7 +50,7 @@ func TestReadLineOfMaxLine(t *testing.T) {
 	}
 	prefix, suffix := `{"seq":1,"tool":"t","result":"`, `"}`
 	line := prefix + strings.Repeat("x", MaxLine-len(prefix)-len(suffix)) + suffix
-	_, calls, err := Read(strings.NewReader(testHeader + "\n" + line + "\n"))
+	_, calls, err := Read(context.Background(), strings.NewReader(testHeader+"\n"+line+"\n"))
 	if err != nil {
 		t.Fatalf("%.200v", err)
 	}
@@ -64,7 +63,7 @@ func TestReadLineOfMaxLine(t *testing.T) {
 func TestReadStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	lines := &cancelAfter{line: []byte(`{"seq":1,"tool":"t"}` + "\n"), n: 1000, cancel: cancel}
-	_, _, err := ReadContext(ctx, io.MultiReader(strings.NewReader(testHeader+"\n"), lines))
+	_, _, err := Read(ctx, io.MultiReader(strings.NewReader(testHeader+"\n"), lines))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -75,9 +74,7 @@ func TestReadStopsOnCancel(t *testing.T) {
 func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	zero := filepath.Join(dir, "zero.jsonl")
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
@@ -90,7 +87,7 @@ func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
-				_, _, err := ReadFileContext(context.Background(), tc.path)
+				_, _, err := ReadFile(context.Background(), tc.path)
 				done <- err
 			}()
 			select {
@@ -109,14 +106,14 @@ func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 
 // A header after blank lines is still the header; a trace of blank lines has none.
 func TestReadHeaderFirstNonBlankLine(t *testing.T) {
-	h, calls, err := Read(strings.NewReader("\n\n" + testHeader + "\n" + `{"seq":1,"tool":"t"}` + "\n"))
+	h, calls, err := Read(context.Background(), strings.NewReader("\n\n"+testHeader+"\n"+`{"seq":1,"tool":"t"}`+"\n"))
 	if err != nil || h.Endpoint != "x" || len(calls) != 1 {
 		t.Errorf("h = %+v, calls = %d, err = %v", h, len(calls), err)
 	}
-	if _, _, err := Read(strings.NewReader("\n \n")); err == nil || !strings.Contains(err.Error(), "empty trace") {
+	if _, _, err := Read(context.Background(), strings.NewReader("\n \n")); err == nil || !strings.Contains(err.Error(), "empty trace") {
 		t.Errorf("err = %v, want empty trace", err)
 	}
-	if _, _, err := Read(strings.NewReader("\n" + `{"seq":1}` + "\n")); err == nil || !strings.HasPrefix(err.Error(), "2:1: not an idemtest trace") {
+	if _, _, err := Read(context.Background(), strings.NewReader("\n"+`{"seq":1}`+"\n")); err == nil || !strings.HasPrefix(err.Error(), "2:1: not an idemtest trace") {
 		t.Errorf("err = %v, want 2:1: not an idemtest trace", err)
 	}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -38,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 	if wantHeader := `{"idemtest_trace":1,"endpoint":"refundserver --stdio","transport":"mcp-stdio","started":"2026-01-02T03:04:05Z"}`; first != wantHeader {
 		t.Errorf("header line\n got %s\nwant %s", first, wantHeader)
 	}
-	h, got, err := Read(&buf)
+	h, got, err := Read(context.Background(), &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestReadErrors(t *testing.T) {
 		{"unknown carrier", hdr + `{"seq":1,"key_carrier":"carrier pigeon"}` + "\n", `2:24: unknown key_carrier "carrier pigeon" (want "arg NAME", "meta NAME", "header NAME", "none" or "")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Read(strings.NewReader(tc.in))
+			_, _, err := Read(context.Background(), strings.NewReader(tc.in))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -88,7 +89,7 @@ func TestConcurrentWritesStayWholeLines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	_, calls, err := Read(&buf)
+	_, calls, err := Read(context.Background(), &buf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -309,7 +309,14 @@ const maxAnswer = 240
 
 // Explain shows the answers in question one under the other, labelled with their calls, and
 // where they differ.
-func (v Violation) Explain() []string {
+func (v Violation) Explain() []string { return v.explain(false) }
+
+// ExplainBesideAssertion is Explain for a trial in which an assertion failed as well: it never
+// suggests leaving a field out, since the assertion may be the evidence that counted the
+// executions (a ledger that grew twice).
+func (v Violation) ExplainBesideAssertion() []string { return v.explain(true) }
+
+func (v Violation) explain(assertFailed bool) []string {
 	labels := make([]string, 0, len(v.Answers))
 	for i, c := range v.Answers {
 		l := label(c)
@@ -339,7 +346,9 @@ func (v Violation) Explain() []string {
 	if len(v.Differ) > 0 {
 		out = append(out, "  they differ at: "+strings.Join(v.Differ, ", "))
 	}
-	if v.Kind == DoubleExecution {
+	if v.Kind == DoubleExecution && assertFailed {
+		out = append(out, "  (an assertion of this trial failed too: if it counts executions, these are executions, not fields to leave out)")
+	} else if v.Kind == DoubleExecution {
 		out = append(out, "  (if these are not executions: a field that changes on every answer is left out with compare: {ignore: [PATH]}, a tool idempotent by nature is named in natural: [TOOL], both on the endpoint)")
 	}
 	return out

@@ -48,7 +48,7 @@ func (b *Battery) distinct(s *rig.Plan, t toolset.ToolInfo, args map[string]any)
 		c.Status, c.Reason = matrix.Fail, "a new key with the same arguments was refused"+explain.StatusNote(r)+": the server dedupes on the payload, not the key"
 	case r.Replayed:
 		c.Status, c.Reason = matrix.Fail, "a new key with the same arguments got a replay: the server dedupes on the payload, not the key"
-	case f != nil && f.Kind == "assert":
+	case f != nil && f.Kind == result.FailAssert:
 		c.Status, c.Reason = matrix.Inconclusive, "both answers are equal and neither is marked as a replay: two executions and a dedupe on the payload look the same in the answers"
 	default:
 		c.Status, c.Reason = matrix.Pass, "two keys, two executions"

@@ -60,6 +60,27 @@ func (c *Cell) answeredFirst(first result.Call, giveUp time.Duration) string {
 	return fmt.Sprintf("the first call was answered within %s (%s), so the client never gave up", giveUp, first.Outcome)
 }
 
+// lateForFlight reports whether call went out so long after first that first may have finished at
+// the server before call came: half the tool's shortest execution measured before the trials, or
+// more. A call answered without executing again then shows a replay of a finished call, not how
+// the server treats one in flight, and cannot earn ✓; only an answer that says the first call was
+// in progress (a conflict) proves it was. A busy machine delays a call's arrival as much as its
+// sending, so the half is a margin, not a bound: what it gains is that a trial whose timing
+// cannot tell never counts as one that could.
+func (b *Battery) lateForFlight(first, call result.Call) (time.Duration, bool) {
+	if b.fresh <= 0 {
+		return 0, false
+	}
+	sent := func(c result.Call) time.Time {
+		if !c.Sent.IsZero() {
+			return c.Sent
+		}
+		return c.Start
+	}
+	d := sent(call).Sub(sent(first))
+	return d, d >= b.fresh/2
+}
+
 // inFlight decides an in-flight check (timeout-retry, mismatch-in-flight): it runs trials at each
 // give-up point in turn until one catches a second execution (✗) or the budget is spent. A trial
 // whose first call was not in flight at the server (answered before the give-up, or never run)
@@ -79,7 +100,15 @@ func (b *Battery) inFlight(id string, t toolset.ToolInfo, args map[string]any) *
 	for i := 0; ; i++ {
 		b.giveUp = points[i%len(points)]
 		if later {
+			// An unmarked answer proves the retry was served by the call given up on only when
+			// the retry went out before that call could have finished (lateForFlight: half the
+			// shortest execution) and was answered sooner than an execution of its own takes
+			// (answeredFromFlight: three quarters of it, counted from when it was sent): giving
+			// up at three eighths of the execution leaves an eighth of margin on both sides.
 			b.giveUp = points[len(points)-1]
+			if b.fresh > 0 {
+				b.giveUp = max(b.fresh*3/8, time.Millisecond)
+			}
 		}
 		longest = max(longest, b.giveUp)
 		c := b.withEffects(b.run(id, t, args))

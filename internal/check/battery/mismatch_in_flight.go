@@ -3,6 +3,7 @@ package battery
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/idemtest/idemtest/internal/check/synth"
 	"github.com/idemtest/idemtest/internal/explain"
@@ -77,6 +78,12 @@ func (b *Battery) mismatchInFlight(t toolset.ToolInfo, args map[string]any) *Cel
 	default:
 		b.rejected(c, r, b.prof.Mismatch, "another payload under a key in flight")
 		b.inconclusiveControl(c, t, otherArgs, "another payload under a key in flight")
+	}
+	if c.Status == matrix.Pass && !r.Conflict && r.Status != 409 && len(f) > 0 {
+		if d, late := b.lateForFlight(f[0], r); late {
+			c.Status, c.again = matrix.Inconclusive, timeout
+			c.Reason = fmt.Sprintf("another payload under the key was refused%s, but it was sent %s after the call given up on, past half the shortest execution (%s): that call may have finished at the server first, so this trial tested a finished call (payload-mismatch's case), not one in flight", explain.StatusNote(r), d.Round(time.Millisecond), b.fresh.Round(time.Millisecond))
+		}
 	}
 	if c.Status != matrix.Pass {
 		c.Details = append(lines, details(res, tr)...)

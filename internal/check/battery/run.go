@@ -33,7 +33,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 		if res.Failure != nil {
 			c.Reason += ": " + res.Failure.Message
 		}
-	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == "verdict" && !noID(res)):
+	case res.Metrics.DuplicateExecutions > 0 || res.Metrics.ReplaysDiffer > 0 || (res.Failure != nil && res.Failure.Kind == result.FailVerdict && !noID(res)):
 		c.Status, c.Evidence = matrix.Fail, byAnswers()
 		c.twice = res.Metrics.DuplicateExecutions > 0
 		c.Reason = fmt.Sprintf("%d duplicate execution(s)", res.Metrics.DuplicateExecutions)
@@ -42,7 +42,7 @@ func (b *Battery) outcome(s *rig.Plan, first string) (*result.ScenarioResult, *C
 		} else {
 			c.Reason += onInstances(trial)
 		}
-	case res.Failure != nil && res.Failure.Kind == "expect" && res.Failure.Step == first:
+	case res.Failure != nil && res.Failure.Kind == result.FailExpect && res.Failure.Step == first:
 		c.Status = matrix.Inconclusive
 		c.Reason = "the first call did not succeed, so there is nothing to retry: " + res.Failure.Message + b.twice(s, first)
 	default:

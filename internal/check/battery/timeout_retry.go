@@ -45,7 +45,8 @@ func (b *Battery) timeoutRetry(t toolset.ToolInfo, args map[string]any) *Cell {
 		c.Details = details(s.Last, tr)
 		return c
 	}
-	if f := explain.Calls(tr, "first"); len(f) > 0 && f[0].Outcome != outcome.Info {
+	f := explain.Calls(tr, "first")
+	if len(f) > 0 && f[0].Outcome != outcome.Info {
 		c.Status = matrix.Inconclusive
 		c.Reason = c.answeredFirst(f[0], timeout) + "; " + c.Reason
 		return c
@@ -54,6 +55,14 @@ func (b *Battery) timeoutRetry(t toolset.ToolInfo, args map[string]any) *Cell {
 	conflict := false
 	for _, r := range rs {
 		conflict = conflict || r.Conflict
+	}
+	if c.Status == matrix.Pass && !conflict && len(f) > 0 && len(rs) > 0 {
+		if d, late := b.lateForFlight(f[0], rs[len(rs)-1]); late {
+			c.Status, c.again = matrix.Inconclusive, timeout
+			c.Reason = fmt.Sprintf("the retry was answered without executing again, but it was sent %s after the call given up on, past half the shortest execution (%s): that call may have finished at the server before the retry came, so this trial tested a replay, not a call in flight", d.Round(time.Millisecond), b.fresh.Round(time.Millisecond))
+			c.Details = details(s.Last, tr)
+			return c
+		}
 	}
 	if c.Status == matrix.Pass && b.contentDedup {
 		// The retries of the tool answered like second executions: the saved scenario's may too.

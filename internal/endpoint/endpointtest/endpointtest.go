@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // RefusedListener is a loopback server that the policy must never let idemtest reach: it is
@@ -56,17 +55,5 @@ func (l *RefusedListener) Check(t *testing.T) {
 	defer l.mu.Unlock()
 	if n := l.requests.Load(); n != 0 {
 		t.Errorf("the refused listener received %d requests (Authorization headers %q)", n, l.auth)
-	}
-}
-
-// WaitFor polls cond until it holds or a generous deadline passes.
-func WaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/idemtest/idemtest/internal/dispatch"
 	"github.com/idemtest/idemtest/internal/endpoint"
-	"github.com/idemtest/idemtest/internal/endpoint/endpointtest"
 	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -207,15 +207,12 @@ func TestMCPTimeoutCancelsAndLostResponseIsSilent(t *testing.T) {
 	if res.Outcome != outcome.Info || !strings.Contains(res.Error, "timeout") {
 		t.Errorf("timeout: %s %q", res.Outcome, res.Error)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.count("notifications/cancelled") == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Until(time.Minute, func() bool { return rec.count("notifications/cancelled") != 0 })
 	if rec.count("notifications/cancelled") != 1 {
 		t.Errorf("the server saw %d cancellations after a timeout, want 1", rec.count("notifications/cancelled"))
 	}
 	// The server cancels the handler's context after it reads the notification.
-	endpointtest.WaitFor(t, "the slow handler's context is cancelled", func() bool { _, ok := cancelled.Load("slow"); return ok })
+	testenv.Eventually(t, time.Minute, func() bool { _, ok := cancelled.Load("slow"); return ok }, "the slow handler's context is cancelled")
 
 	before := rec.count("notifications/cancelled")
 	res = ep.Call(ctx, endpoint.Request{Tool: "echo", Key: "k-lost", Args: map[string]any{"n": 5}, LoseResponse: true})

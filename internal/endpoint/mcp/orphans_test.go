@@ -1,3 +1,5 @@
+//go:build linux
+
 package mcp
 
 import (
@@ -15,21 +17,12 @@ import (
 
 	"github.com/idemtest/idemtest/internal/endpoint"
 	"github.com/idemtest/idemtest/internal/outcome"
+	"github.com/idemtest/idemtest/internal/testenv"
 )
 
 // holdEnv makes TestHoldMCPServer start a stdio MCP server marked with its value and wait to be
 // killed.
 const holdEnv = "IDEMTEST_TEST_HOLD_MCP"
-
-// spawnStubborn, in the test MCP server, starts what a server may leave behind: a shell that
-// ignores SIGTERM, with a child that ignores it too and a daemon that left its session (setsid).
-// Their output goes nowhere, so the MCP stream stays the server's.
-func spawnStubborn() {
-	c := exec.Command("sh", "-c", `trap '' TERM; setsid sh -c "trap '' TERM; sleep 1000; :" & (trap '' TERM; sleep 1000; :) & wait`)
-	if err := c.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "spawn:", err)
-	}
-}
 
 // TestHoldMCPServer is the idemtest that TestMCPServerDiesWithIdemtest kills: it starts a stdio
 // MCP server that spawns stubborn processes, calls a tool, says so and waits.
@@ -111,9 +104,7 @@ func TestMCPServerDiesWithIdemtest(t *testing.T) {
 	// and its sleep: wait until each has started, since the answer can come first.
 	const want = 6
 	var before []int
-	for deadline := time.Now().Add(time.Minute); len(before) < want && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		before = marked(marker)
-	}
+	testenv.Until(time.Minute, func() bool { before = marked(marker); return len(before) >= want })
 	if len(before) < want {
 		_ = held.Process.Kill()
 		t.Fatalf("%d marked processes before the kill, want at least %d", len(before), want)
@@ -123,10 +114,8 @@ func TestMCPServerDiesWithIdemtest(t *testing.T) {
 	}
 	_ = held.Wait()
 	var left []int
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if left = marked(marker); len(left) == 0 {
-			return
-		}
+	if testenv.Until(time.Minute, func() bool { left = marked(marker); return len(left) == 0 }) {
+		return
 	}
 	var desc []string
 	for _, pid := range left {

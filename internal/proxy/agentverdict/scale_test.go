@@ -161,12 +161,12 @@ func blocks(small []trace.Call, n int) []trace.Call {
 func TestLargeSessionJudgedAsItsParts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	small := randomCalls(rng, 40)
-	one := Judge(small, JudgeOptions{})
+	one, _ := Judge(context.Background(), small, JudgeOptions{})
 	if len(one.Findings) == 0 {
 		t.Fatal("the small session has no finding: nothing is compared")
 	}
 	const n = 200
-	all := Judge(blocks(small, n), JudgeOptions{})
+	all, _ := Judge(context.Background(), blocks(small, n), JudgeOptions{})
 	if all.Calls != n*one.Calls || all.Mutating != n*one.Mutating || all.Faults != n*one.Faults ||
 		all.Violations != n*one.Violations || len(all.Findings) != n*len(one.Findings) {
 		t.Fatalf("%d copies of a session judged as %+v findings %d; one copy: %+v findings %d", n,
@@ -199,7 +199,7 @@ func faultedSession(n int) []trace.Call {
 func allocs(calls []trace.Call) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	Judge(calls, JudgeOptions{})
+	_, _ = Judge(context.Background(), calls, JudgeOptions{})
 	runtime.ReadMemStats(&after)
 	return after.Mallocs - before.Mallocs
 }
@@ -216,7 +216,7 @@ func TestJudgeIsNearLinear(t *testing.T) {
 func TestJudgeStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	v, err := JudgeContext(ctx, faultedSession(5000), JudgeOptions{})
+	v, err := Judge(ctx, faultedSession(5000), JudgeOptions{})
 	if err == nil || len(v.Findings) != 0 {
 		t.Fatalf("a cancelled verdict returned %d findings, error %v", len(v.Findings), err)
 	}
@@ -228,7 +228,7 @@ func BenchmarkJudge(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				Judge(calls, JudgeOptions{})
+				_, _ = Judge(context.Background(), calls, JudgeOptions{})
 			}
 		})
 	}
@@ -245,7 +245,7 @@ func TestCallsJudgedInTheAgentsOrder(t *testing.T) {
 				calls[i].Error = fmt.Sprintf("gateway timeout %d", i)
 			}
 		}
-		want := Judge(calls, JudgeOptions{})
+		want, _ := Judge(context.Background(), calls, JudgeOptions{})
 		var shuffled Calls
 		for _, i := range rng.Perm(len(calls)) {
 			shuffled.Add(Digest(calls[i], nil))

@@ -212,18 +212,13 @@ func decodeFields(s string) []field {
 	return out
 }
 
-// Judge applies the agent checks to calls in the order the agent sent them. It is pure.
-func Judge(calls []trace.Call, opts JudgeOptions) Verdict {
-	v, _ := JudgeContext(context.Background(), calls, opts)
-	return v
-}
-
 // ctxEvery is how many calls the verdict judges between two looks at its context.
 const ctxEvery = 1 << 10
 
-// JudgeContext is Judge that gives up when ctx ends, returning its error. Each call's
-// arguments are decoded once: the verdict is near-linear in the number of calls.
-func JudgeContext(ctx context.Context, calls []trace.Call, opts JudgeOptions) (Verdict, error) {
+// Judge applies the agent checks to calls in the order the agent sent them, and gives up when
+// ctx ends, returning its error (the only error it has). Each call's arguments are decoded
+// once: the verdict is near-linear in the number of calls.
+func Judge(ctx context.Context, calls []trace.Call, opts JudgeOptions) (Verdict, error) {
 	var cs Calls
 	for i, c := range calls {
 		if i%ctxEvery == 0 {
@@ -236,7 +231,7 @@ func JudgeContext(ctx context.Context, calls []trace.Call, opts JudgeOptions) (V
 	return JudgeCalls(ctx, &cs, opts)
 }
 
-// JudgeCalls is JudgeContext on the calls' digests, sorted into the order the agent sent them;
+// JudgeCalls is Judge on the calls' digests, sorted into the order the agent sent them;
 // their arguments were compared without opts.IgnoreArgs when they were digested.
 func JudgeCalls(ctx context.Context, cs *Calls, opts JudgeOptions) (Verdict, error) {
 	cs.Sort()

@@ -1,6 +1,7 @@
 package agentverdict
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -166,7 +167,7 @@ func TestJudge(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Judge(tc.calls, tc.opts)
+			v, _ := Judge(context.Background(), tc.calls, tc.opts)
 			var got []string
 			for _, f := range v.Findings {
 				got = append(got, string(f.Check)+" "+map[bool]string{true: "true", false: "false"}[f.Violation])

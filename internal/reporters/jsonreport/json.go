@@ -17,7 +17,7 @@ import (
 )
 
 // JSONVersion is the version of the JSON report's format: it changes when a field is removed or
-// changes meaning, not when one is added. The README's "JSON report" section documents it.
+// changes meaning, not when one is added. docs/reports.md, "The JSON report", documents it.
 const JSONVersion = 1
 
 // MaxJSONAnswer caps each answer kept in the JSON report, in bytes of compact JSON: a larger

@@ -2,6 +2,7 @@ package jsonreport_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -57,7 +58,7 @@ func outputs(t *testing.T, text string) map[string]func() ([]byte, error) {
 		Baseline: &sweep.Cell{Status: matrix.Pass, Reason: text, Duration: time.Millisecond},
 		Cells:    []*sweep.Cell{{Seq: 1, Tool: text, Fault: sweep.LostResponse, Status: matrix.Fail, Reason: text, Details: []string{text}}},
 		Start:    reporterstest.T0, Duration: time.Second}
-	v := agentverdict.Judge([]trace.Call{
+	v, _ := agentverdict.Judge(context.Background(), []trace.Call{
 		{Seq: 1, Tool: text, Key: text, KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.Info, Fault: "lose-response", Args: json.RawMessage(`{"a":1}`)},
 		{Seq: 2, Tool: text, Key: text + "2", KeyCarrier: "arg idempotencyKey", Mutating: true, Outcome: outcome.OK, Args: json.RawMessage(`{"a":1}`)},
 	}, agentverdict.JudgeOptions{})

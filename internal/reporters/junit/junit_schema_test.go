@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -44,7 +45,7 @@ func TestJUnitSchema(t *testing.T) {
 			return WriteMatrix(b, rep.Matrix())
 		}},
 		{"proxy verdict", func(b *bytes.Buffer) error {
-			v := agentverdict.Judge(nil, agentverdict.JudgeOptions{})
+			v, _ := agentverdict.Judge(context.Background(), nil, agentverdict.JudgeOptions{})
 			v.Error = "tool server \"sh\" never answered <&>\n\x00 boom"
 			return WriteProxy(b, v)
 		}},

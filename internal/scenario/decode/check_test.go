@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,7 +116,7 @@ sinks:
 // decodeConfig reads and decodes the config at path; its problems are the error.
 func decodeConfig(path string) (*ConfigFile, error) {
 	f, root := yamlfile.Read(path, os.LookupEnv)
-	c := Config(f, root)
+	c := Config(context.Background(), f, root)
 	if len(f.Errs) > 0 {
 		return nil, f.Errs
 	}

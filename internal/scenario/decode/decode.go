@@ -73,13 +73,9 @@ type ConfigFile struct {
 }
 
 // Config decodes the idemtest.yaml read into yf, whose document is root (nil when the
-// file could not be parsed). Every problem is added to yf.Errs.
-func Config(yf *yamlfile.File, root *yaml.Node) *ConfigFile {
-	return ConfigContext(context.Background(), yf, root)
-}
-
-// ConfigContext is Config whose reads of other documents (OpenAPI) end with ctx.
-func ConfigContext(ctx context.Context, yf *yamlfile.File, root *yaml.Node) *ConfigFile {
+// file could not be parsed). Every problem is added to yf.Errs. Reads of other documents
+// (OpenAPI) end with ctx.
+func Config(ctx context.Context, yf *yamlfile.File, root *yaml.Node) *ConfigFile {
 	f := &file{File: yf, ctx: ctx}
 	c := &ConfigFile{Path: f.Path, Secrets: &f.Secrets}
 	if root == nil {
@@ -111,12 +107,8 @@ func ConfigContext(ctx context.Context, yf *yamlfile.File, root *yaml.Node) *Con
 // config's by name, and its allowed hosts are its own, the config's and allowHosts
 // (--allow-host). Every problem is added to yf.Errs; the result is nil when root is not a
 // mapping. What needs the whole scenario (step ids, references, hosts) is left to the caller.
-func Scenario(yf *yamlfile.File, root *yaml.Node, cfg *ConfigFile, allowHosts []string) *scenario.Scenario {
-	return ScenarioContext(context.Background(), yf, root, cfg, allowHosts)
-}
-
-// ScenarioContext is Scenario whose reads of other documents (OpenAPI) end with ctx.
-func ScenarioContext(ctx context.Context, yf *yamlfile.File, root *yaml.Node, cfg *ConfigFile, allowHosts []string) *scenario.Scenario {
+// Reads of other documents (OpenAPI) end with ctx.
+func Scenario(ctx context.Context, yf *yamlfile.File, root *yaml.Node, cfg *ConfigFile, allowHosts []string) *scenario.Scenario {
 	f := &file{File: yf, ctx: ctx}
 	m, ok := f.fields(root, "scenario", schema.Scenario)
 	if !ok {

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func scenarioOf(t *testing.T, src string) (*scenario.Scenario, []string) {
 	if root == nil {
 		t.Fatalf("not decoded: %v", f.Errs)
 	}
-	s := Scenario(f, root, nil, nil)
+	s := Scenario(context.Background(), f, root, nil, nil)
 	return s, errorLines(f.Errs)
 }
 
@@ -44,7 +45,7 @@ func configOf(t *testing.T, src string) (*ConfigFile, []string) {
 	if root == nil {
 		t.Fatalf("not decoded: %v", f.Errs)
 	}
-	c := Config(f, root)
+	c := Config(context.Background(), f, root)
 	return c, errorLines(f.Errs)
 }
 
@@ -142,7 +143,7 @@ endpoints:
   both: {http: {url: "http://127.0.0.1:2/{tool}"}}
 allow_hosts: [cfg.example]
 `), noEnv)
-	cfg := Config(cfgFile, root)
+	cfg := Config(context.Background(), cfgFile, root)
 	if len(cfgFile.Errs) > 0 {
 		t.Fatal(cfgFile.Errs)
 	}
@@ -159,7 +160,7 @@ allow_hosts: own.example
 steps:
   - sleep: 1ms
 `), noEnv)
-	s := Scenario(f, root, cfg, []string{"flag.example"})
+	s := Scenario(context.Background(), f, root, cfg, []string{"flag.example"})
 	if len(f.Errs) > 0 {
 		t.Fatal(f.Errs)
 	}

@@ -10,9 +10,9 @@
 // rewrites schema.json.
 //
 //	f, root := yamlfile.Read("idemtest.yaml", os.LookupEnv)
-//	cfg := decode.Config(f, root)
+//	cfg := decode.Config(ctx, f, root)
 //	f, root = yamlfile.Read("refund.yaml", os.LookupEnv)
-//	s := decode.Scenario(f, root, cfg, nil) // the scenario's sections override the config's
+//	s := decode.Scenario(ctx, f, root, cfg, nil) // the scenario's sections override the config's
 //
 // Checks that need the whole scenario (step ids, references, hosts) are package load's.
 package decode

@@ -28,7 +28,7 @@ func TestOpenAPIReadEndsWithContext(t *testing.T) {
 	write("s.yaml", "name: s\nendpoint: api\nsteps:\n  - call_tool: issue_refund\n    args: {accountId: a, amount: 1}\n")
 	opts := Options{Config: filepath.Join(dir, "idemtest.yaml"), LookupEnv: func(string) (string, bool) { return "", false }}
 
-	if _, err := ConfigContext(context.Background(), dir, opts); err != nil {
+	if _, err := Config(context.Background(), dir, opts); err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	if _, err := Scenarios(context.Background(), []string{filepath.Join(dir, "s.yaml")}, opts); err != nil {
@@ -37,7 +37,7 @@ func TestOpenAPIReadEndsWithContext(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := ConfigContext(cancelled, dir, opts); err == nil || !strings.Contains(err.Error(), "context canceled") {
+	if _, err := Config(cancelled, dir, opts); err == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Errorf("config under a cancelled context: err = %v, want the cancellation", err)
 	}
 }

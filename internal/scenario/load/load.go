@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/idemtest/idemtest/internal/ctxwait"
 	"github.com/idemtest/idemtest/internal/redact"
 	"github.com/idemtest/idemtest/internal/scenario"
 	"github.com/idemtest/idemtest/internal/scenario/decode"
@@ -33,24 +34,18 @@ type Options struct {
 // partially loaded. It gives up when ctx is done (Ctrl-C): it returns ctx's error at once and
 // the decoding it walks away from stops at the next file.
 func Scenarios(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenario, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	type result struct {
 		list []*scenario.Scenario
 		err  error
 	}
-	ch := make(chan result, 1)
-	go func() {
+	r, err := ctxwait.Run(ctx, func() result {
 		list, err := load(ctx, paths, opts)
-		ch <- result{list, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.list, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		return result{list, err}
+	})
+	if err != nil {
+		return nil, err
 	}
+	return r.list, r.err
 }
 
 func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenario, error) {
@@ -97,14 +92,9 @@ func load(ctx context.Context, paths []string, opts Options) ([]*scenario.Scenar
 
 // Config loads the config file alone, for commands that talk to an endpoint without a
 // scenario (tools, init): opts.Config, or idemtest.yaml found from dir upwards. The result is a
-// scenario without steps whose endpoints and services are the config's.
-func Config(dir string, opts Options) (*scenario.Scenario, error) {
-	return ConfigContext(context.Background(), dir, opts)
-}
-
-// ConfigContext is Config whose reads of other documents (an endpoint's OpenAPI document) end
-// with ctx.
-func ConfigContext(ctx context.Context, dir string, opts Options) (*scenario.Scenario, error) {
+// scenario without steps whose endpoints and services are the config's. Reads of other
+// documents (an endpoint's OpenAPI document) end with ctx.
+func Config(ctx context.Context, dir string, opts Options) (*scenario.Scenario, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
@@ -290,7 +280,7 @@ func (l *loader) config(ctx context.Context, path string) (*config, yamlfile.Err
 		return c, nil
 	}
 	f, root := l.read(path)
-	c := &config{ConfigFile: decode.ConfigContext(ctx, f, root)}
+	c := &config{ConfigFile: decode.Config(ctx, f, root)}
 	l.secrets.Merge(&f.Secrets) // and the variables its secrets: names
 	placeholders(f, root)
 	l.configs[path] = c
@@ -308,7 +298,7 @@ func (l *loader) scenario(ctx context.Context, path string, cfg *decode.ConfigFi
 		return nil, f.Errs
 	}
 	placeholders(f, root)
-	s := decode.ScenarioContext(ctx, f, root, cfg, l.opts.AllowHosts)
+	s := decode.Scenario(ctx, f, root, cfg, l.opts.AllowHosts)
 	l.secrets.Merge(&f.Secrets) // and the variables its secrets: names
 	if s == nil {
 		return nil, f.Errs

@@ -22,7 +22,7 @@ func Config(t testing.TB, yaml string) *scenario.Scenario {
 	if err := os.WriteFile(filepath.Join(dir, "idemtest.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base, err := load.Config(dir, load.Options{})
+	base, err := load.Config(t.Context(), dir, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
