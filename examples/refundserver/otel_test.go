@@ -256,212 +256,221 @@ func TestAuditOfInstrumentedServer(t *testing.T) {
 		}
 	}
 
-	t.Run("naive", func(t *testing.T) {
-		s := startInstrumented(t, "--idempotency", "naive", "--work", "20ms")
-		// The truth is the ledger whatever the pace; bursts go on until one key executed
-		// twice, so the audit has a double execution to find.
-		var truth map[string]int
-		for round := 0; ; round++ {
-			workload(t, s, fmt.Sprintf("acct_n%d", round))
-			truth = s.ledger(t)
-			doubled := 0
-			for _, n := range truth {
-				if n > 1 {
-					doubled++
-				}
-			}
-			if doubled > 0 {
-				break
-			}
-			if round == 20 {
-				t.Fatal("the naive server never executed a key twice in 20 rounds of bursts")
-			}
-		}
-		s.Stop(t)
+	t.Run("naive", func(t *testing.T) { auditNaiveHTTP(t, keys, copies, workload) })
 
-		// The execution child spans agree with the ledger.
-		execs := map[string]int{}
-		for _, sp := range readSpans(t, s.Spans) {
-			if sp.Name == spanRefundExecute {
-				execs[sp.Attrs["idempotency.key"]]++
-			}
-		}
-		for k, n := range truth {
-			if execs[k] != n {
-				t.Errorf("key %s: %d %s spans, the ledger has %d refunds", k, execs[k], spanRefundExecute, n)
-			}
-		}
+	t.Run("naive over MCP", func(t *testing.T) { auditNaiveMCP(t, keys, copies, workload) })
 
-		code, rep := auditFile(t, s.Spans, "--max-hit-rate", "off")
-		if code != cmd.ExitFailed {
-			t.Errorf("exit %d, want 1", code)
-		}
-		found := map[string]int{}
-		for _, f := range rep["findings"].([]any) {
-			fm := f.(map[string]any)
-			if fm["kind"] != "double-execution" {
-				t.Errorf("unexpected finding: %v", fm)
-				continue
-			}
-			if fm["tool"] != "issue_refund" {
-				t.Errorf("double execution of tool %v, want issue_refund", fm["tool"])
-			}
-			found[fm["key"].(string)] = int(fm["count"].(float64))
-			for _, c := range fm["calls"].([]any) {
-				cm := c.(map[string]any)
-				if len(fmt.Sprint(cm["trace_id"])) != 32 || len(fmt.Sprint(cm["span_id"])) != 16 {
-					t.Errorf("finding call without trace and span ids: %v", cm)
-				}
-			}
-		}
-		for k, n := range truth {
-			if n > 1 && found[k] != n {
-				t.Errorf("key %s executed %d times (ledger); audit says %d", k, n, found[k])
-			}
-		}
-		for k, n := range found {
-			if truth[k] < 2 {
-				t.Errorf("audit says key %s executed %d times; the ledger has %d", k, n, truth[k])
-			}
-		}
-		total := 0
+	t.Run("locked", func(t *testing.T) { auditLocked(t, keys, copies, workload) })
+}
+
+// auditNaiveHTTP is the "naive" case of TestAuditOfInstrumentedServer.
+func auditNaiveHTTP(t *testing.T, keys, copies int, workload func(*testing.T, *instrumented, string)) {
+	s := startInstrumented(t, "--idempotency", "naive", "--work", "20ms")
+	// The truth is the ledger whatever the pace; bursts go on until one key executed
+	// twice, so the audit has a double execution to find.
+	var truth map[string]int
+	for round := 0; ; round++ {
+		workload(t, s, fmt.Sprintf("acct_n%d", round))
+		truth = s.ledger(t)
+		doubled := 0
 		for _, n := range truth {
-			total += n
+			if n > 1 {
+				doubled++
+			}
 		}
-		if int(rep["executions"].(float64)) != total {
-			t.Errorf("audit counted %v executions, the ledger has %d", rep["executions"], total)
+		if doubled > 0 {
+			break
 		}
-		// Counting the server's execution spans instead of its answers gives the same.
-		if _, rep := auditFile(t, s.Spans, "--max-hit-rate", "off", "--execution-span", spanRefundExecute); int(rep["executions"].(float64)) != total ||
-			len(rep["findings"].([]any)) != len(found) {
-			t.Errorf("--execution-span: %v executions, %d findings; the ledger has %d executions, %d keys doubled", rep["executions"], len(rep["findings"].([]any)), total, len(found))
+		if round == 20 {
+			t.Fatal("the naive server never executed a key twice in 20 rounds of bursts")
 		}
-	})
+	}
+	s.Stop(t)
 
-	t.Run("naive over MCP", func(t *testing.T) {
-		s := startInstrumented(t, "--idempotency", "naive", "--work", "20ms")
-		ctx := context.Background()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp"}, nil)
+	// The execution child spans agree with the ledger.
+	execs := map[string]int{}
+	for _, sp := range readSpans(t, s.Spans) {
+		if sp.Name == spanRefundExecute {
+			execs[sp.Attrs["idempotency.key"]]++
+		}
+	}
+	for k, n := range truth {
+		if execs[k] != n {
+			t.Errorf("key %s: %d %s spans, the ledger has %d refunds", k, execs[k], spanRefundExecute, n)
+		}
+	}
+
+	code, rep := auditFile(t, s.Spans, "--max-hit-rate", "off")
+	if code != cmd.ExitFailed {
+		t.Errorf("exit %d, want 1", code)
+	}
+	found := map[string]int{}
+	for _, f := range rep["findings"].([]any) {
+		fm := f.(map[string]any)
+		if fm["kind"] != "double-execution" {
+			t.Errorf("unexpected finding: %v", fm)
+			continue
+		}
+		if fm["tool"] != "issue_refund" {
+			t.Errorf("double execution of tool %v, want issue_refund", fm["tool"])
+		}
+		found[fm["key"].(string)] = int(fm["count"].(float64))
+		for _, c := range fm["calls"].([]any) {
+			cm := c.(map[string]any)
+			if len(fmt.Sprint(cm["trace_id"])) != 32 || len(fmt.Sprint(cm["span_id"])) != 16 {
+				t.Errorf("finding call without trace and span ids: %v", cm)
+			}
+		}
+	}
+	for k, n := range truth {
+		if n > 1 && found[k] != n {
+			t.Errorf("key %s executed %d times (ledger); audit says %d", k, n, found[k])
+		}
+	}
+	for k, n := range found {
+		if truth[k] < 2 {
+			t.Errorf("audit says key %s executed %d times; the ledger has %d", k, n, truth[k])
+		}
+	}
+	total := 0
+	for _, n := range truth {
+		total += n
+	}
+	if int(rep["executions"].(float64)) != total {
+		t.Errorf("audit counted %v executions, the ledger has %d", rep["executions"], total)
+	}
+	// Counting the server's execution spans instead of its answers gives the same.
+	if _, rep := auditFile(t, s.Spans, "--max-hit-rate", "off", "--execution-span", spanRefundExecute); int(rep["executions"].(float64)) != total ||
+		len(rep["findings"].([]any)) != len(found) {
+		t.Errorf("--execution-span: %v executions, %d findings; the ledger has %d executions, %d keys doubled", rep["executions"], len(rep["findings"].([]any)), total, len(found))
+	}
+}
+
+// auditNaiveMCP is the "naive over MCP" case of TestAuditOfInstrumentedServer.
+func auditNaiveMCP(t *testing.T, keys, copies int, workload func(*testing.T, *instrumented, string)) {
+	s := startInstrumented(t, "--idempotency", "naive", "--work", "20ms")
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each call carries its own trace in params._meta.traceparent; the server's span must
+	// continue it.
+	var sentMu sync.Mutex
+	sent := map[string]bool{}
+	call := func(key string) {
+		tid := randomID("")[:16] + randomID("")[:16]
+		sentMu.Lock()
+		sent[tid] = true
+		sentMu.Unlock()
+		meta := mcp.Meta{"traceparent": "00-" + tid + "-" + randomID("")[:16] + "-01"}
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "issue_refund", Meta: meta,
+			Arguments: map[string]any{"accountId": "acct_m", "amount": 3, "idempotencyKey": key}})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
-		// Each call carries its own trace in params._meta.traceparent; the server's span must
-		// continue it.
-		var sentMu sync.Mutex
-		sent := map[string]bool{}
-		call := func(key string) {
-			tid := randomID("")[:16] + randomID("")[:16]
-			sentMu.Lock()
-			sent[tid] = true
-			sentMu.Unlock()
-			meta := mcp.Meta{"traceparent": "00-" + tid + "-" + randomID("")[:16] + "-01"}
-			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "issue_refund", Meta: meta,
-				Arguments: map[string]any{"accountId": "acct_m", "amount": 3, "idempotencyKey": key}})
-			if err != nil {
-				t.Error(err)
-			}
+	}
+	var truth map[string]int
+	for round := 0; ; round++ {
+		key := fmt.Sprintf("m%d", round)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range copies {
+			wg.Add(1)
+			go func() { defer wg.Done(); <-start; call(key) }()
 		}
-		var truth map[string]int
-		for round := 0; ; round++ {
-			key := fmt.Sprintf("m%d", round)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for range copies {
-				wg.Add(1)
-				go func() { defer wg.Done(); <-start; call(key) }()
-			}
-			close(start)
-			wg.Wait()
-			if truth = s.ledger(t); truth[key] > 1 {
-				break
-			}
-			if round == 20 {
-				t.Fatal("the naive server never executed a key twice over MCP in 20 bursts")
-			}
+		close(start)
+		wg.Wait()
+		if truth = s.ledger(t); truth[key] > 1 {
+			break
 		}
-		session := cs.ID()
-		cs.Close()
-		s.Stop(t)
+		if round == 20 {
+			t.Fatal("the naive server never executed a key twice over MCP in 20 bursts")
+		}
+	}
+	session := cs.ID()
+	cs.Close()
+	s.Stop(t)
 
-		calls := 0
-		for _, sp := range readSpans(t, s.Spans) {
-			if sp.Attrs["mcp.method.name"] != "tools/call" {
-				continue
-			}
-			calls++
-			if !sent[sp.TraceID] {
-				t.Errorf("tools/call span in trace %s, which no call sent in _meta.traceparent", sp.TraceID)
-			}
-			if sp.Attrs["mcp.session.id"] != session || sp.Attrs["gen_ai.tool.name"] != "issue_refund" {
-				t.Errorf("tools/call span attributes %v, want session %s and tool issue_refund", sp.Attrs, session)
+	calls := 0
+	for _, sp := range readSpans(t, s.Spans) {
+		if sp.Attrs["mcp.method.name"] != "tools/call" {
+			continue
+		}
+		calls++
+		if !sent[sp.TraceID] {
+			t.Errorf("tools/call span in trace %s, which no call sent in _meta.traceparent", sp.TraceID)
+		}
+		if sp.Attrs["mcp.session.id"] != session || sp.Attrs["gen_ai.tool.name"] != "issue_refund" {
+			t.Errorf("tools/call span attributes %v, want session %s and tool issue_refund", sp.Attrs, session)
+		}
+	}
+	if calls != len(sent) {
+		t.Errorf("%d tools/call spans for %d calls", calls, len(sent))
+	}
+	code, rep := auditFile(t, s.Spans, "--max-hit-rate", "off")
+	if code != cmd.ExitFailed {
+		t.Errorf("exit %d, want 1", code)
+	}
+	found := map[string]int{}
+	for _, f := range rep["findings"].([]any) {
+		fm := f.(map[string]any)
+		if fm["kind"] != "double-execution" {
+			t.Errorf("unexpected finding: %v", fm)
+			continue
+		}
+		found[fm["key"].(string)] = int(fm["count"].(float64))
+		for _, c := range fm["calls"].([]any) {
+			if c.(map[string]any)["session"] != session {
+				t.Errorf("finding call without the MCP session: %v", c)
 			}
 		}
-		if calls != len(sent) {
-			t.Errorf("%d tools/call spans for %d calls", calls, len(sent))
+	}
+	for k, n := range truth {
+		if (n > 1 || found[k] > 0) && found[k] != n {
+			t.Errorf("key %s executed %d times (ledger); audit says %d", k, n, found[k])
 		}
-		code, rep := auditFile(t, s.Spans, "--max-hit-rate", "off")
-		if code != cmd.ExitFailed {
-			t.Errorf("exit %d, want 1", code)
-		}
-		found := map[string]int{}
-		for _, f := range rep["findings"].([]any) {
-			fm := f.(map[string]any)
-			if fm["kind"] != "double-execution" {
-				t.Errorf("unexpected finding: %v", fm)
-				continue
-			}
-			found[fm["key"].(string)] = int(fm["count"].(float64))
-			for _, c := range fm["calls"].([]any) {
-				if c.(map[string]any)["session"] != session {
-					t.Errorf("finding call without the MCP session: %v", c)
-				}
-			}
-		}
-		for k, n := range truth {
-			if (n > 1 || found[k] > 0) && found[k] != n {
-				t.Errorf("key %s executed %d times (ledger); audit says %d", k, n, found[k])
-			}
-		}
-	})
+	}
+}
 
-	t.Run("locked", func(t *testing.T) {
-		s := startInstrumented(t, "--idempotency", "locked", "--work", "20ms")
-		workload(t, s, "acct_l")
-		var st stats
-		s.getJSON(t, "/stats", &st)
-		truth := s.ledger(t)
-		s.Stop(t)
-		if len(truth) != keys || st.Executions != keys {
-			t.Fatalf("the locked server executed %d keys, %d times; want %d and %d: %v", len(truth), st.Executions, keys, keys, truth)
-		}
-		if st.Keyed != keys*(copies+1) || st.Replays < keys {
-			t.Fatalf("server stats %+v: want %d keyed calls and %d replays or more", st, keys*(copies+1), keys)
-		}
+// auditLocked is the "locked" case of TestAuditOfInstrumentedServer.
+func auditLocked(t *testing.T, keys, copies int, workload func(*testing.T, *instrumented, string)) {
+	s := startInstrumented(t, "--idempotency", "locked", "--work", "20ms")
+	workload(t, s, "acct_l")
+	var st stats
+	s.getJSON(t, "/stats", &st)
+	truth := s.ledger(t)
+	s.Stop(t)
+	if len(truth) != keys || st.Executions != keys {
+		t.Fatalf("the locked server executed %d keys, %d times; want %d and %d: %v", len(truth), st.Executions, keys, keys, truth)
+	}
+	if st.Keyed != keys*(copies+1) || st.Replays < keys {
+		t.Fatalf("server stats %+v: want %d keyed calls and %d replays or more", st, keys*(copies+1), keys)
+	}
 
-		code, rep := auditFile(t, s.Spans, "--max-hit-rate", "off")
-		if code != cmd.ExitOK {
-			t.Errorf("exit %d, want 0", code)
+	code, rep := auditFile(t, s.Spans, "--max-hit-rate", "off")
+	if code != cmd.ExitOK {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if n := len(rep["findings"].([]any)); n != 0 {
+		t.Errorf("%d findings, want none: %v", n, rep["findings"])
+	}
+	for name, want := range map[string]int{"keyed": st.Keyed, "executions": st.Executions, "replays": st.Replays, "conflicts": st.Conflicts} {
+		if got := int(rep[name].(float64)); got != want {
+			t.Errorf("audit %s = %d, the server counted %d", name, got, want)
 		}
-		if n := len(rep["findings"].([]any)); n != 0 {
-			t.Errorf("%d findings, want none: %v", n, rep["findings"])
-		}
-		for name, want := range map[string]int{"keyed": st.Keyed, "executions": st.Executions, "replays": st.Replays, "conflicts": st.Conflicts} {
-			if got := int(rep[name].(float64)); got != want {
-				t.Errorf("audit %s = %d, the server counted %d", name, got, want)
-			}
-		}
-		if got, want := rep["hit_rate"].(float64), float64(st.Replays)/float64(st.Keyed); got != want {
-			t.Errorf("hit rate %v, the server's counts give %v", got, want)
-		}
-		if got, want := rep["conflict_rate"].(float64), float64(st.Conflicts)/float64(st.Keyed); got != want {
-			t.Errorf("conflict rate %v, the server's counts give %v", got, want)
-		}
-		// The same export crosses a 1% hit-rate threshold: every key's retry was replayed.
-		if code, rep := auditFile(t, s.Spans, "--max-hit-rate", "1%"); code != cmd.ExitFailed || len(rep["findings"].([]any)) != 1 {
-			t.Errorf("--max-hit-rate 1%%: exit %d, findings %v; want 1 and one hit-rate finding", code, rep["findings"])
-		}
-	})
+	}
+	if got, want := rep["hit_rate"].(float64), float64(st.Replays)/float64(st.Keyed); got != want {
+		t.Errorf("hit rate %v, the server's counts give %v", got, want)
+	}
+	if got, want := rep["conflict_rate"].(float64), float64(st.Conflicts)/float64(st.Keyed); got != want {
+		t.Errorf("conflict rate %v, the server's counts give %v", got, want)
+	}
+	// The same export crosses a 1% hit-rate threshold: every key's retry was replayed.
+	if code, rep := auditFile(t, s.Spans, "--max-hit-rate", "1%"); code != cmd.ExitFailed || len(rep["findings"].([]any)) != 1 {
+		t.Errorf("--max-hit-rate 1%%: exit %d, findings %v; want 1 and one hit-rate finding", code, rep["findings"])
+	}
 }
 
 // TestOTelFlags: an --otel-file that cannot be opened is a usage error before anything is served.
