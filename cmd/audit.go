@@ -39,6 +39,7 @@ type AuditOptions struct {
 	MaxHitRate      string
 	MaxConflictRate string
 	Mutating        []string
+	Natural         []string
 	Mapping         audit.Mapping
 	// AgentTraces are idemtest traces of the agent's side (proxy --record): not audited as
 	// calls, they say which answers never reached the agent, by trace id.
@@ -140,6 +141,7 @@ are named; no report is written), 130 interrupted.`,
 	fl.DurationVar(&opts.Idle, "idle", 0, "with --listen: stop once no export came for this long, after the first (0: off)")
 	fl.StringSliceVar(&opts.AgentTraces, "agent-trace", nil, "idemtest `TRACE` of the agent's side (proxy --record): a call whose answer never reached the agent marks the server's span in the same trace, so its retry under a fresh key is found")
 	fl.StringSliceVar(&opts.Mutating, "mutating", nil, "`TOOL`s that must carry a key even when none of their calls has one")
+	fl.StringSliceVar(&opts.Natural, "natural", nil, "`TOOL`s idempotent by nature (a set, an upsert): executed twice under a key, no double execution")
 	fl.StringSliceVar(&opts.Mapping.KeyArgs, "key-arg", nil, "argument `NAME`s that hold the key (default "+strings.Join(audit.DefaultKeyArgs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.KeyAttrs, "key-attr", nil, "span `ATTRIBUTE`s that hold the key (default "+strings.Join(audit.DefaultKeyAttrs, ",")+")")
 	fl.StringSliceVar(&opts.Mapping.SessionAttrs, "session-attr", nil, "span `ATTRIBUTE`s that name the session (default "+strings.Join(audit.DefaultSessionAttrs, ",")+")")
@@ -212,7 +214,7 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	if err := opts.loadBaseline(baseline.Audit); err != nil {
 		return err
 	}
-	a := audit.New(audit.Options{TTL: opts.TTL, Window: opts.Window, MaxHitRate: hit, MaxConflictRate: conflict, Mutating: opts.Mutating})
+	a := audit.New(audit.Options{TTL: opts.TTL, Window: opts.Window, MaxHitRate: hit, MaxConflictRate: conflict, Mutating: opts.Mutating, Natural: opts.Natural})
 	add, err := withAgentView(ctx, opts, a.Add)
 	if err != nil {
 		return err
@@ -336,6 +338,7 @@ func applyAuditConfig(ctx context.Context, opts *AuditOptions) error {
 	strs("session-attr", &opts.Mapping.SessionAttrs, a.SessionAttrs)
 	strs("replay-attr", &opts.Mapping.ReplayAttrs, a.ReplayAttrs)
 	strs("mutating", &opts.Mutating, a.Mutating)
+	strs("natural", &opts.Natural, a.Natural)
 	if !given("execution-span") && a.ExecutionSpan != "" {
 		opts.Mapping.ExecutionSpan = a.ExecutionSpan
 	}

@@ -98,6 +98,9 @@ type Options struct {
 	MaxHitRate, MaxConflictRate float64
 	// Mutating names tools that must carry a key even when no call of theirs has one.
 	Mutating []string
+	// Natural names tools idempotent by nature (a set, an upsert): executing one twice under
+	// a key leaves what one execution leaves, so it is counted but is no double execution.
+	Natural []string
 	// MaxFindings bounds the findings kept per tool and kind (the counts go on); 0 is 20.
 	MaxFindings int
 }
@@ -161,6 +164,7 @@ type ToolStats struct {
 	ConflictRate float64      `json:"conflict_rate"`
 	Findings     map[Kind]int `json:"findings"`
 	mutating     bool
+	natural      bool
 	keyless      []Ref
 }
 
@@ -185,6 +189,9 @@ func New(opts Options) *Auditor {
 		tools: map[string]*ToolStats{}, mins: map[int64]*Minute{}, kept: map[string]int{}}
 	for _, t := range opts.Mutating {
 		a.tool(t).mutating = true
+	}
+	for _, t := range opts.Natural {
+		a.tool(t).natural = true
 	}
 	return a
 }
@@ -354,7 +361,7 @@ func (a *Auditor) execution(t *ToolStats, c Call, ks *keyState, res uint64) {
 		return
 	}
 	ks.execs++
-	if ks.finding < 0 {
+	if ks.finding < 0 || t.natural {
 		return
 	}
 	if ks.finding > 0 {

@@ -48,6 +48,12 @@ func TestAuditFindings(t *testing.T) {
 		{"one key two executions", Options{}, []Call{
 			call(0, "s", "k1", `{"a":1}`, `{"id":1}`, ok), call(time.Second, "s", "k1", `{"a":1}`, `{"id":2}`, ok)},
 			map[Kind]int{DoubleExecution: 1}},
+		{"a tool idempotent by nature executed twice", Options{Natural: []string{"refund"}}, []Call{
+			call(0, "s", "k1", `{"a":1}`, `{"id":1}`, ok), call(time.Second, "s", "k1", `{"a":1}`, `{"id":2}`, ok)},
+			nil},
+		{"another tool named natural leaves refund judged", Options{Natural: []string{"set_status"}}, []Call{
+			call(0, "s", "k1", `{"a":1}`, `{"id":1}`, ok), call(time.Second, "s", "k1", `{"a":1}`, `{"id":2}`, ok)},
+			map[Kind]int{DoubleExecution: 1}},
 		{"marked replay is no execution", Options{}, []Call{
 			call(0, "s", "k1", `{"a":1}`, `{"id":1}`, ok), replayed(call(time.Second, "s", "k1", `{"a":1}`, `{"id":1}`, ok))},
 			nil},

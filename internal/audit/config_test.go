@@ -74,6 +74,17 @@ func TestAuditConfigSection(t *testing.T) {
 			code, rep["keyed"], rep["replays"], rep["findings"])
 	}
 
+	// A tool the config names idempotent by nature executed twice is no double execution; the
+	// same from the flag.
+	write("audit:\n  key_attrs: [app.key]\n  replay_attrs: [app.replayed]\n  max_hit_rate: off\n  natural: [issue_refund]\n")
+	if code, _, rep := auditCLI(t, spans, "--config", cfg); code != cmd.ExitOK || countKind(rep, "double-execution") != 0 {
+		t.Errorf("with audit.natural: exit %d, findings %v; want 0 and no double execution", code, rep["findings"])
+	}
+	write("audit:\n  key_attrs: [app.key]\n  replay_attrs: [app.replayed]\n  max_hit_rate: off\n")
+	if code, _, rep := auditCLI(t, spans, "--config", cfg, "--natural", "issue_refund"); code != cmd.ExitOK || countKind(rep, "double-execution") != 0 {
+		t.Errorf("with --natural: exit %d, findings %v; want 0 and no double execution", code, rep["findings"])
+	}
+
 	// The config's threshold applies (1 replay of 3 calls is over 10%), and a flag wins over it.
 	write("audit:\n  key_attrs: [app.key]\n  replay_attrs: [app.replayed]\n  max_hit_rate: 10%\n")
 	if _, _, rep := auditCLI(t, spans, "--config", cfg); countKind(rep, "hit-rate") != 1 {

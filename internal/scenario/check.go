@@ -44,6 +44,9 @@ type AuditConfig struct {
 	MaxHitRate, MaxConflictRate       float64
 	MaxHitRateSet, MaxConflictRateSet bool
 	Mutating                          []string
+	// Natural names tools idempotent by nature: executed twice under one key, they are no
+	// double execution.
+	Natural []string
 }
 
 // ParseRate reads a threshold: "5%", "0.05", or "off" (-1).

@@ -178,6 +178,7 @@ func (f *file) auditSection(n *yaml.Node) *scenario.AuditConfig {
 	a.SessionAttrs = names(m["session_attrs"], "session_attrs")
 	a.ReplayAttrs = names(m["replay_attrs"], "replay_attrs")
 	a.Mutating = names(m["mutating"], "mutating")
+	a.Natural = names(m["natural"], "natural")
 	if v := m["execution_span"]; v != nil {
 		a.ExecutionSpan = f.Str(v, "audit.execution_span")
 		if _, err := path.Match(a.ExecutionSpan, ""); err != nil {

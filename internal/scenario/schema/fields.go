@@ -259,6 +259,7 @@ var (
 		{"max_hit_rate", kString, false, "fail when more than this share of the keyed calls are replays: 5% or 0.05, or off (default 5%)", rate},
 		{"max_conflict_rate", kString, false, "fail when more than this share of the keyed calls are refused in flight: 1% or 0.01, or off (default off)", rate},
 		{"mutating", kList, false, "tools that must carry a key even when none of their calls has one", nonEmptyStrings},
+		{"natural", kList, false, "tools idempotent by nature (a set, an upsert): one executed twice under a key is no double execution", nonEmptyStrings},
 	}}
 	CheckSnapshot = Section{def: "checkSnapshot", doc: "a read-only call whose answer is the server's state", fields: []field{
 		{"tool", kString, true, "a read-only tool of the endpoint", nil},
