@@ -539,7 +539,7 @@ func (a *Auditor) Report() *Report {
 		r.Thresholds.MaxHitRate = &v
 		if r.HitRate > v {
 			a.add(all, Finding{Kind: HitRate, Violation: true, Count: r.Replays, Calls: []Ref{},
-				Message: fmt.Sprintf("idempotency hit rate %s (%d of %d keyed calls answered from the stored result) is over --max-hit-rate %s: too many retries", pct(r.HitRate), r.Replays, r.Keyed, pct(v))})
+				Message: fmt.Sprintf("idempotency hit rate %s (%d of %d keyed calls answered from the stored result) is over the threshold %s (--max-hit-rate, audit.max_hit_rate): too many retries", pct(r.HitRate), r.Replays, r.Keyed, pct(v))})
 		}
 	}
 	if a.opts.MaxConflictRate >= 0 {
@@ -547,7 +547,7 @@ func (a *Auditor) Report() *Report {
 		r.Thresholds.MaxConflictRate = &v
 		if r.ConflictRate > v {
 			a.add(all, Finding{Kind: ConflictRate, Violation: true, Count: r.Conflicts, Calls: []Ref{},
-				Message: fmt.Sprintf("concurrent conflict rate %s (%d of %d keyed calls refused while a duplicate was in flight) is over --max-conflict-rate %s: a retry storm", pct(r.ConflictRate), r.Conflicts, r.Keyed, pct(v))})
+				Message: fmt.Sprintf("concurrent conflict rate %s (%d of %d keyed calls refused while a duplicate was in flight) is over the threshold %s (--max-conflict-rate, audit.max_conflict_rate): a retry storm", pct(r.ConflictRate), r.Conflicts, r.Keyed, pct(v))})
 		}
 	}
 	for _, f := range a.found {
