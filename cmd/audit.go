@@ -248,11 +248,13 @@ func runAudit(ctx context.Context, opts *AuditOptions) error {
 	rep := a.Report()
 	rep.Interrupted = interrupted
 	red := redact.New()
-	writeJSON := func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, opts.Version) }
+	var regs *baseline.Result
+	writeJSON := func(w io.Writer) error { return jsonreport.WriteAudit(w, rep, regs, opts.Version) }
 	res, err := opts.classify(baseline.Audit, red, writeJSON)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
+	regs = res
 	reports, err := reportfile.OpenSet(opts.JUnit, opts.JSON, opts.HTML, opts.Paths...)
 	if err != nil {
 		return &exitError{ExitUsage, err}
