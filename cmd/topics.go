@@ -24,7 +24,8 @@ const exitCodesHelp = `Every idemtest command ends with one of these exit codes;
        reached the server ("is the server running?"). check: a ✗ cell, or every check
        of every tool skipped (nothing was judged). sweep: a run diverged from run 0, or
        run 0 itself executed a key twice. report merge: as the merged command would.
-       audit: a finding that fails (--max-hit-rate, --max-conflict-rate). proxy: the
+       audit: a double execution, a retry under a fresh key, or a rate over
+       --max-hit-rate or --max-conflict-rate. proxy: the
        agent reused no key on a retry, sent a mutating call without a key, or the tool
        server ended. Any command: --require-coverage and a mutating tool untested, a
        baseline failure not in the baseline (or any failure with --fail-on any), or a

@@ -37,8 +37,9 @@ import (
 //
 // Trace context comes from the traceparent header over HTTP and params._meta.traceparent over MCP.
 const (
-	spanRefundExecute = "refund.execute"
-	spanChargeExecute = "charge.execute"
+	spanRefundExecute  = "refund.execute"
+	spanChargeExecute  = "charge.execute"
+	spanAccountExecute = "account.execute"
 )
 
 var propagator = propagation.TraceContext{}

@@ -182,6 +182,9 @@ func (s *service) call(ctx context.Context, tool, key string, args []byte) respo
 		}
 		return jsonResponse(map[string]any{"refunds": list})
 	case "set_account_status":
+		// Idempotent by nature, it has no key store; each call executes.
+		_, span := s.executeSpan(ctx, spanAccountExecute, key)
+		defer span.End()
 		return s.setAccountStatus(m)
 	case "create_charge":
 		if s.cfg.Charges {

@@ -42,6 +42,18 @@ func WriteAudit(w io.Writer, rep *audit.Report, color bool) error {
 			fmt.Fprintf(&b, "    %s %s\n", st.dim.Render(r.At.Format("2006-01-02T15:04:05.000Z")), where)
 		}
 	}
+	// Findings past the first of each tool and kind are counted, not listed: say how many.
+	listed := map[string]int{}
+	for _, f := range rep.Findings {
+		listed[f.Tool+"\x00"+string(f.Kind)]++
+	}
+	for _, t := range rep.Tools {
+		for _, k := range audit.Kinds {
+			if n := t.Findings[k] - listed[t.Tool+"\x00"+string(k)]; n > 0 && listed[t.Tool+"\x00"+string(k)] > 0 {
+				fmt.Fprintf(&b, "  … and %s of %s not listed (counted in the table)\n", plural.Count(n, "more "+string(k)+" finding"), reporters.Escape(t.Tool))
+			}
+		}
+	}
 	rates := fmt.Sprintf("hit rate %s, conflict rate %s over %s (%s)", audit.Pct(rep.HitRate), audit.Pct(rep.ConflictRate),
 		plural.Count(rep.Keyed, "keyed call"), plural.Count(rep.Calls, "call"))
 	switch {
