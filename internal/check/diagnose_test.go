@@ -48,12 +48,13 @@ func storeServer(t *testing.T, ks keyStore) [2]string {
 			}
 			mu.Lock()
 			if s := keys[key]; s != nil && key != "" && !ks.ignore {
+				done, body := s.done, s.body
 				mu.Unlock()
 				switch {
-				case !s.done || ks.refuse:
+				case !done || ks.refuse:
 					reply(409, map[string]any{"error": "a request with this key is in progress"}, false)
 				default:
-					reply(200, s.body, true)
+					reply(200, body, true)
 				}
 				return
 			}
