@@ -45,28 +45,6 @@ func TestHoldServices(t *testing.T) {
 	select {}
 }
 
-// marked lists the live processes whose environment holds IDEMTEST_MARKER=marker.
-func marked(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	want := []byte("IDEMTEST_MARKER=" + marker + "\x00")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(st, []byte(") Z ")) {
-			continue // dead, not reaped yet
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
 // TestServicesDieWithIdemtest: when idemtest is killed with SIGKILL, with no chance to stop
 // its services, none of their processes survive it: not the replicas, not their children that
 // ignore SIGTERM, not the daemons that left their session.
@@ -76,7 +54,7 @@ func TestServicesDieWithIdemtest(t *testing.T) {
 	}
 	marker := fmt.Sprintf("orphans-%d-%d", os.Getpid(), time.Now().UnixNano())
 	t.Cleanup(func() {
-		for _, pid := range marked(marker) {
+		for _, pid := range testenv.Marked(marker) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -103,7 +81,7 @@ func TestServicesDieWithIdemtest(t *testing.T) {
 	// Per replica: the shell, the setsid daemon's shell and sleep, the subshell and its sleep
 	// (and the shepherd): wait until each has started, since the ready line can come first.
 	var before []int
-	testenv.Until(time.Minute, func() bool { before = marked(marker); return len(before) >= 2*5 })
+	testenv.Until(time.Minute, func() bool { before = testenv.Marked(marker); return len(before) >= 2*5 })
 	if len(before) < 2*5 {
 		_ = held.Process.Kill()
 		t.Fatalf("%d marked processes before the kill, want at least 10", len(before))
@@ -113,7 +91,7 @@ func TestServicesDieWithIdemtest(t *testing.T) {
 	}
 	_ = held.Wait()
 	var left []int
-	if testenv.Until(time.Minute, func() bool { left = marked(marker); return len(left) == 0 }) {
+	if testenv.Until(time.Minute, func() bool { left = testenv.Marked(marker); return len(left) == 0 }) {
 		return
 	}
 	var desc []string

@@ -42,28 +42,6 @@ func TestHoldMCPServer(t *testing.T) {
 	select {}
 }
 
-// marked lists the live processes whose environment holds IDEMTEST_MARKER=marker.
-func marked(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	want := []byte("IDEMTEST_MARKER=" + marker + "\x00")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(st, []byte(") Z ")) {
-			continue // dead, not reaped yet
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
 // TestMCPServerDiesWithIdemtest: when idemtest is killed with SIGKILL, with no chance to close
 // its session, nothing of a stdio MCP server survives it: not the server, not its children that
 // ignore SIGTERM, not the daemons that left their session.
@@ -76,7 +54,7 @@ func TestMCPServerDiesWithIdemtest(t *testing.T) {
 	}
 	marker := fmt.Sprintf("mcp-orphans-%d-%d", os.Getpid(), time.Now().UnixNano())
 	t.Cleanup(func() {
-		for _, pid := range marked(marker) {
+		for _, pid := range testenv.Marked(marker) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -104,7 +82,7 @@ func TestMCPServerDiesWithIdemtest(t *testing.T) {
 	// and its sleep: wait until each has started, since the answer can come first.
 	const want = 6
 	var before []int
-	testenv.Until(time.Minute, func() bool { before = marked(marker); return len(before) >= want })
+	testenv.Until(time.Minute, func() bool { before = testenv.Marked(marker); return len(before) >= want })
 	if len(before) < want {
 		_ = held.Process.Kill()
 		t.Fatalf("%d marked processes before the kill, want at least %d", len(before), want)
@@ -114,7 +92,7 @@ func TestMCPServerDiesWithIdemtest(t *testing.T) {
 	}
 	_ = held.Wait()
 	var left []int
-	if testenv.Until(time.Minute, func() bool { left = marked(marker); return len(left) == 0 }) {
+	if testenv.Until(time.Minute, func() bool { left = testenv.Marked(marker); return len(left) == 0 }) {
 		return
 	}
 	var desc []string
